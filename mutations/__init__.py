@@ -1,0 +1,1 @@
+"""mutations package."""
