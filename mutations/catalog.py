@@ -1,0 +1,237 @@
+"""The mutation catalog: ``mutations/catalog/*.yaml`` read strictly into a ``Catalog``.
+
+Every problem of every catalog file is collected and raised together as one
+``MutationCatalogError``; each names ``file:line:column``, the entry, the key and the fix.
+A catalog that loads is well-formed; whether each mutation still APPLIES to today's code is a
+separate question (``mutations.check``), because rot is a property of the code, not of the file.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Sequence
+
+from mutations.document import DocumentError, Node, read_document
+from mutations.errors import MutationCatalogError, MutationTargetError
+from mutations.model import OP_KINDS, Catalog, Location, Mutation, OpKind
+from mutations.patch import PatchFormatError, parse_patch
+from mutations.shape import ID_PATTERN, ShapeChecker, describe
+from mutations.target import resolve_target, target_problem
+
+CATALOG_VERSION = 1
+_TOP_KEYS = ("version", "mutations")
+_ENTRY_KEYS = ("id", "title", "target", *OP_KINDS, "occurrence")
+_OP_FIELDS: dict[str, tuple[str, str]] = {
+    "replace": ("old", "new"),
+    "insert-before": ("anchor", "text"),
+    "insert-after": ("anchor", "text"),
+}
+
+
+def catalog_files(paths: Sequence[Path]) -> list[Path]:
+    """The YAML files named by ``paths``: a directory stands for its ``*.yaml``/``*.yml``, sorted."""
+    files: list[Path] = []
+    for path in paths:
+        if path.is_dir():
+            files.extend(sorted(p for p in path.iterdir() if p.suffix in (".yaml", ".yml") and p.is_file()))
+        else:
+            files.append(path)
+    return files
+
+
+def display_path(path: Path, project_root: Path) -> str:
+    """``path`` as the user should read it: relative to the project root when inside it."""
+    try:
+        return path.resolve().relative_to(project_root.resolve()).as_posix()
+    except ValueError:
+        return str(path)
+
+
+def load_catalog(paths: Sequence[Path], *, project_root: Path) -> Catalog:
+    """Read and validate every catalog file; ``MutationCatalogError`` listing all problems."""
+    problems: list[str] = []
+    mutations: list[Mutation] = []
+    files = catalog_files(paths)
+    for path in files:
+        entries, file_problems = _load_file(path, project_root)
+        problems.extend(file_problems)
+        mutations.extend(entries)
+    problems.extend(_duplicate_ids(mutations))
+    if problems:
+        raise MutationCatalogError(problems)
+    return Catalog(tuple(mutations), tuple(display_path(p, project_root) for p in files))
+
+
+def _load_file(path: Path, project_root: Path) -> tuple[list[Mutation], list[str]]:
+    display = display_path(path, project_root)
+    if not path.exists():
+        return [], [f"{display}: no such catalog file; fix the path or create it"]
+    try:
+        root = read_document(path, display)
+    except DocumentError as exc:
+        return [], exc.problems
+    shape = ShapeChecker(display)
+    if root is None:
+        return [], [f"{display}: the file is empty; write `version: 1` and `mutations:` (a list)"]
+    entries = _entries(root, shape)
+    mutations = [m for m in (_entry(e, shape, path, project_root) for e in entries) if m is not None]
+    return mutations, shape.problems
+
+
+def _entries(root: Node, shape: ShapeChecker) -> list[Node]:
+    if not shape.keys(root, "catalog", _TOP_KEYS, required=_TOP_KEYS):
+        return []
+    version = root.value.get("version")
+    if version is not None and (version.value != CATALOG_VERSION or isinstance(version.value, bool)):
+        shape.add(version, "catalog", f"'version' must be {CATALOG_VERSION}, got {describe(version.value)}")
+    listed = root.value.get("mutations")
+    if listed is None:
+        return []
+    if not listed.is_sequence:
+        shape.add(listed, "catalog", f"'mutations' must be a list of entries, got {describe(listed.value)}")
+        return []
+    return listed.value
+
+
+def _entry(node: Node, shape: ShapeChecker, path: Path, project_root: Path) -> Mutation | None:
+    context = _context(node)
+    if not shape.keys(node, context, _ENTRY_KEYS, required=("id", "title", "target")):
+        return None
+    before = len(shape.problems)
+    fields = node.value
+    mutation_id = shape.string(fields["id"], context, "id", ID_PATTERN) if "id" in fields else None
+    title = shape.string(fields["title"], context, "title") if "title" in fields else None
+    target = _target(fields["target"], shape, context, project_root) if "target" in fields else None
+    op = _op(node, shape, context)
+    operation = _operation(fields[op], op, shape, context, path) if op else None
+    occurrence = _occurrence(node, op, shape, context)
+    if len(shape.problems) > before or None in (mutation_id, title, target, operation):
+        return None
+    anchor, text, patch_text, patch_file = operation  # type: ignore[misc]
+    mutation = Mutation(
+        id=mutation_id, title=title, target=target, op=op,  # type: ignore[arg-type]
+        location=Location(shape.display, node.line, node.column),
+        anchor=anchor, text=text, occurrence=occurrence, patch=patch_text, patch_file=patch_file,
+    )
+    return _check_patch_path(mutation, shape, node)
+
+
+def _context(node: Node) -> str:
+    if node.is_mapping and isinstance(node.value.get("id", Node(None, 0, 0)).value, str):
+        return f"mutation {node.value['id'].value!r}"
+    return "mutation entry"
+
+
+def _target(node: Node, shape: ShapeChecker, context: str, project_root: Path) -> str | None:
+    target = shape.string(node, context, "target")
+    if target is None:
+        return None
+    problem = target_problem(target)
+    if problem is None:
+        try:
+            resolve_target(project_root, target)
+        except MutationTargetError as exc:
+            problem = str(exc)
+    if problem is not None:
+        shape.add(node, context, problem)
+        return None
+    return target
+
+
+def _op(node: Node, shape: ShapeChecker, context: str) -> OpKind | None:
+    present = [key for key in OP_KINDS if key in node.value]
+    if len(present) == 1:
+        return present[0]
+    if not present:
+        shape.add(node, context, f"no operation; add exactly one of {', '.join(OP_KINDS)}")
+    else:
+        shape.add(node.key_line_col(present[1]), context,
+                  f"{len(present)} operations ({', '.join(present)}); keep exactly one per mutation")
+    return None
+
+
+def _operation(
+    node: Node, op: OpKind, shape: ShapeChecker, context: str, path: Path
+) -> tuple[str, str, str | None, str | None] | None:
+    """``(anchor, text, patch, patch_file)`` for the operation ``op`` written at ``node``."""
+    if op == "delete":
+        anchor = shape.string(node, context, "delete")
+        return None if anchor is None else (anchor, "", None, None)
+    if op == "patch":
+        return _patch(node, shape, context, path)
+    first, second = _OP_FIELDS[op]
+    if not shape.keys(node, f"{context} {op}", (first, second), required=(first, second)):
+        return None
+    if first not in node.value or second not in node.value:
+        return None
+    anchor = shape.string(node.value[first], context, f"{op}.{first}")
+    text = shape.string(node.value[second], context, f"{op}.{second}")
+    if anchor is not None and anchor == text:
+        shape.add(node, context, f"{op}.{first} and {op}.{second} are equal, so the mutation changes nothing")
+        return None
+    return None if anchor is None or text is None else (anchor, text, None, None)
+
+
+def _patch(node: Node, shape: ShapeChecker, context: str, path: Path) -> tuple[str, str, str, str | None] | None:
+    value = shape.string(node, context, "patch")
+    if value is None:
+        return None
+    patch_file: str | None = None
+    if "\n" not in value.strip() and value.strip().endswith((".diff", ".patch")):
+        patch_file = value.strip()
+        value = _read_patch_file(node, shape, context, path.parent, patch_file)
+        if value is None:
+            return None
+    try:
+        parse_patch(value)
+    except PatchFormatError as exc:
+        shape.add(node, context, f"patch {patch_file or '(inline)'} is not a unified diff: {exc}")
+        return None
+    return "", "", value, patch_file
+
+
+def _read_patch_file(node: Node, shape: ShapeChecker, context: str, folder: Path, name: str) -> str | None:
+    file = (folder / name).resolve()
+    if not file.is_relative_to(folder.resolve()):
+        shape.add(node, context, f"patch file {name!r} is outside the catalog folder; put it next to the catalog")
+        return None
+    try:
+        return file.read_text(encoding="utf-8")
+    except FileNotFoundError:
+        shape.add(node, context, f"patch file {name!r} not found next to the catalog ({folder}); create it "
+                                 "or write the diff inline")
+    except (OSError, UnicodeDecodeError) as exc:
+        shape.add(node, context, f"patch file {name!r} cannot be read as UTF-8 text: {exc}")
+    return None
+
+
+def _occurrence(node: Node, op: OpKind | None, shape: ShapeChecker, context: str) -> int | None:
+    if "occurrence" not in node.value:
+        return None
+    if op == "patch":
+        shape.add(node.key_line_col("occurrence"), context, "'occurrence' has no meaning for a patch; remove it")
+        return None
+    return shape.integer(node.value["occurrence"], context, "occurrence", minimum=1)
+
+
+def _check_patch_path(mutation: Mutation, shape: ShapeChecker, node: Node) -> Mutation | None:
+    if mutation.patch is None:
+        return mutation
+    path = parse_patch(mutation.patch).path
+    if path not in (None, "/dev/null", mutation.target):
+        shape.add(node, f"mutation {mutation.id!r}", f"the patch changes {path!r} but the target is "
+                                                      f"{mutation.target!r}; make them the same file")
+        return None
+    return mutation
+
+
+def _duplicate_ids(mutations: list[Mutation]) -> list[str]:
+    seen: dict[str, Mutation] = {}
+    problems: list[str] = []
+    for m in mutations:
+        if m.id in seen:
+            problems.append(f"{m.location}: mutation {m.id!r}: id already used at {seen[m.id].location}; "
+                            "ids are unique across the catalog, rename one")
+        else:
+            seen[m.id] = m
+    return problems

@@ -1,0 +1,103 @@
+"""Checking a mutation against today's code: it applies exactly once, the result compiles, its diff stat.
+
+``seamgate mutations check`` runs this over the catalog so rot shows up in CI before a gate that
+uses the mutation silently stops meaning anything.
+"""
+
+from __future__ import annotations
+
+import difflib
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Literal
+
+from mutations.apply import apply_to_text
+from mutations.errors import MutationRotError
+from mutations.model import Mutation
+from mutations.target import resolve_target
+
+CheckStatus = Literal["ok", "rot", "no-compile"]
+
+
+@dataclass(frozen=True)
+class CheckResult:
+    """What checking one mutation found."""
+
+    #: The mutation's id.
+    mutation_id: str
+    #: Its target, relative to the project root.
+    target: str
+    #: ``ok``; ``rot`` (no longer applies, or the target vanished); ``no-compile`` (applies, but
+    #: the mutated file is not valid Python, so every gate using it would be an ERROR, not a red).
+    status: CheckStatus
+    #: Lines added by the mutation (0 when it did not apply).
+    added: int = 0
+    #: Lines removed by the mutation.
+    removed: int = 0
+    #: Why the status is not ``ok``; ``None`` when it is.
+    problem: str | None = None
+
+    @property
+    def ok(self) -> bool:
+        return self.status == "ok"
+
+    @property
+    def diffstat(self) -> str:
+        return f"+{self.added} -{self.removed}"
+
+
+def read_target(project_root: Path, mutation: Mutation) -> str:
+    """The current source of ``mutation``'s target; ``MutationRotError`` if the file vanished."""
+    path = resolve_target(project_root, mutation.target)
+    try:
+        return path.read_bytes().decode("utf-8")  # bytes, so "\r\n" survives into the copy
+    except UnicodeDecodeError as exc:
+        raise MutationRotError(mutation.id, (
+            f"mutation {mutation.id!r}: its target {mutation.target} is not UTF-8 text ({exc.reason})"
+        )) from None
+    except FileNotFoundError:
+        raise MutationRotError(mutation.id, (
+            f"mutation {mutation.id!r} no longer applies: its target {mutation.target} does not exist "
+            f"(moved or deleted? update the catalog entry at {mutation.location})"
+        )) from None
+
+
+def mutated_diff(project_root: Path, mutation: Mutation) -> str:
+    """The unified diff of the mutated target against the original (``a/`` and ``b/`` prefixed)."""
+    original = read_target(project_root, mutation)
+    mutated = apply_to_text(original, mutation)
+    return "".join(difflib.unified_diff(
+        original.splitlines(keepends=True), mutated.splitlines(keepends=True),
+        f"a/{mutation.target}", f"b/{mutation.target}",
+    ))
+
+
+def check_mutation(project_root: Path, mutation: Mutation) -> CheckResult:
+    """Apply ``mutation`` in memory to its target, compile the result, and count changed lines."""
+    try:
+        original = read_target(project_root, mutation)
+        mutated = apply_to_text(original, mutation)
+    except MutationRotError as exc:
+        return CheckResult(mutation.id, mutation.target, "rot", problem=str(exc))
+    added, removed = diff_stat(original, mutated)
+    try:
+        compile(mutated, mutation.target, "exec", dont_inherit=True)
+    except (SyntaxError, ValueError) as exc:
+        line = getattr(exc, "lineno", None)
+        where = f"{mutation.target}:{line}" if line else mutation.target
+        return CheckResult(mutation.id, mutation.target, "no-compile", added, removed, (
+            f"mutation {mutation.id!r}: the mutated {where} does not compile: "
+            f"{getattr(exc, 'msg', exc)}; fix the entry at {mutation.location}"
+        ))
+    return CheckResult(mutation.id, mutation.target, "ok", added, removed)
+
+
+def diff_stat(original: str, mutated: str) -> tuple[int, int]:
+    """``(added, removed)`` lines between the two texts, as ``git diff --stat`` counts them."""
+    added = removed = 0
+    for line in difflib.unified_diff(original.splitlines(), mutated.splitlines(), lineterm="", n=0):
+        if line.startswith(("+++", "---")):
+            continue
+        added += line.startswith("+")
+        removed += line.startswith("-")
+    return added, removed
