@@ -1,0 +1,292 @@
+"""The backend protocol: queues, events, copies, allocation, the raw capture pair, stats and trace.
+
+Three implementations share this base: ``EmulatedBackend`` (CPU, captures by recording and
+replaying tensor operations), ``CudaBackend`` (torch CUDA graphs, streams, events) and
+``EagerBackend`` (cannot capture: the control lane). Every public call is counted in ``stats`` and
+appended to ``trace`` so a rule can be asserted as a counter or as an ORDER of backend calls.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import itertools
+from abc import ABC, abstractmethod
+from dataclasses import dataclass, field
+from typing import Any, Callable, Iterator, Sequence, TypeVar
+
+import torch
+from torch.utils._python_dispatch import _disable_current_modes as _no_dispatch_modes
+
+from seam.errors import CaptureStateError, CaptureSyncError
+
+T = TypeVar("T")
+_ids = itertools.count(1)
+
+
+def new_id() -> int:
+    """A process-unique id for queues, events and graphs."""
+    return next(_ids)
+
+
+@dataclass(frozen=True)
+class Queue:
+    """An ordered work queue (a CUDA stream; a logical queue on the CPU backends)."""
+
+    #: Stable id within the process, used in traces.
+    id: int
+    #: The native object (``torch.cuda.Stream``) or ``None``.
+    native: Any = field(default=None, compare=False, repr=False)
+
+
+@dataclass(frozen=True)
+class Event:
+    """A point in one queue's work that another queue can wait for."""
+
+    id: int
+    #: The queue the event was recorded on.
+    queue: Queue
+    #: How many operations that queue had issued when the event was recorded (emulator bookkeeping).
+    version: int = 0
+    native: Any = field(default=None, compare=False, repr=False)
+
+
+@dataclass(frozen=True)
+class TraceEntry:
+    """One backend call, in issue order."""
+
+    #: The call: ``begin_capture``, ``end_capture``, ``record_event``, ``wait_event``, ``copy``, ...
+    op: str
+    #: The queue it was issued on, when it has one.
+    queue: int | None = None
+    #: A short detail (event id, graph id, bytes).
+    detail: str = ""
+
+
+@dataclass
+class BackendStats:
+    """Work counters: the shape of a lane (copies and launches), not the order of the runs."""
+
+    #: Copies issued through ``copy()`` (including step-input refreshes).
+    copies: int = 0
+    #: Buffers made by ``alloc``, ``to_device`` and ``alloc_pinned``.
+    allocs: int = 0
+    #: Forward launches: an eager ``launch()`` outside capture, or one graph-segment ``replay()``.
+    launches: int = 0
+    #: Host synchronizations through ``synchronize()``.
+    syncs: int = 0
+
+    def snapshot(self) -> dict[str, int]:
+        return {"copies": self.copies, "allocs": self.allocs, "launches": self.launches, "syncs": self.syncs}
+
+
+class RawGraph:
+    """A captured segment as the backend holds it; ``replay`` and ``destroy`` go through the backend."""
+
+    def __init__(self) -> None:
+        self.id = new_id()
+        self.destroyed = False
+
+
+class Backend(ABC):
+    """Shared bookkeeping; subclasses provide the native operations (``_native_*``)."""
+
+    #: Platform arm / lane name: ``cpu-emulated``, ``cuda`` or ``eager``.
+    name: str = "abstract"
+    #: Whether ``begin_capture`` can work on this backend.
+    can_capture: bool = False
+
+    def __init__(self) -> None:
+        self.stats = BackendStats()
+        self.trace: list[TraceEntry] = []
+        self._default = self._make_queue()
+        self._current: Queue = self._default
+        self._capture_queue: Queue | None = None
+
+    # -- bookkeeping -------------------------------------------------------------------------
+    def _log(self, op: str, queue: Queue | None = None, detail: str = "") -> None:
+        self.trace.append(TraceEntry(op, queue.id if queue is not None else None, detail))
+
+    def trace_ops(self) -> list[str]:
+        """The op names of ``trace``, in order (what ORDER assertions read)."""
+        return [e.op for e in self.trace]
+
+    @property
+    def capturing(self) -> bool:
+        """Whether a raw capture is open on this backend."""
+        return self._capture_queue is not None
+
+    def _refuse_sync(self, what: str) -> None:
+        if self.capturing:
+            raise CaptureSyncError(f"{what} inside graph capture: a host sync invalidates the capture")
+
+    # -- queues and events -------------------------------------------------------------------
+    def default_queue(self) -> Queue:
+        """The backend's compute queue (on CUDA a dedicated non-default stream, so it can capture)."""
+        return self._default
+
+    def new_queue(self) -> Queue:
+        """A new side queue."""
+        q = self._make_queue()
+        self._log("new_queue", q)
+        return q
+
+    def current_queue(self) -> Queue:
+        return self._current
+
+    @contextlib.contextmanager
+    def use_queue(self, queue: Queue) -> Iterator[Queue]:
+        """Issue the work of the ``with`` body on ``queue`` (``torch.cuda.stream`` on CUDA)."""
+        previous, self._current = self._current, queue
+        try:
+            with self._native_use_queue(queue):
+                yield queue
+        finally:
+            self._current = previous
+
+    def record_event(self, queue: Queue) -> Event:
+        """Record an event at the current end of ``queue``'s work."""
+        ev = self._native_record_event(queue)
+        self._log("record_event", queue, f"event={ev.id}")
+        return ev
+
+    def wait_event(self, queue: Queue, event: Event) -> None:
+        """Make ``queue``'s later work wait for ``event``."""
+        self._log("wait_event", queue, f"event={event.id} from={event.queue.id}")
+        self._native_wait_event(queue, event)
+
+    def synchronize(self) -> None:
+        """Block the host until every queue is idle (refused inside capture)."""
+        self._refuse_sync("synchronize()")
+        self.stats.syncs += 1
+        self._log("synchronize")
+        self._native_synchronize()
+
+    # -- memory and copies -------------------------------------------------------------------
+    def alloc(self, shape: Sequence[int] | int, dtype: torch.dtype = torch.float32) -> torch.Tensor:
+        """A zero-filled device buffer."""
+        self.stats.allocs += 1
+        self._log("alloc")
+        return self._native_alloc(tuple(shape) if not isinstance(shape, int) else (shape,), dtype)
+
+    def to_device(self, tensor: torch.Tensor) -> torch.Tensor:
+        """A device copy of ``tensor``."""
+        out = self.alloc(tuple(tensor.shape), tensor.dtype)
+        with torch.no_grad():
+            out.copy_(tensor)
+        return out
+
+    def alloc_pinned(self, shape: Sequence[int] | int, dtype: torch.dtype = torch.float32) -> torch.Tensor:
+        """A zero-filled pinned host buffer (the staging block of an asynchronous upload)."""
+        self.stats.allocs += 1
+        self._log("alloc_pinned")
+        return self._native_alloc_pinned(tuple(shape) if not isinstance(shape, int) else (shape,), dtype)
+
+    def copy(self, dst: torch.Tensor, src: torch.Tensor, queue: Queue) -> None:
+        """Copy ``src`` into ``dst`` on ``queue`` (pageable host sources are refused in capture)."""
+        self.stats.copies += 1
+        self._log("copy", queue, f"bytes={src.numel() * src.element_size()}")
+        self._check_copy_in_capture(dst, src)
+        with self.use_queue(queue), torch.no_grad():
+            dst.copy_(src, non_blocking=True)
+
+    def host_write(self, dst: torch.Tensor, src: torch.Tensor) -> None:
+        """Write ``src`` into the HOST buffer ``dst`` now, on the host: never part of a capture."""
+        with _no_dispatch_modes(), torch.no_grad():
+            dst.copy_(src)
+
+    def launch(self, fn: Callable[..., T], *args: Any, **kwargs: Any) -> T:
+        """Run a forward eagerly, counted as one launch (inside capture it is recorded, not counted)."""
+        if not self.capturing:
+            self.stats.launches += 1
+            self._log("launch", self._current)
+        return fn(*args, **kwargs)
+
+    # -- the raw capture pair ----------------------------------------------------------------
+    def begin_capture(self, queue: Queue, pool: Any = None) -> None:
+        """Start capturing the work issued on ``queue``."""
+        if self.capturing:
+            raise CaptureStateError("begin_capture while a capture is already open on this backend")
+        self._log("begin_capture", queue)
+        self._native_begin_capture(queue, pool)
+        self._capture_queue = queue
+
+    def end_capture(self, queue: Queue) -> RawGraph:
+        """Close the capture opened on ``queue`` and return the captured segment."""
+        if self._capture_queue is None or self._capture_queue.id != queue.id:
+            raise CaptureStateError(f"end_capture on queue {queue.id} without a matching begin_capture")
+        self._log("end_capture", queue)
+        try:
+            return self._native_end_capture(queue)
+        finally:
+            self._capture_queue = None
+
+    def abort_capture(self, queue: Queue) -> None:
+        """Close a failed capture, discarding what it recorded; never raises a secondary error."""
+        if self._capture_queue is None:
+            return
+        self._log("abort_capture", queue)
+        try:
+            self._native_abort_capture(queue)
+        finally:
+            self._capture_queue = None
+
+    def replay(self, graph: RawGraph, queue: Queue) -> None:
+        """Launch one captured segment on ``queue``."""
+        if graph.destroyed:
+            raise CaptureStateError(f"replay of destroyed graph {graph.id}")
+        self.stats.launches += 1
+        self._log("replay", queue, f"graph={graph.id}")
+        with self.use_queue(queue):
+            self._native_replay(graph, queue)
+
+    def destroy(self, graph: RawGraph) -> None:
+        """Release a captured segment."""
+        if graph.destroyed:
+            return
+        self._log("destroy", None, f"graph={graph.id}")
+        self._native_destroy(graph)
+        graph.destroyed = True
+
+    def new_pool(self) -> Any:
+        """A memory pool shared by the segments of one graph (``None`` where pools do not exist)."""
+        return None
+
+    # -- what subclasses implement -----------------------------------------------------------
+    def _make_queue(self) -> Queue:
+        return Queue(new_id())
+
+    def _native_use_queue(self, queue: Queue) -> contextlib.AbstractContextManager[Any]:
+        return contextlib.nullcontext()
+
+    def _native_record_event(self, queue: Queue) -> Event:
+        return Event(new_id(), queue)
+
+    def _native_wait_event(self, queue: Queue, event: Event) -> None:
+        return None
+
+    def _native_synchronize(self) -> None:
+        return None
+
+    def _check_copy_in_capture(self, dst: torch.Tensor, src: torch.Tensor) -> None:
+        return None
+
+    @abstractmethod
+    def _native_alloc(self, shape: tuple[int, ...], dtype: torch.dtype) -> torch.Tensor: ...
+
+    @abstractmethod
+    def _native_alloc_pinned(self, shape: tuple[int, ...], dtype: torch.dtype) -> torch.Tensor: ...
+
+    @abstractmethod
+    def _native_begin_capture(self, queue: Queue, pool: Any) -> None: ...
+
+    @abstractmethod
+    def _native_end_capture(self, queue: Queue) -> RawGraph: ...
+
+    @abstractmethod
+    def _native_abort_capture(self, queue: Queue) -> None: ...
+
+    @abstractmethod
+    def _native_replay(self, graph: RawGraph, queue: Queue) -> None: ...
+
+    @abstractmethod
+    def _native_destroy(self, graph: RawGraph) -> None: ...

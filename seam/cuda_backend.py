@@ -1,0 +1,130 @@
+"""``CudaBackend``: real torch CUDA graphs, streams and events.
+
+The default queue is a dedicated non-default stream (CUDA refuses to capture the legacy default
+stream). While a capture is open a ``CaptureGuard`` raises the seam's errors for a host sync or a
+pageable host-to-device copy before CUDA invalidates the capture, and an unjoined fork at the close
+(``cudaErrorStreamCaptureUnjoined``) is re-raised as ``UnjoinedForkError`` with the CUDA error
+chained as its cause.
+"""
+
+from __future__ import annotations
+
+import contextlib
+from typing import Any
+
+import torch
+
+from seam.backend import Backend, Event, Queue, RawGraph, new_id
+from seam.capture_guard import CaptureGuard, MemoryKind, check_copy
+from seam.errors import CaptureStateError, CaptureUnsupportedError, UnjoinedForkError
+
+
+def memory_kind(t: torch.Tensor) -> MemoryKind:
+    """Device, pinned host or pageable host, read off the tensor itself."""
+    if t.device.type == "cuda":
+        return "device"
+    return "pinned" if t.is_pinned() else "pageable"
+
+
+class CudaGraph(RawGraph):
+    """One captured segment: a ``torch.cuda.CUDAGraph``."""
+
+    def __init__(self, graph: torch.cuda.CUDAGraph) -> None:
+        super().__init__()
+        self.graph = graph
+
+
+class CudaBackend(Backend):
+    """The real thing: needs a CUDA build of torch and a GPU."""
+
+    name = "cuda"
+    can_capture = True
+
+    def __init__(self, device: int | str | torch.device = "cuda") -> None:
+        if not torch.cuda.is_available():
+            raise CaptureUnsupportedError("CudaBackend needs a CUDA device (torch.cuda.is_available() is False)")
+        self.device = torch.device(device)
+        self._open: torch.cuda.CUDAGraph | None = None
+        self._guard: CaptureGuard | None = None
+        super().__init__()
+
+    def _make_queue(self) -> Queue:
+        return Queue(new_id(), torch.cuda.Stream(device=self.device))
+
+    def _native_use_queue(self, queue: Queue) -> contextlib.AbstractContextManager[Any]:
+        return torch.cuda.stream(queue.native)
+
+    def _native_record_event(self, queue: Queue) -> Event:
+        ev = torch.cuda.Event()
+        ev.record(queue.native)
+        return Event(new_id(), queue, 0, ev)
+
+    def _native_wait_event(self, queue: Queue, event: Event) -> None:
+        queue.native.wait_event(event.native)
+
+    def _native_synchronize(self) -> None:
+        torch.cuda.synchronize(self.device)
+
+    def _native_alloc(self, shape: tuple[int, ...], dtype: torch.dtype) -> torch.Tensor:
+        with torch.cuda.stream(self._default.native):
+            return torch.zeros(shape, dtype=dtype, device=self.device)
+
+    def _native_alloc_pinned(self, shape: tuple[int, ...], dtype: torch.dtype) -> torch.Tensor:
+        return torch.zeros(shape, dtype=dtype, pin_memory=True)
+
+    def _check_copy_in_capture(self, dst: torch.Tensor, src: torch.Tensor) -> None:
+        if self.capturing:
+            check_copy(memory_kind(dst), memory_kind(src))
+
+    def new_pool(self) -> Any:
+        return torch.cuda.graph_pool_handle()
+
+    def _native_begin_capture(self, queue: Queue, pool: Any) -> None:
+        # Work queued on other streams before the capture must not race into it.
+        queue.native.wait_stream(torch.cuda.current_stream(self.device))
+        graph = torch.cuda.CUDAGraph()
+        with torch.cuda.stream(queue.native):
+            graph.capture_begin(pool=pool)
+        self._open = graph
+        self._guard = CaptureGuard(memory_kind, lambda: self.capturing)
+        self._guard.__enter__()
+
+    def _close(self) -> torch.cuda.CUDAGraph:
+        graph, guard = self._open, self._guard
+        self._open, self._guard = None, None
+        if guard is not None:
+            guard.__exit__(None, None, None)
+        if graph is None:
+            raise CaptureStateError("no CUDA capture is open")
+        return graph
+
+    def _native_end_capture(self, queue: Queue) -> RawGraph:
+        graph = self._close()
+        try:
+            with torch.cuda.stream(queue.native):
+                graph.capture_end()
+        except RuntimeError as err:
+            if "unjoined" in str(err).lower():
+                raise UnjoinedForkError(
+                    "a side stream forked into the capture was not joined before end_capture "
+                    "(cudaErrorStreamCaptureUnjoined); note_fork it so the scope joins it"
+                ) from err
+            raise
+        return CudaGraph(graph)
+
+    def _native_abort_capture(self, queue: Queue) -> None:
+        graph = self._close()
+        with contextlib.suppress(RuntimeError):
+            with torch.cuda.stream(queue.native):
+                graph.capture_end()
+        with contextlib.suppress(RuntimeError):
+            graph.reset()
+
+    def _native_replay(self, graph: RawGraph, queue: Queue) -> None:
+        if not isinstance(graph, CudaGraph):
+            raise CaptureStateError(f"graph {graph.id} was not captured by a CudaBackend")
+        graph.graph.replay()
+
+    def _native_destroy(self, graph: RawGraph) -> None:
+        if isinstance(graph, CudaGraph):
+            graph.graph.reset()

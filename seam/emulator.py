@@ -1,0 +1,163 @@
+"""The CPU graph emulator: record the tensor operations of a capture, replay them for real.
+
+A CPU "replay" that recomputes nothing proves nothing. This one records every tensor operation
+issued on a capturing queue (a ``TorchDispatchMode``) and, at replay, re-issues them against the
+SAME tensors, so a replay recomputes from whatever the captured buffers hold NOW, and Python/host
+code in the captured body is not re-run. It follows real CUDA where CUDA is strict:
+
+* inside capture nothing really runs: every buffer that existed before the capture and was written
+  in it is RESTORED when the segment closes, and every buffer born inside the capture is POISONED
+  (NaN / a sentinel), so code that reads a captured output without a replay reads garbage, as it
+  would on a GPU;
+* operations issued on a queue that is not part of the capture run eagerly and are not recorded;
+* a side queue forked into the capture must be joined before the close (``UnjoinedForkError``).
+
+Worked example: ``y = x @ w`` captured, then ``x.copy_(new)`` and ``replay`` -> the recorded
+``mm`` runs again on ``x``'s new contents and the result is copied into the recorded ``y``.
+"""
+
+from __future__ import annotations
+
+import weakref
+from dataclasses import dataclass, field
+from typing import Any, Callable
+
+import torch
+from torch.utils._pytree import tree_leaves
+
+from seam.backend import RawGraph
+from seam.capture_guard import CaptureGuard, MemoryKind
+
+_INT_POISON = -0x5EA5
+
+
+class DeviceRegistry:
+    """Which CPU storages count as device or pinned memory; anything else is pageable host."""
+
+    def __init__(self) -> None:
+        self._kinds: dict[int, MemoryKind] = {}
+
+    def mark(self, tensor: torch.Tensor, kind: MemoryKind) -> None:
+        storage = tensor.untyped_storage()
+        key = id(storage)
+        if key not in self._kinds:
+            # Forget the entry when the storage dies, so a recycled id is never misread.
+            weakref.finalize(storage, self._kinds.pop, key, None)
+        self._kinds[key] = kind
+
+    def kind_of(self, tensor: torch.Tensor) -> MemoryKind:
+        return self._kinds.get(id(tensor.untyped_storage()), "pageable")
+
+
+@dataclass
+class RecordedOp:
+    """One operation of a captured segment."""
+
+    #: The aten overload that ran.
+    func: Any
+    args: tuple[Any, ...]
+    kwargs: dict[str, Any]
+    #: The tensors it returned at capture (replay writes the recomputed values into these).
+    outputs: list[torch.Tensor]
+    #: True when it writes its arguments in place (``add_``, ``copy_``, ``out=``): replay re-issues it.
+    mutating: bool
+
+
+@dataclass
+class EmulatedGraph(RawGraph):
+    """A captured segment: its operations, and the buffers it owns (its memory pool)."""
+
+    ops: list[RecordedOp] = field(default_factory=list)
+
+    def __post_init__(self) -> None:
+        RawGraph.__init__(self)
+
+    def replay(self) -> None:
+        with torch.no_grad():
+            for op in self.ops:
+                result = op.func(*op.args, **op.kwargs)
+                if op.mutating:
+                    continue
+                for fresh, kept in zip(tree_leaves(result), op.outputs):
+                    if isinstance(fresh, torch.Tensor) and fresh is not kept:
+                        kept.copy_(fresh)
+
+
+def _mutated_args(func: Any, args: tuple[Any, ...], kwargs: dict[str, Any]) -> list[torch.Tensor]:
+    out = []
+    for i, arg in enumerate(func._schema.arguments):
+        if arg.alias_info is None or not arg.alias_info.is_write:
+            continue
+        value = args[i] if i < len(args) else kwargs.get(arg.name)
+        out.extend(t for t in tree_leaves(value) if isinstance(t, torch.Tensor))
+    return out
+
+
+def _aliases_an_input(outputs: list[torch.Tensor], args: tuple[Any, ...], kwargs: dict[str, Any]) -> bool:
+    # Some aliasing ops (``_unsafe_view``) carry no alias annotation: compare storages instead.
+    inputs = {id(t.untyped_storage()) for t in tree_leaves((args, kwargs)) if isinstance(t, torch.Tensor)}
+    return any(id(t.untyped_storage()) in inputs for t in outputs)
+
+
+def _is_view(func: Any) -> bool:
+    returns = func._schema.returns
+    return bool(returns) and all(r.alias_info is not None and not r.alias_info.is_write for r in returns)
+
+
+class CaptureRecorder(CaptureGuard):
+    """Guards like CUDA, and records the operations issued on the capturing queues."""
+
+    def __init__(self, registry: DeviceRegistry, recording: Callable[[], bool], on_op: Callable[[], None]) -> None:
+        super().__init__(registry.kind_of, recording)
+        self._registry = registry
+        self._recording = recording
+        self._on_op = on_op
+        self.graph = EmulatedGraph()
+        self._born: dict[int, torch.Tensor] = {}
+        self._saved: dict[int, tuple[torch.UntypedStorage, torch.UntypedStorage]] = {}
+
+    def __torch_dispatch__(self, func: Any, types: Any, args: tuple[Any, ...] = (), kwargs: Any = None) -> Any:
+        kwargs = kwargs or {}
+        if not self._recording():
+            return func(*args, **kwargs)
+        self.check(func, args)
+        mutated = _mutated_args(func, args, kwargs)
+        for t in mutated:
+            self._save_before_write(t)
+        result = func(*args, **kwargs)
+        self._on_op()
+        outputs = [t for t in tree_leaves(result) if isinstance(t, torch.Tensor)]
+        if mutated:
+            self.graph.ops.append(RecordedOp(func, args, kwargs, outputs, True))
+        elif outputs and not _is_view(func) and not _aliases_an_input(outputs, args, kwargs):
+            for t in outputs:
+                self._registry.mark(t, "device")
+                self._born.setdefault(id(t.untyped_storage()), t)
+            self.graph.ops.append(RecordedOp(func, args, kwargs, outputs, False))
+        return result
+
+    def _save_before_write(self, t: torch.Tensor) -> None:
+        storage = t.untyped_storage()
+        key = id(storage)
+        if key in self._born or key in self._saved:
+            return
+        self._saved[key] = (storage, storage.clone())
+
+    def finish(self) -> EmulatedGraph:
+        """Undo capture-time effects the way real CUDA never had them; return the graph."""
+        with torch.no_grad():
+            for storage, saved in self._saved.values():
+                storage.copy_(saved)
+            for t in self._born.values():
+                _poison(t)
+        self._saved.clear()
+        self._born.clear()
+        return self.graph
+
+
+def _poison(t: torch.Tensor) -> None:
+    if t.dtype.is_floating_point or t.dtype.is_complex:
+        t.fill_(float("nan"))
+    elif t.dtype != torch.bool:
+        t.fill_(_INT_POISON)
+

@@ -1,0 +1,80 @@
+"""The seamgate pytest plugin: a ``backend`` fixture parametrized over the platform arms.
+
+Loaded through the ``pytest11`` entry point, so any suite (ours or a user's) that asks for the
+``backend`` fixture runs once per platform arm. An arm that cannot run here is SKIPPED with a reason
+that starts with ``OWED:`` and states the requirement; the gate runner reads that prefix and reports
+the arm as OWED, never as green.
+
+``SEAM_ARMS`` (comma-separated arm names) restricts the arms parametrized; the gate runner sets it
+to run one arm per child process.
+"""
+
+from __future__ import annotations
+
+import os
+from typing import TYPE_CHECKING, Iterator
+
+import pytest
+
+if TYPE_CHECKING:
+    from seam.backend import Backend
+
+#: Platform arms this plugin knows, in the order they are parametrized.
+KNOWN_ARMS: tuple[str, ...] = ("cpu-emulated", "cuda")
+
+
+def selected_arms() -> tuple[str, ...]:
+    """The arms to parametrize: ``SEAM_ARMS`` if set, else every known arm."""
+    raw = os.environ.get("SEAM_ARMS", "").strip()
+    if not raw:
+        return KNOWN_ARMS
+    arms = tuple(a.strip() for a in raw.split(",") if a.strip())
+    unknown = [a for a in arms if a not in KNOWN_ARMS]
+    if unknown:
+        raise pytest.UsageError(
+            f"SEAM_ARMS names unknown arm(s) {unknown}; known arms: {', '.join(KNOWN_ARMS)}"
+        )
+    return arms
+
+
+def arm_unavailable_reason(arm: str) -> str | None:
+    """Why ``arm`` cannot run on this machine, or ``None`` when it can."""
+    if arm == "cpu-emulated":
+        return None
+    if arm == "cuda":
+        import torch
+
+        if not torch.cuda.is_available():
+            return "cuda arm needs an NVIDIA GPU with a CUDA build of torch (torch.cuda.is_available() is False)"
+        return None
+    return f"no backend for arm {arm!r} in this build"
+
+
+def make_backend(arm: str) -> "Backend":
+    """A fresh backend for ``arm`` (the arm must be available)."""
+    from seam import CudaBackend, EmulatedBackend
+
+    if arm == "cpu-emulated":
+        return EmulatedBackend()
+    if arm == "cuda":
+        return CudaBackend()
+    raise ValueError(f"no backend for arm {arm!r}")
+
+
+def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
+    if "backend" in metafunc.fixturenames:
+        metafunc.parametrize("backend", selected_arms(), indirect=True)
+
+
+@pytest.fixture
+def backend(request: pytest.FixtureRequest) -> Iterator["Backend"]:
+    """A fresh backend of the arm this test instance runs on, with the seam's counters reset."""
+    from seam import reset_graph_break_stats, reset_step_input_stats
+
+    arm = request.param
+    reason = arm_unavailable_reason(arm)
+    if reason is not None:
+        pytest.skip(f"OWED: {reason}")
+    reset_graph_break_stats()
+    reset_step_input_stats()
+    yield make_backend(arm)
