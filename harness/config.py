@@ -1,0 +1,106 @@
+"""The project's seamgate settings: the ``[tool.seamgate]`` table of ``pyproject.toml``.
+
+Unknown keys are refused (naming the key, the file and a close match), because a misspelt
+setting that is silently ignored leaves the user believing it took effect.
+"""
+
+from __future__ import annotations
+
+import re
+import tomllib
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from harness.errors import ConfigError
+from mutations.shape import unknown_key_message
+
+_KEYS = ("gates", "catalog", "jobs")
+_TABLE = re.compile(r"^\s*\[tool\.seamgate\]\s*(#.*)?$", re.MULTILINE)
+
+
+@dataclass(frozen=True)
+class Config:
+    """Settings with their defaults; paths are relative to the project root."""
+
+    #: Gate files or folders ``seamgate run``/``validate`` read when none are named.
+    gates: tuple[str, ...] = ("gates",)
+    #: Mutation catalog files or folders.
+    catalog: tuple[str, ...] = ("mutations/catalog",)
+    #: Parallel runs when ``--jobs`` is not given.
+    jobs: int = 1
+    #: The file the settings came from (``None``: defaults, no ``[tool.seamgate]`` table).
+    source: str | None = None
+
+    def gate_paths(self, project_root: Path) -> list[Path]:
+        return [project_root / p for p in self.gates]
+
+    def catalog_paths(self, project_root: Path) -> list[Path]:
+        return [project_root / p for p in self.catalog]
+
+
+def has_seamgate_table(pyproject: Path) -> bool:
+    """True when ``pyproject`` exists and has a ``[tool.seamgate]`` table (a cheap text check)."""
+    try:
+        return bool(_TABLE.search(pyproject.read_text(encoding="utf-8")))
+    except (OSError, UnicodeDecodeError):
+        return False
+
+
+def find_project(start: Path) -> Path:
+    """The nearest folder at or above ``start`` whose pyproject.toml has ``[tool.seamgate]``, else ``start``."""
+    start = start.resolve()
+    for folder in (start, *start.parents):
+        if has_seamgate_table(folder / "pyproject.toml"):
+            return folder
+    return start
+
+
+def load_config(project_root: Path) -> Config:
+    """The settings of ``project_root``; ``ConfigError`` for a bad table, defaults when absent."""
+    path = project_root / "pyproject.toml"
+    if not path.is_file():
+        return Config()
+    text = path.read_text(encoding="utf-8", errors="replace")
+    try:
+        data = tomllib.loads(text)
+    except tomllib.TOMLDecodeError as exc:
+        raise ConfigError(f"{path}: not valid TOML: {exc}; fix the syntax") from None
+    table = data.get("tool", {}).get("seamgate")
+    if table is None:
+        return Config()
+    if not isinstance(table, dict):
+        raise ConfigError(f"{path}: [tool.seamgate] must be a table")
+    return _from_table(table, path, text)
+
+
+def _from_table(table: dict[str, Any], path: Path, text: str) -> Config:
+    problems = [f"{_where(path, text, key)}: [tool.seamgate]: {unknown_key_message(key, _KEYS)}"
+                for key in table if key not in _KEYS]
+    gates = _paths(table, "gates", path, text, problems, Config.gates)
+    catalog = _paths(table, "catalog", path, text, problems, Config.catalog)
+    jobs = table.get("jobs", Config.jobs)
+    if isinstance(jobs, bool) or not isinstance(jobs, int) or jobs < 1:
+        problems.append(f"{_where(path, text, 'jobs')}: [tool.seamgate]: 'jobs' must be an integer >= 1, got {jobs!r}")
+    if problems:
+        raise ConfigError("\n".join(problems))
+    return Config(gates=gates, catalog=catalog, jobs=jobs, source=str(path))
+
+
+def _paths(table: dict[str, Any], key: str, path: Path, text: str, problems: list[str],
+           default: tuple[str, ...]) -> tuple[str, ...]:
+    value = table.get(key, list(default))
+    if not isinstance(value, list) or not all(isinstance(v, str) and v for v in value):
+        problems.append(f"{_where(path, text, key)}: [tool.seamgate]: {key!r} must be a list of paths "
+                        f"(strings), got {value!r}")
+        return default
+    return tuple(value)
+
+
+def _where(path: Path, text: str, key: str) -> str:
+    """``path:line`` of ``key = ...`` inside the table when it can be found, else ``path``."""
+    table = _TABLE.search(text)
+    if table is None:
+        return str(path)
+    found = re.compile(rf"^[ \t]*[\"']?{re.escape(key)}[\"']?[ \t]*=", re.MULTILINE).search(text, table.end())
+    return f"{path}:{text.count(chr(10), 0, found.start()) + 1}" if found else str(path)

@@ -1,0 +1,52 @@
+"""User-facing errors of seamgate: each carries the exit code it ends the process with.
+
+A ``SeamgateUsageError`` is a mistake the user can fix (a gate file, the config, the command
+line); the CLI prints its message after ``seamgate: error:`` with no traceback. Errors of the
+mutation engine live in ``mutations.errors`` (``mutations`` may not import ``harness``);
+``exit_code_for`` maps those too.
+"""
+
+from __future__ import annotations
+
+from typing import Sequence
+
+from harness.exit_codes import ExitCode
+from mutations.errors import MutationCatalogError, MutationRotError, MutationTargetError
+
+
+class SeamgateUsageError(Exception):
+    """A mistake of the user's, with a message naming the file/option/value and the fix."""
+
+    #: The code the process exits with when this error ends it.
+    exit_code: ExitCode = ExitCode.USAGE_ERROR
+
+
+class GateFileError(SeamgateUsageError):
+    """One or more gate files are wrong; ``problems`` are ``file:line:col: gate 'id': what — fix``."""
+
+    def __init__(self, problems: Sequence[str]) -> None:
+        self.problems: tuple[str, ...] = tuple(problems)
+        if len(self.problems) == 1:
+            message = self.problems[0]
+        else:
+            message = f"{len(self.problems)} problems in the gate files:\n" + "\n".join(self.problems)
+        super().__init__(message)
+
+
+class ConfigError(SeamgateUsageError):
+    """The ``[tool.seamgate]`` table of ``pyproject.toml`` is wrong."""
+
+
+class CommandLineError(SeamgateUsageError):
+    """An option value argparse accepted but seamgate does not (``--shard 3/2``, unknown gate id)."""
+
+
+def exit_code_for(error: BaseException) -> ExitCode | None:
+    """The exit code for an error the user can act on, or ``None`` for a bug in seamgate."""
+    if isinstance(error, SeamgateUsageError):
+        return error.exit_code
+    if isinstance(error, (MutationCatalogError, MutationTargetError)):
+        return ExitCode.USAGE_ERROR
+    if isinstance(error, MutationRotError):
+        return ExitCode.GATE_ERROR
+    return None
