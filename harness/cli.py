@@ -1,0 +1,281 @@
+"""The ``seamgate`` command line: argument parsing and dispatch, nothing else.
+
+Each subcommand is a short function from parsed arguments to an ``ExitCode``. ``main`` turns
+errors into exit codes: a user mistake prints ``seamgate: error: <message>`` without a traceback;
+anything else is a bug in seamgate and prints its traceback.
+"""
+
+from __future__ import annotations
+
+import argparse
+import importlib
+import re
+import sys
+import traceback
+from pathlib import Path
+from typing import Callable, Sequence
+
+from harness.config import Config, find_project, load_config
+from harness.errors import CommandLineError, exit_code_for
+from harness.exit_codes import ExitCode
+from harness.gatefile import load_gate_files
+from mutations.catalog import catalog_files, load_catalog
+from mutations.check import check_mutation, mutated_diff
+from mutations.model import Catalog
+
+_SHARD = re.compile(r"^(\d+)/(\d+)$")
+_DESCRIPTION = (
+    "seamgate proves, declaratively, that the tests guarding a CUDA-graph capture migration really "
+    "see it: gates run pytest selections against the working tree, the tree with a named mutation "
+    "applied off-tree, or a git ref, and compare exactly which cases turn red."
+)
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Run the ``seamgate`` command; returns the process exit code."""
+    parser = build_parser()
+    try:
+        args = parser.parse_args(argv)
+    except SystemExit as exc:  # argparse: --help (0) or a usage error (2)
+        return int(exc.code or 0)
+    try:
+        return int(args.handler(args))
+    except KeyboardInterrupt:
+        print("seamgate: interrupted", file=sys.stderr)
+        return ExitCode.INTERRUPTED
+    except Exception as exc:  # noqa: BLE001 - the one place that turns errors into exit codes
+        code = exit_code_for(exc)
+        if code is not None:
+            print(f"seamgate: error: {exc}", file=sys.stderr)
+            return code
+        traceback.print_exc()
+        print("seamgate: this is a bug in seamgate; please report it with the traceback above",
+              file=sys.stderr)
+        return ExitCode.INTERNAL
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="seamgate", description=_DESCRIPTION, epilog=_exit_code_epilog(),
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    parser.add_argument("--project", type=Path, default=None, metavar="DIR",
+                        help="the project root (default: the nearest folder upwards whose pyproject.toml "
+                             "has [tool.seamgate], else the current folder)")
+    commands = parser.add_subparsers(dest="command", metavar="COMMAND", required=True)
+    _add_validate(commands)
+    _add_mutations(commands)
+    _add_run(commands)
+    return parser
+
+
+def _exit_code_epilog() -> str:
+    lines = ["exit codes:"]
+    for code in ExitCode:
+        doc = _member_doc(code)
+        lines.append(f"  {int(code):>3}  {code.name}{': ' + doc if doc else ''}")
+    return "\n".join(lines)
+
+
+def _member_doc(code: ExitCode) -> str:
+    """The ``#:`` comment above ``code`` in exit_codes.py (the enum's one source of meaning)."""
+    source = Path(sys.modules[ExitCode.__module__].__file__ or "").read_text(encoding="utf-8").splitlines()
+    for index, line in enumerate(source):
+        if line.strip().startswith(f"{code.name} ="):
+            comments = []
+            back = index - 1
+            while back >= 0 and source[back].strip().startswith("#:"):
+                comments.insert(0, source[back].strip()[2:].strip())
+                back -= 1
+            return " ".join(comments)
+    return ""
+
+
+def _add_validate(commands: argparse._SubParsersAction) -> None:
+    parser = commands.add_parser("validate", help="load and validate gate files",
+                                 description="Load and validate gate files (and the mutation catalog they "
+                                             "name). Prints 'OK: N gates in M files' or every problem.")
+    parser.add_argument("gate_files", nargs="*", type=Path, metavar="GATE_FILE",
+                        help="gate files or folders (default: [tool.seamgate] gates, else gates/)")
+    parser.set_defaults(handler=cmd_validate)
+
+
+def _add_mutations(commands: argparse._SubParsersAction) -> None:
+    parser = commands.add_parser("mutations", help="list, show or check the named mutations",
+                                 description="Work with the mutation catalog (mutations/catalog/*.yaml).")
+    actions = parser.add_subparsers(dest="action", metavar="ACTION", required=True)
+    actions.add_parser("list", help="a table of every mutation: id, target, operation, title",
+                       description="List the catalog.").set_defaults(handler=cmd_mutations_list)
+    show = actions.add_parser("show", help="print the unified diff a mutation makes",
+                              description="Print the unified diff of the mutated target against the original.")
+    show.add_argument("mutation_id", metavar="ID")
+    show.set_defaults(handler=cmd_mutations_show)
+    check = actions.add_parser("check", help="check that mutations still apply and compile",
+                               description="Check each mutation applies exactly once, the mutated file "
+                                           "compiles, and print its diff stat. Exits GATE_ERROR when any rots.")
+    check.add_argument("mutation_ids", nargs="*", metavar="ID", help="mutations to check (default: all)")
+    check.set_defaults(handler=cmd_mutations_check)
+
+
+def _add_run(commands: argparse._SubParsersAction) -> None:
+    parser = commands.add_parser("run", help="run gates and report",
+                                 description="Run the gates (each in isolated pytest processes) and report.")
+    parser.add_argument("gate_files", nargs="*", type=Path, metavar="GATE_FILE",
+                        help="gate files or folders (default: [tool.seamgate] gates)")
+    parser.add_argument("--gate", action="append", default=[], metavar="ID", dest="gate",
+                        help="run only this gate (repeatable)")
+    parser.add_argument("--jobs", type=_positive_int, default=None, metavar="N",
+                        help="parallel runs (default: [tool.seamgate] jobs)")
+    parser.add_argument("--shard", type=parse_shard, default=None, metavar="K/N",
+                        help="run the K-th of N shards (1 <= K <= N); join parts with `seamgate report --merge`")
+    parser.add_argument("--json", type=Path, default=None, metavar="FILE", help="write the JSON report here")
+    parser.add_argument("--junit", type=Path, default=None, metavar="FILE", help="write JUnit XML here")
+    parser.add_argument("--fail-on-owed", action="store_true",
+                        help="exit OWED when an arm could not run on this hardware")
+    parser.add_argument("--project", type=Path, default=argparse.SUPPRESS, metavar="DIR",
+                        help="the project root (same as the global --project)")
+    parser.set_defaults(handler=cmd_run)
+
+
+def parse_shard(text: str) -> tuple[int, int]:
+    """``"k/n"`` -> ``(k, n)`` with ``1 <= k <= n``; argparse reports a ValueError as a usage error."""
+    match = _SHARD.match(text.strip())
+    if match is None:
+        raise argparse.ArgumentTypeError(f"--shard must be K/N, e.g. 1/4; got {text!r}")
+    k, n = int(match.group(1)), int(match.group(2))
+    if not 1 <= k <= n:
+        raise argparse.ArgumentTypeError(f"--shard {text}: need 1 <= K <= N")
+    return k, n
+
+
+def _positive_int(text: str) -> int:
+    if not text.isdigit() or int(text) < 1:
+        raise argparse.ArgumentTypeError(f"must be an integer >= 1, got {text!r}")
+    return int(text)
+
+
+def project_of(args: argparse.Namespace) -> tuple[Path, Config]:
+    """The project root and its config; ``--project`` must name an existing folder."""
+    if args.project is not None:
+        root = args.project.resolve()
+        if not root.is_dir():
+            raise CommandLineError(f"--project {args.project}: no such folder")
+    else:
+        root = find_project(Path.cwd())
+    return root, load_config(root)
+
+
+def load_project_catalog(root: Path, config: Config) -> Catalog:
+    """The project's catalog; a default catalog folder that does not exist is an empty catalog."""
+    paths = config.catalog_paths(root)
+    if config.catalog == Config.catalog:
+        paths = [p for p in paths if p.exists()]
+    return load_catalog(paths, project_root=root)
+
+
+def _gate_paths(args: argparse.Namespace, root: Path, config: Config) -> list[Path]:
+    """Named gate files (relative to the current folder), else the configured ones.
+
+    A default ``gates/`` folder that does not exist means no gates; a configured or named path
+    that does not exist is an error of the loader.
+    """
+    if args.gate_files:
+        return [p if p.is_absolute() else Path.cwd() / p for p in args.gate_files]
+    paths = config.gate_paths(root)
+    return [p for p in paths if p.exists()] if config.gates == Config.gates else paths
+
+
+def cmd_validate(args: argparse.Namespace) -> ExitCode:
+    root, config = project_of(args)
+    catalog = load_project_catalog(root, config)
+    paths = _gate_paths(args, root, config)
+    gates = load_gate_files(paths, project_root=root, catalog=catalog)
+    files = catalog_files([p for p in paths if p.exists()])
+    print(f"OK: {len(gates)} gates in {len(files)} files")
+    return ExitCode.OK
+
+
+def cmd_mutations_list(args: argparse.Namespace) -> ExitCode:
+    from rich.console import Console
+    from rich.table import Table
+
+    root, config = project_of(args)
+    catalog = load_project_catalog(root, config)
+    table = Table(title=f"{len(catalog)} mutations")
+    table.add_column("id", no_wrap=True)
+    table.add_column("target", no_wrap=True)
+    table.add_column("op", no_wrap=True)
+    table.add_column("title")
+    for m in catalog:
+        table.add_row(m.id, m.target, m.op, m.title)
+    Console(width=max(120, Console().width)).print(table)
+    return ExitCode.OK
+
+
+def cmd_mutations_show(args: argparse.Namespace) -> ExitCode:
+    root, config = project_of(args)
+    catalog = load_project_catalog(root, config)
+    mutation = _known(catalog, args.mutation_id)
+    sys.stdout.write(mutated_diff(root, mutation))
+    return ExitCode.OK
+
+
+def cmd_mutations_check(args: argparse.Namespace) -> ExitCode:
+    root, config = project_of(args)
+    catalog = load_project_catalog(root, config)
+    chosen = [_known(catalog, i) for i in args.mutation_ids] if args.mutation_ids else list(catalog)
+    bad = []
+    for mutation in chosen:
+        result = check_mutation(root, mutation)
+        if result.ok:
+            print(f"ok    {result.mutation_id}  {result.target}  {result.diffstat}")
+        else:
+            bad.append(result.mutation_id)
+            print(f"{result.status.upper():<5} {result.mutation_id}  {result.target}  {result.problem}")
+    if bad:
+        print(f"{len(bad)} of {len(chosen)} mutations do not apply cleanly: {', '.join(bad)}", file=sys.stderr)
+        return ExitCode.GATE_ERROR
+    print(f"OK: {len(chosen)} mutations apply and compile")
+    return ExitCode.OK
+
+
+def _known(catalog: Catalog, mutation_id: str):  # -> Mutation
+    if mutation_id in catalog:
+        return catalog.get(mutation_id)
+    from mutations.shape import suggestion
+
+    raise CommandLineError(f"unknown mutation {mutation_id!r}{suggestion(mutation_id, catalog.ids())} "
+                           f"(known: {', '.join(catalog.ids()) or 'none'})")
+
+
+def cmd_run(args: argparse.Namespace) -> ExitCode:
+    """Resolve the project, config and gate paths onto ``args``, then hand over to ``harness.runner``."""
+    root, config = project_of(args)
+    args.project = root
+    args.config = config
+    args.gate_files = _gate_paths(args, root, config)
+    if args.jobs is None:
+        args.jobs = config.jobs
+    run_command = _runner()
+    if run_command is None:
+        return ExitCode.INTERNAL
+    return ExitCode(run_command(args))
+
+
+def _runner() -> Callable[[argparse.Namespace], int] | None:
+    try:
+        module = importlib.import_module("harness.runner")
+    except ModuleNotFoundError as exc:
+        if exc.name != "harness.runner":
+            raise
+        print("seamgate: `seamgate run` is not available in this build: harness.runner is missing",
+              file=sys.stderr)
+        return None
+    run_command = getattr(module, "run_command", None)
+    if run_command is None:
+        print("seamgate: `seamgate run` is not available: harness.runner has no run_command", file=sys.stderr)
+    return run_command
+
+
+if __name__ == "__main__":
+    sys.exit(main())
