@@ -1,0 +1,202 @@
+"""The executor: turns a ``Run`` (source state, selection, environment, arm) into a ``RunOutcome``.
+
+A run is a value. Every run is a fresh process (a fork-server child, or a fresh interpreter where
+fork is unavailable), because switches are read once per process. pytest runs:
+
+- in the materialized tree (cwd), with that tree FIRST on ``sys.path``/``PYTHONPATH`` so the code
+  under test is the tree's, never an installed or editable copy;
+- without fail-fast (``--maxfail=0`` overrides a project's ``-x``), with ``--junitxml``,
+  ``-p no:cacheprovider`` and the counting plugin ``-p harness.pytest_counting``;
+- with ``SEAM_ARMS=<arm>`` and the gate's environment; ``SEAM_*`` and ``PYTEST_*`` variables of the
+  caller's own shell are dropped so a gate means the same thing on every machine.
+
+How a run ends: ``completed`` (pytest wrote its report; its exit code is kept), ``timeout`` (the
+whole process group was killed at the limit), ``crash`` (a signal, or an exit without a JUnit report,
+e.g. ``os._exit`` inside a test).
+"""
+
+from __future__ import annotations
+
+import itertools
+import os
+import re
+import signal
+import threading
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Mapping
+
+from harness.forkserver import CHILD_SETUP_FAILED, ForkServer, FreshInterpreter
+from reports.junit_in import SideFile, read_cases
+from reports.outcome import RunOutcome
+
+#: The folder that holds the ``harness`` package; appended (last) to a run's path for the plugin.
+HARNESS_ROOT = Path(__file__).resolve().parents[1]
+#: Variables of the caller's environment a run never inherits (a gate states its own).
+_DROPPED_PREFIXES = ("SEAM_", "PYTEST_")
+_DROPPED = {"PYTHONPATH", "PYTHONHOME", "PYTHONSTARTUP", "PYTHONSAFEPATH"}
+#: Seconds granted to a killed process group to be reaped before we stop waiting.
+_REAP_GRACE = 10.0
+
+Launcher = ForkServer | FreshInterpreter
+
+
+@dataclass(frozen=True)
+class Run:
+    """One pytest run: which tree, which tests, which environment, which platform arm."""
+
+    #: Human label ("baseline cpu-emulated", "mutation drop-join cpu-emulated").
+    label: str
+    #: The materialized source state; pytest's cwd and the first entry of its path.
+    tree: Path
+    #: pytest arguments: paths or node ids relative to ``tree``.
+    select: tuple[str, ...]
+    #: Platform arm, exported as ``SEAM_ARMS``.
+    arm: str = "cpu-emulated"
+    #: The gate's environment, on top of the caller's (minus ``SEAM_*``/``PYTEST_*``).
+    env: Mapping[str, str] = field(default_factory=dict)
+    #: Seconds before the run's process group is killed and the run is a TIMEOUT.
+    timeout: float = 600.0
+
+
+@dataclass(frozen=True)
+class Call:
+    """One ``module:callable`` invocation in a fresh child (lane fingerprints, platform probe)."""
+
+    label: str
+    #: ``pkg.module:function``; called with ``arg`` as its one argument; must return JSON data.
+    target: str
+    arg: Any = None
+    #: The tree first on the child's path (``None``: only the harness itself is importable).
+    tree: Path | None = None
+    env: Mapping[str, str] = field(default_factory=dict)
+    timeout: float = 120.0
+
+
+@dataclass(frozen=True)
+class CallOutcome:
+    """What a ``Call`` returned, or how it ended badly."""
+
+    label: str
+    end: str
+    exit_code: int | None
+    result: Any = None
+    detail: str = ""
+
+
+def run_environment(env: Mapping[str, str], tree: Path | None, arm: str | None,
+                    base: Mapping[str, str] | None = None) -> dict[str, str]:
+    """The child's whole environment: the caller's, cleaned, plus the run's own."""
+    source = dict(os.environ if base is None else base)
+    out = {k: v for k, v in source.items() if k not in _DROPPED and not k.startswith(_DROPPED_PREFIXES)}
+    out.update(env)
+    paths = ([str(tree)] if tree else []) + [str(HARNESS_ROOT)]
+    out["PYTHONPATH"] = os.pathsep.join(paths)
+    out["PYTHONDONTWRITEBYTECODE"] = "1"
+    if arm is not None:
+        out["SEAM_ARMS"] = arm
+    return out
+
+
+def pytest_argv(run: Run, junit: Path, counts: Path) -> list[str]:
+    """The pytest command line of ``run`` (the project's own ini still applies)."""
+    return [
+        *run.select,
+        "--rootdir", str(run.tree),
+        "-p", "harness.pytest_counting", "--seamgate-counts", str(counts),
+        "-p", "no:cacheprovider",
+        "--junitxml", str(junit), "-o", "junit_family=xunit2",
+        "-o", "enable_assertion_pass_hook=true",
+        "--maxfail=0", "-q", "-rN",
+    ]
+
+
+class Executor:
+    """Executes runs and calls through one launcher; each gets its own folder under ``workdir``."""
+
+    def __init__(self, launcher: Launcher, workdir: Path) -> None:
+        self.launcher, self.workdir = launcher, workdir
+        self._counter = itertools.count(1)
+        self._lock = threading.Lock()
+
+    def _run_dir(self, label: str) -> Path:
+        with self._lock:
+            n = next(self._counter)
+        slug = re.sub(r"[^A-Za-z0-9_.-]+", "-", label)[:60]
+        path = self.workdir / "runs" / f"{n:04d}-{slug}"
+        path.mkdir(parents=True)
+        return path
+
+    def execute(self, run: Run) -> RunOutcome:
+        """Run pytest for ``run`` in a fresh process and read what it reported."""
+        folder = self._run_dir(run.label)
+        junit, counts = folder / "junit.xml", folder / "counts.json"
+        request = {
+            "mode": "pytest", "argv": pytest_argv(run, junit, counts), "cwd": str(run.tree),
+            "env": run_environment(run.env, run.tree, run.arm),
+            "path_front": [str(run.tree)], "path_back": [str(HARNESS_ROOT)],
+            "stdout": str(folder / "stdout.txt"), "stderr": str(folder / "stderr.txt"),
+        }
+        end, status, wall, detail = self._launch(request, run.timeout)
+        return _outcome(run.label, end, status, wall, detail, folder)
+
+    def call(self, call: Call) -> CallOutcome:
+        """Invoke ``call.target(call.arg)`` in a fresh child; its JSON result comes back."""
+        folder = self._run_dir(call.label)
+        result = folder / "result.json"
+        request = {
+            "mode": "call", "target": call.target, "arg": call.arg, "result": str(result),
+            "cwd": str(call.tree or folder), "env": run_environment(call.env, call.tree, None),
+            "path_front": [str(call.tree)] if call.tree else [], "path_back": [str(HARNESS_ROOT)],
+            "stdout": str(folder / "stdout.txt"), "stderr": str(folder / "stderr.txt"),
+        }
+        end, status, _, detail = self._launch(request, call.timeout)
+        if end == "completed" and status == 0 and result.is_file():
+            import json
+
+            return CallOutcome(call.label, end, status, json.loads(result.read_text()))
+        if end == "completed":
+            end, detail = "crash", f"exited {status}: {_tail(folder / 'stderr.txt')}"
+        return CallOutcome(call.label, end, status if end == "completed" else None, None, detail)
+
+    def _launch(self, request: dict[str, Any], timeout: float) -> tuple[str, int | None, float, str]:
+        started = time.perf_counter()
+        handle = self.launcher.submit(request)
+        if handle.wait(timeout):
+            return "completed", handle.status, time.perf_counter() - started, ""
+        handle.kill()
+        handle.wait(_REAP_GRACE)
+        wall = time.perf_counter() - started
+        return "timeout", None, wall, f"no exit after {timeout:g} s; its process group was killed"
+
+
+def _outcome(label: str, end: str, status: int | None, wall: float, detail: str, folder: Path) -> RunOutcome:
+    log = str(folder / "stderr.txt")
+    side = SideFile.read(folder / "counts.json")
+    cases = read_cases(folder / "junit.xml", side)
+    if end == "timeout":
+        return RunOutcome(label, "timeout", None, cases or (), wall, side.session_seconds, detail, log)
+    if status is None or status < 0:
+        name = _signal_name(-(status or 0))
+        return RunOutcome(label, "crash", None, cases or (), wall, 0.0, f"killed by {name}", log)
+    if cases is None:
+        why = "child setup failed" if status == CHILD_SETUP_FAILED else "pytest wrote no JUnit report"
+        text = f"exited {status}, {why}: {_tail(folder / 'stderr.txt') or _tail(folder / 'stdout.txt')}"
+        return RunOutcome(label, "crash", status, (), wall, 0.0, text, log)
+    return RunOutcome(label, "completed", status, cases, wall, side.session_seconds, "", log)
+
+
+def _signal_name(number: int) -> str:
+    try:
+        return signal.Signals(number).name
+    except ValueError:
+        return f"signal {number}"
+
+
+def _tail(path: Path, limit: int = 600) -> str:
+    try:
+        return path.read_text(errors="replace")[-limit:].strip()
+    except OSError:
+        return ""
+

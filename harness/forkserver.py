@@ -1,0 +1,532 @@
+"""The fork server: one long-lived interpreter that has imported torch and pytest, forking a fresh
+child per run.
+
+Why: a process-wide switch (``SEAM_CUDAGRAPH``) is read once per process, so every run needs a
+fresh process; a fresh interpreter pays ~3 s for ``import torch`` alone. A forked child of a
+server that already imported torch and pytest pays only the fork and pytest's own session.
+
+The invariant that makes a forked child as good as a fresh interpreter: the server imports NO
+project module (no ``seam``, ``drivers``, ``harness`` or user code). It is started as
+``python -I <this file>``, so neither the script's folder nor the current folder is on
+``sys.path`` and ``PYTHONPATH`` is ignored; the child puts the materialized tree first on
+``sys.path`` before pytest imports anything of the project. Torch itself is shared: environment
+variables that torch reads at import time are read once, by the server.
+
+This file is deliberately stdlib-only and imports nothing of ours, because it runs as a script.
+
+Protocol: JSON lines. Client to server on the server's stdin::
+
+    {"op": "run", "id": 7, "cwd": ..., "env": {...}, "path_front": [...], "path_back": [...],
+     "stdout": FILE, "stderr": FILE, "mode": "pytest", "argv": [...]}
+    {"op": "run", ..., "mode": "call", "target": "pkg.mod:fn", "arg": "eager", "result": FILE}
+    {"op": "modules", "id": 8}
+
+Server to client on the server's stdout::
+
+    {"event": "ready", "pid": 123}
+    {"event": "started", "id": 7, "pid": 456}
+    {"event": "exited", "id": 7, "status": 0}        # os.waitstatus_to_exitcode: <0 is a signal
+    {"event": "modules", "id": 8, "modules": [...]}
+
+Each child calls ``setsid()`` (so the client can kill its whole process group on a timeout) and
+asks the kernel to SIGKILL it if the server dies. When the server's stdin closes (the client died,
+even by SIGKILL) it kills every child's process group and exits.
+"""
+
+from __future__ import annotations
+
+import gc
+import importlib
+import json
+import os
+import select
+import signal
+import subprocess
+import sys
+import threading
+import traceback
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Callable, Mapping
+
+#: Modules the server imports before forking (the expensive, project-independent part).
+PRELOAD: tuple[str, ...] = ("torch", "pytest")
+#: Exit code of a child whose own setup (not pytest) raised.
+CHILD_SETUP_FAILED = 70
+_PR_SET_PDEATHSIG = 1
+
+
+# --------------------------------------------------------------------------------------------
+# Child side (runs in the forked child, or in a fresh interpreter on the fallback path)
+# --------------------------------------------------------------------------------------------
+
+def _die_with_parent() -> None:
+    """Ask Linux to SIGKILL us when our parent dies (best effort elsewhere)."""
+    try:
+        import ctypes
+
+        ctypes.CDLL(None, use_errno=True).prctl(_PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0)
+    except (OSError, AttributeError):
+        pass
+
+
+def _redirect(fd: int, path: str) -> None:
+    target = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o644)
+    os.dup2(target, fd)
+    os.close(target)
+
+
+def _enter(request: Mapping[str, Any]) -> None:
+    """Become the run: new session, output files, cwd, environment, ``sys.path``."""
+    devnull = os.open(os.devnull, os.O_RDONLY)
+    os.dup2(devnull, 0)
+    os.close(devnull)
+    _redirect(1, request["stdout"])
+    _redirect(2, request["stderr"])
+    os.chdir(request["cwd"])
+    os.environ.clear()
+    os.environ.update(request["env"])
+    front, back = list(request.get("path_front", ())), list(request.get("path_back", ()))
+    sys.path[:] = front + [p for p in sys.path if p not in front and p not in back] + back
+    sys.dont_write_bytecode = True
+    importlib.invalidate_caches()
+
+
+def _act(request: Mapping[str, Any]) -> int:
+    if request.get("mode", "pytest") == "pytest":
+        import pytest
+
+        return int(pytest.main(list(request["argv"])))
+    module_name, _, attr = request["target"].partition(":")
+    result = getattr(importlib.import_module(module_name), attr)(request.get("arg"))
+    with open(request["result"], "w", encoding="utf-8") as fh:
+        json.dump(result, fh, default=str)
+    return 0
+
+
+def child_main(request: Mapping[str, Any]) -> int:
+    """Run one request in this process; the return value is the process's exit code."""
+    try:
+        _enter(request)
+        code = _act(request)
+    except SystemExit as exc:
+        code = exc.code if isinstance(exc.code, int) else 1
+    except BaseException:  # noqa: BLE001 - the child reports anything, then exits with a code
+        traceback.print_exc()
+        code = CHILD_SETUP_FAILED
+    for stream in (sys.stdout, sys.stderr):
+        try:
+            stream.flush()
+        except (OSError, ValueError):
+            pass
+    return code
+
+
+# --------------------------------------------------------------------------------------------
+# Server side
+# --------------------------------------------------------------------------------------------
+
+class _Server:
+    """The loop: read requests, fork children, report their exits, die cleanly on EOF."""
+
+    def __init__(self, proto_in: int, proto_out: int) -> None:
+        self.proto_in, self.proto_out = proto_in, proto_out
+        self.children: dict[int, int] = {}  # pid -> request id
+        self.buffer = b""
+        self.wake_r, self.wake_w = os.pipe()
+        os.set_blocking(self.wake_w, False)
+
+    def send(self, message: Mapping[str, Any]) -> None:
+        os.write(self.proto_out, (json.dumps(message) + "\n").encode())
+
+    def serve(self) -> None:
+        signal.signal(signal.SIGCHLD, lambda *_: None)
+        signal.set_wakeup_fd(self.wake_w, warn_on_full_buffer=False)
+        self.send({"event": "ready", "pid": os.getpid()})
+        while True:
+            ready, _, _ = select.select([self.proto_in, self.wake_r], [], [], 1.0)
+            if self.wake_r in ready:
+                os.read(self.wake_r, 4096)
+            self.reap()
+            if self.proto_in in ready and not self.read_requests():
+                break
+        self.shutdown()
+
+    def read_requests(self) -> bool:
+        chunk = os.read(self.proto_in, 65536)
+        if not chunk:
+            return False
+        self.buffer += chunk
+        while b"\n" in self.buffer:
+            line, self.buffer = self.buffer.split(b"\n", 1)
+            if line.strip():
+                self.handle(json.loads(line))
+        return True
+
+    def handle(self, request: Mapping[str, Any]) -> None:
+        if request["op"] == "modules":
+            self.send({"event": "modules", "id": request["id"], "modules": sorted(sys.modules)})
+            return
+        pid = os.fork()
+        if pid == 0:
+            self.become_child(request)
+        self.children[pid] = request["id"]
+        self.send({"event": "started", "id": request["id"], "pid": pid})
+
+    def become_child(self, request: Mapping[str, Any]) -> None:
+        code = CHILD_SETUP_FAILED
+        try:
+            os.setsid()
+            _die_with_parent()
+            signal.set_wakeup_fd(-1)
+            for sig in (signal.SIGCHLD, signal.SIGINT, signal.SIGTERM, signal.SIGPIPE):
+                signal.signal(sig, signal.SIG_DFL)
+            for fd in (self.proto_in, self.proto_out, self.wake_r, self.wake_w):
+                os.close(fd)
+            # The preloaded heap stays frozen: pytest's unconfigure runs gc.collect() twice, and
+            # walking torch's objects costs ~100 ms per collection.
+            code = child_main(request)
+        finally:
+            os._exit(code)  # never return into the server loop, whatever happened
+
+    def reap(self) -> None:
+        while self.children:
+            try:
+                pid, status = os.waitpid(-1, os.WNOHANG)
+            except ChildProcessError:
+                return
+            if pid == 0:
+                return
+            request_id = self.children.pop(pid, None)
+            if request_id is not None:
+                self.send({"event": "exited", "id": request_id, "status": os.waitstatus_to_exitcode(status)})
+
+    def shutdown(self) -> None:
+        """The client is gone: no child may outlive us."""
+        for pid in list(self.children):
+            _kill_group(pid)
+        for pid in list(self.children):
+            try:
+                os.waitpid(pid, 0)
+            except ChildProcessError:
+                pass
+
+
+def _kill_group(pid: int) -> None:
+    for kill in (os.killpg, os.kill):
+        try:
+            kill(pid, signal.SIGKILL)
+        except (ProcessLookupError, PermissionError):
+            pass
+
+
+def _preload(modules: list[str]) -> None:
+    for name in modules:
+        importlib.import_module(name)
+    if "pytest" in modules:
+        # pytest imports its default plugins lazily, per session; do it once here instead.
+        from _pytest.config import default_plugins
+
+        for plugin in default_plugins:
+            try:
+                importlib.import_module(f"_pytest.{plugin}")
+            except ImportError:
+                pass
+        _preload_installed_plugins()
+        _warm_pytest()
+
+
+def _warm_pytest() -> None:
+    """Run one empty pytest session in the server so children inherit warm caches.
+
+    Compiled regexes, ``functools`` caches and lazily imported pytest internals then cost a
+    child nothing. The session collects an empty temporary folder: no project code is imported.
+    """
+    import tempfile
+
+    import pytest
+
+    with tempfile.TemporaryDirectory(prefix="seamgate-warm-") as empty:
+        cwd = os.getcwd()
+        # Entry-point plugins stay unloaded: an editable project's plugin would import the project.
+        os.environ["PYTEST_DISABLE_PLUGIN_AUTOLOAD"] = "1"
+        try:
+            os.chdir(empty)
+            pytest.main(["-q", "-p", "no:cacheprovider", "--junitxml", os.path.join(empty, "j.xml"),
+                         "-o", "enable_assertion_pass_hook=true", "--rootdir", empty, empty])
+        finally:
+            os.chdir(cwd)
+            del os.environ["PYTEST_DISABLE_PLUGIN_AUTOLOAD"]
+
+
+def _preload_installed_plugins() -> None:
+    """Import the pytest11 plugins of installed (not editable) distributions: never project code.
+
+    An editable install (``pip install -e``) points at a source tree, and a run must import that
+    code from ITS tree, so those entry points are left for the child to load.
+    """
+    from importlib import metadata
+
+    for dist in metadata.distributions():
+        plugins = [ep for ep in dist.entry_points if ep.group == "pytest11"]
+        if not plugins or _is_editable(dist):
+            continue
+        for ep in plugins:
+            try:
+                importlib.import_module(ep.module)
+            except Exception:  # noqa: BLE001 - a broken third-party plugin fails in the run instead
+                pass
+
+
+def _is_editable(dist: Any) -> bool:
+    try:
+        direct = json.loads(dist.read_text("direct_url.json") or "{}")
+    except ValueError:
+        return False
+    return bool(direct.get("dir_info", {}).get("editable"))
+
+
+def server_main(preload: list[str]) -> None:
+    # The protocol gets its own descriptors; fd 0/1 point elsewhere so a stray print (torch
+    # warns on import at times) can never corrupt it.
+    proto_in, proto_out = os.dup(0), os.dup(1)
+    devnull = os.open(os.devnull, os.O_RDONLY)
+    os.dup2(devnull, 0)
+    os.dup2(2, 1)
+    _preload(preload)
+    gc.collect()
+    gc.freeze()  # children share the preloaded heap copy-on-write; keep gc from touching it
+    _Server(proto_in, proto_out).serve()
+
+
+# --------------------------------------------------------------------------------------------
+# Client side
+# --------------------------------------------------------------------------------------------
+
+@dataclass
+class Handle:
+    """One request in flight: its pid once started, its exit status once it exited."""
+
+    id: int
+    pid: int | None = None
+    #: ``os.waitstatus_to_exitcode`` of the child: ``>= 0`` an exit code, ``< 0`` minus the signal.
+    status: int | None = None
+    started: threading.Event = field(default_factory=threading.Event)
+    exited: threading.Event = field(default_factory=threading.Event)
+    payload: dict[str, Any] = field(default_factory=dict)
+    #: How to kill the whole process group of this run.
+    killer: Callable[[], None] | None = None
+
+    def wait(self, timeout: float | None) -> bool:
+        """Wait for the exit; False when ``timeout`` passed first (the run is still going)."""
+        return self.exited.wait(timeout)
+
+    def kill(self) -> None:
+        if self.killer is not None and not self.exited.is_set():
+            self.killer()
+
+
+class ServerDied(RuntimeError):
+    """The fork server exited or broke its protocol."""
+
+
+class ForkServer:
+    """Client of one fork server process. Thread-safe: many runs may be in flight at once."""
+
+    def __init__(self, preload: tuple[str, ...] = PRELOAD, python: str = sys.executable,
+                 log: Path | None = None) -> None:
+        self.preload, self.python, self.log = preload, python, log
+        self.process: subprocess.Popen[bytes] | None = None
+        self.handles: dict[int, Handle] = {}
+        self.lock = threading.Lock()
+        self.next_id = 0
+        self.ready = threading.Event()
+        self.reader: threading.Thread | None = None
+
+    def start(self, timeout: float = 180.0) -> ForkServer:
+        log = open(self.log, "ab") if self.log else subprocess.DEVNULL
+        try:
+            self.process = subprocess.Popen(
+                [self.python, "-I", str(Path(__file__).resolve()), *self.preload],
+                stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=log,
+                start_new_session=True, close_fds=True,
+            )
+        finally:
+            if log is not subprocess.DEVNULL:
+                log.close()
+        self.reader = threading.Thread(target=self._read, name="forkserver-reader", daemon=True)
+        self.reader.start()
+        if not self.ready.wait(timeout):
+            self.close()
+            raise ServerDied(f"fork server did not become ready within {timeout:.0f} s")
+        if self.process.poll() is not None:
+            raise ServerDied(f"fork server exited at start with code {self.process.returncode}")
+        return self
+
+    def __enter__(self) -> ForkServer:
+        return self.start()
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    @property
+    def pid(self) -> int | None:
+        return self.process.pid if self.process else None
+
+    def submit(self, request: dict[str, Any]) -> Handle:
+        """Send a request; the returned handle's ``started`` fires with the child's pid."""
+        with self.lock:
+            self.next_id += 1
+            handle = Handle(id=self.next_id)
+            handle.killer = lambda: _kill_group(handle.pid) if handle.pid else None
+            self.handles[handle.id] = handle
+            self._write({**request, "op": request.get("op", "run"), "id": handle.id})
+        return handle
+
+    def modules(self, timeout: float = 30.0) -> list[str]:
+        """The server's ``sys.modules`` keys right now (what every forked child starts with)."""
+        handle = self.submit({"op": "modules"})
+        if not handle.exited.wait(timeout):
+            raise ServerDied("fork server did not answer a modules request")
+        return list(handle.payload["modules"])
+
+    def _write(self, message: Mapping[str, Any]) -> None:
+        if self.process is None or self.process.stdin is None:
+            raise ServerDied("fork server is not running")
+        try:
+            self.process.stdin.write((json.dumps(message) + "\n").encode())
+            self.process.stdin.flush()
+        except (BrokenPipeError, OSError) as exc:
+            raise ServerDied(f"fork server is gone: {exc}") from exc
+
+    def _read(self) -> None:
+        stdout = self.process.stdout if self.process else None
+        if stdout is None:
+            return
+        for line in stdout:
+            self._dispatch(json.loads(line))
+        # EOF: the server died; release everyone waiting so they can report a crash.
+        with self.lock:
+            pending = [h for h in self.handles.values() if not h.exited.is_set()]
+        for handle in pending:
+            handle.status = handle.status if handle.status is not None else -signal.SIGKILL
+            handle.payload.setdefault("server_died", True)
+            handle.started.set()
+            handle.exited.set()
+        self.ready.set()
+
+    def _dispatch(self, message: Mapping[str, Any]) -> None:
+        event = message["event"]
+        if event == "ready":
+            self.ready.set()
+            return
+        with self.lock:
+            handle = self.handles.get(message["id"])
+        if handle is None:
+            return
+        if event == "started":
+            handle.pid = int(message["pid"])
+            handle.started.set()
+            return
+        handle.payload = dict(message)
+        handle.status = message.get("status")
+        handle.started.set()
+        handle.exited.set()
+        with self.lock:
+            self.handles.pop(handle.id, None)
+
+    def kill_all(self) -> None:
+        """Kill every child in flight (their whole process groups)."""
+        with self.lock:
+            pending = list(self.handles.values())
+        for handle in pending:
+            handle.kill()
+
+    def close(self) -> None:
+        """Kill children in flight, then stop the server (it kills stragglers on EOF)."""
+        self.kill_all()
+        if self.process is None:
+            return
+        try:
+            if self.process.stdin:
+                self.process.stdin.close()
+        except OSError:
+            pass
+        try:
+            self.process.wait(timeout=10)
+        except subprocess.TimeoutExpired:
+            _kill_group(self.process.pid)
+            self.process.wait()
+
+
+class FreshInterpreter:
+    """The fallback (and the benchmark's comparison): a new interpreter per run, same protocol."""
+
+    def __init__(self, python: str = sys.executable) -> None:
+        self.python = python
+        self.handles: dict[int, tuple[Handle, subprocess.Popen[bytes]]] = {}
+        self.lock = threading.Lock()
+        self.next_id = 0
+
+    def start(self) -> FreshInterpreter:
+        return self
+
+    def __enter__(self) -> FreshInterpreter:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    def submit(self, request: dict[str, Any]) -> Handle:
+        with self.lock:
+            self.next_id += 1
+            handle = Handle(id=self.next_id)
+        proc = subprocess.Popen(
+            [self.python, "-I", str(Path(__file__).resolve()), "--once", json.dumps(request)],
+            stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+            start_new_session=True, preexec_fn=_die_with_parent,
+        )
+        handle.pid = proc.pid
+        handle.killer = lambda: _kill_group(proc.pid)
+        handle.started.set()
+        with self.lock:
+            self.handles[handle.id] = (handle, proc)
+        threading.Thread(target=self._watch, args=(handle, proc), daemon=True).start()
+        return handle
+
+    def _watch(self, handle: Handle, proc: subprocess.Popen[bytes]) -> None:
+        handle.status = proc.wait()
+        handle.exited.set()
+        with self.lock:
+            self.handles.pop(handle.id, None)
+
+    def kill_all(self) -> None:
+        with self.lock:
+            pending = [h for h, _ in self.handles.values()]
+        for handle in pending:
+            handle.kill()
+
+    def close(self) -> None:
+        self.kill_all()
+
+
+def fork_available() -> bool:
+    """Whether this platform can fork (and the user did not turn the fork server off)."""
+    return hasattr(os, "fork") and os.environ.get("SEAMGATE_NO_FORK", "") not in ("1", "true")
+
+
+def launcher(prefer_fork: bool = True, log: Path | None = None) -> ForkServer | FreshInterpreter:
+    """A started launcher: the fork server where fork works, else a fresh interpreter per run."""
+    if prefer_fork and fork_available():
+        return ForkServer(log=log).start()
+    return FreshInterpreter()
+
+
+def _once(request_json: str) -> None:
+    os._exit(child_main(json.loads(request_json)))
+
+
+if __name__ == "__main__":
+    if len(sys.argv) >= 3 and sys.argv[1] == "--once":
+        _once(sys.argv[2])
+    server_main([m for m in sys.argv[1:] if m])

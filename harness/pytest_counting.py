@@ -1,0 +1,157 @@
+"""The counting plugin: per-case assertion counts and outcomes, written as a JSON side-file.
+
+Loaded into every run with ``-p harness.pytest_counting --seamgate-counts FILE`` and
+``-o enable_assertion_pass_hook=true``. JUnit XML stays the record of which cases ran and how they
+ended; this file adds what JUnit cannot say:
+
+- assertions per case: passed ones from ``pytest_assertion_pass``, plus one failed assertion for a
+  case whose call raised ``AssertionError`` (pytest stops a case at its first failed assertion);
+- xfail vs xpass (JUnit writes a non-strict xpass as a plain pass);
+- a failure caused by ``ImportError``/``SyntaxError`` inside a test body, which is a broken source,
+  not a red;
+- the JUnit ``classname``/``name`` pytest derives from each node id, so the reader maps JUnit
+  testcases back to node ids exactly;
+- the session's own duration (the fork-server benchmark subtracts it to get the overhead).
+
+The file is written at session finish; a run killed before that has no side-file, and the reader
+treats that as "no counts" (the run is a TIMEOUT or CRASH anyway).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import time
+from typing import Any
+
+import pytest
+
+#: Exceptions that mean the code under test could not even be imported: an ERROR, never a red.
+_BROKEN_SOURCE = (ImportError, SyntaxError)
+
+
+def pytest_addoption(parser: pytest.Parser) -> None:
+    parser.addoption("--seamgate-counts", default=None, help="seamgate: write per-case counts (JSON) here")
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    path = config.getoption("--seamgate-counts")
+    if path:
+        config.pluginmanager.register(_Counter(path), "seamgate-counter")
+
+
+def junit_key(nodeid: str) -> tuple[str, str]:
+    """The (classname, name) pytest's junitxml writes for ``nodeid``."""
+    try:
+        from _pytest.junitxml import mangle_test_address
+    except ImportError:  # pragma: no cover - pytest moved it; the fallback mirrors pytest 8/9
+        mangle_test_address = _mangle
+    names = mangle_test_address(nodeid)
+    return ".".join(names[:-1]), names[-1]
+
+
+def _mangle(address: str) -> list[str]:
+    path, bracket, params = address.partition("[")
+    names = path.split("::")
+    names[0] = names[0].replace("/", ".").removesuffix(".py")
+    names[-1] += bracket + params
+    return names
+
+
+class _Counter:
+    """Collects per-case facts during one session and writes them at its end."""
+
+    def __init__(self, path: str) -> None:
+        self.path = path
+        self.cases: dict[str, dict[str, Any]] = {}
+        self.collect_errors: list[dict[str, str]] = []
+        self.started = time.perf_counter()
+
+    def case(self, nodeid: str) -> dict[str, Any]:
+        if nodeid not in self.cases:
+            classname, name = junit_key(nodeid)
+            self.cases[nodeid] = {
+                "classname": classname, "name": name, "kind": None, "message": "",
+                "assertions_passed": 0, "assertions_failed": 0, "exception": "",
+            }
+        return self.cases[nodeid]
+
+    def pytest_sessionstart(self) -> None:
+        self.started = time.perf_counter()
+
+    def pytest_assertion_pass(self, item: pytest.Item) -> None:
+        self.case(item.nodeid)["assertions_passed"] += 1
+
+    @pytest.hookimpl(wrapper=True)
+    def pytest_runtest_makereport(self, item: pytest.Item, call: pytest.CallInfo[None]):
+        report = yield
+        if call.excinfo is not None and call.when == "call":
+            entry = self.case(item.nodeid)
+            entry["exception"] = call.excinfo.typename
+            if call.excinfo.errisinstance(AssertionError):
+                entry["assertions_failed"] += 1
+            if call.excinfo.errisinstance(_BROKEN_SOURCE):
+                entry["broken_source"] = True
+        return report
+
+    def pytest_runtest_logreport(self, report: pytest.TestReport) -> None:
+        entry = self.case(report.nodeid)
+        kind, message = _classify(report, entry)
+        if kind is not None and _outranks(kind, entry["kind"]):
+            entry["kind"], entry["message"] = kind, message
+
+    def pytest_collectreport(self, report: pytest.CollectReport) -> None:
+        if report.failed:
+            classname, name = junit_key(report.nodeid or ".")
+            self.collect_errors.append({
+                "nodeid": report.nodeid, "classname": classname, "name": name,
+                "message": str(report.longrepr)[-2000:],
+            })
+
+    def pytest_sessionfinish(self, session: pytest.Session, exitstatus: int) -> None:
+        payload = {
+            "session_seconds": time.perf_counter() - self.started,
+            "exitstatus": int(exitstatus),
+            "cases": self.cases,
+            "collect_errors": self.collect_errors,
+        }
+        tmp = f"{self.path}.tmp"
+        with open(tmp, "w", encoding="utf-8") as fh:
+            json.dump(payload, fh)
+        os.replace(tmp, self.path)
+
+
+#: Later phases may only overwrite an outcome with a worse one (a teardown error beats a pass).
+_RANK = {None: 0, "passed": 1, "skipped": 2, "owed": 2, "xfailed": 2, "xpassed": 2, "failed": 3, "error": 4}
+
+
+def _outranks(new: str, old: str | None) -> bool:
+    return _RANK[new] >= _RANK[old]
+
+
+def _classify(report: pytest.TestReport, entry: dict[str, Any]) -> tuple[str | None, str]:
+    """The case kind one phase's report implies, or ``None`` when the phase says nothing new."""
+    message = _message(report)
+    if report.when != "call":
+        if report.failed:
+            return "error", f"failed on {report.when}: {message}"
+        if report.skipped:
+            return ("owed" if message.startswith("OWED:") else "skipped"), message
+        return None, ""
+    if hasattr(report, "wasxfail"):
+        return ("xfailed", report.wasxfail) if report.skipped else ("xpassed", report.wasxfail)
+    if report.failed:
+        return ("error" if entry.get("broken_source") else "failed"), message
+    if report.skipped:
+        return ("owed" if message.startswith("OWED:") else "skipped"), message
+    return "passed", ""
+
+
+def _message(report: pytest.TestReport) -> str:
+    longrepr = report.longrepr
+    if isinstance(longrepr, tuple):  # a skip: (path, lineno, "Skipped: reason")
+        return str(longrepr[2]).removeprefix("Skipped: ")
+    crash = getattr(longrepr, "reprcrash", None)
+    if crash is not None:
+        return crash.message
+    return str(longrepr or "")[-500:]
