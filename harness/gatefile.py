@@ -186,7 +186,8 @@ class _GateReader:
             self.shape.add(where, context, "a red-first gate must be red against the UNMIGRATED code: give "
                                            "source {mutation: ID} or {ref: REF, overlay: [new test paths]}")
         if kind in _NEEDS_MUTATION and kind_of_source != "mutation":
-            self.shape.add(where, context, f"a {kind} gate judges what a named mutation reds: give "
+            article = "an" if kind[0] in "aeiou" else "a"
+            self.shape.add(where, context, f"{article} {kind} gate judges what a named mutation reds: give "
                                            "source {mutation: ID}")
 
     def source(self, node: Node, context: str) -> SourceState | None:
