@@ -1,0 +1,63 @@
+"""The repository lock: one ``seamgate run`` per repository at a time.
+
+``fcntl.flock`` on ``.seamgate/run.lock`` in the project (gitignored), or on a file in the temp
+folder named for the project's path when the project is read-only. The kernel drops a flock when
+its holder dies, even by SIGKILL, so a crashed run never leaves the repository locked.
+"""
+
+from __future__ import annotations
+
+import fcntl
+import hashlib
+import os
+import tempfile
+from dataclasses import dataclass
+from pathlib import Path
+from types import TracebackType
+
+
+class Locked(RuntimeError):
+    """Another seamgate run holds this repository's lock."""
+
+
+def lock_path(project_root: Path) -> Path:
+    """Where the lock lives: ``.seamgate/run.lock``, or the temp folder for a read-only project."""
+    folder = project_root / ".seamgate"
+    try:
+        folder.mkdir(exist_ok=True)
+        if os.access(folder, os.W_OK):
+            return folder / "run.lock"
+    except OSError:
+        pass
+    digest = hashlib.sha256(str(project_root.resolve()).encode()).hexdigest()[:16]
+    return Path(tempfile.gettempdir()) / f"seamgate-{digest}.lock"
+
+
+@dataclass
+class RepositoryLock:
+    """Context manager: holds the lock or raises ``Locked`` naming the holder's pid."""
+
+    project_root: Path
+    fd: int | None = None
+
+    def __enter__(self) -> RepositoryLock:
+        path = lock_path(self.project_root)
+        fd = os.open(path, os.O_RDWR | os.O_CREAT, 0o644)
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            holder = os.pread(fd, 64, 0).decode(errors="replace").strip() or "unknown"
+            os.close(fd)
+            raise Locked(f"another seamgate run (pid {holder}) holds {path}; wait for it to finish, "
+                         f"or stop it, then run again") from None
+        os.ftruncate(fd, 0)
+        os.pwrite(fd, f"{os.getpid()}\n".encode(), 0)
+        self.fd = fd
+        return self
+
+    def __exit__(self, exc_type: type[BaseException] | None, exc: BaseException | None,
+                 tb: TracebackType | None) -> None:
+        if self.fd is not None:
+            fcntl.flock(self.fd, fcntl.LOCK_UN)
+            os.close(self.fd)
+            self.fd = None

@@ -1,0 +1,90 @@
+"""The planner: gates -> checks (one per gate and arm) and the baselines they need.
+
+Choosing gates is deterministic: ``--gate ID`` keeps the named gates (an unknown id is a usage
+error naming the known ones); ``--shard K/N`` (1 <= K <= N) keeps the gates whose index in the
+id-sorted list is congruent to K-1 modulo N, so N CI jobs cover every gate exactly once whatever
+order the gate files were read in.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Iterable, Mapping, Sequence
+
+from harness.errors import CommandLineError
+from harness.model import Gate
+
+
+@dataclass(frozen=True)
+class BaselineKey:
+    """A selection on the working tree for one arm: runs once, however many gates share it."""
+
+    select: tuple[str, ...]
+    #: The gate's environment as sorted pairs (hashable).
+    env: tuple[tuple[str, str], ...]
+    arm: str
+
+    @classmethod
+    def of(cls, gate: Gate, arm: str) -> BaselineKey:
+        return cls(gate.select, tuple(sorted(gate.env.items())), arm)
+
+
+@dataclass(frozen=True)
+class Check:
+    """One gate judged on one arm."""
+
+    gate: Gate
+    arm: str
+    #: Why this arm cannot run here (the check is OWED without running); ``None`` when it can.
+    owed: str | None = None
+
+    @property
+    def baseline(self) -> BaselineKey | None:
+        """The baseline this check needs (none for a lane gate without a selection)."""
+        return BaselineKey.of(self.gate, self.arm) if self.gate.select else None
+
+
+@dataclass(frozen=True)
+class Plan:
+    """What one invocation will do, in order: baselines first, then checks."""
+
+    checks: tuple[Check, ...]
+    baselines: tuple[BaselineKey, ...]
+
+    @property
+    def gates(self) -> tuple[str, ...]:
+        return tuple(dict.fromkeys(c.gate.id for c in self.checks))
+
+
+def select_gates(gates: Sequence[Gate], ids: Iterable[str] = ()) -> list[Gate]:
+    """The gates named by ``--gate`` (all when none), in file order."""
+    wanted = list(dict.fromkeys(ids))
+    if not wanted:
+        return list(gates)
+    known = {g.id for g in gates}
+    unknown = [i for i in wanted if i not in known]
+    if unknown:
+        raise CommandLineError(f"--gate {', '.join(unknown)}: no such gate (known: {', '.join(sorted(known)) or 'none'})")
+    return [g for g in gates if g.id in wanted]
+
+
+def shard_gates(gates: Sequence[Gate], shard: tuple[int, int] | None) -> list[Gate]:
+    """The K-th of N shards of ``gates`` (1-based K), split by index in id order."""
+    if shard is None:
+        return list(gates)
+    k, n = shard
+    if not 1 <= k <= n:
+        raise CommandLineError(f"--shard {k}/{n}: need 1 <= K <= N")
+    ordered = sorted(gates, key=lambda g: g.id)
+    mine = {g.id for i, g in enumerate(ordered) if i % n == k - 1}
+    return [g for g in gates if g.id in mine]
+
+
+def make_plan(gates: Sequence[Gate], *, ids: Iterable[str] = (), shard: tuple[int, int] | None = None,
+              unavailable: Mapping[str, str] | None = None) -> Plan:
+    """Gates -> checks; an arm named in ``unavailable`` (arm -> reason) is planned as OWED."""
+    unavailable = unavailable or {}
+    chosen = shard_gates(select_gates(gates, ids), shard)
+    checks = tuple(Check(g, arm, unavailable.get(arm)) for g in chosen for arm in g.arms)
+    baselines = tuple(dict.fromkeys(c.baseline for c in checks if c.owed is None and c.baseline))
+    return Plan(checks=checks, baselines=baselines)

@@ -1,0 +1,351 @@
+"""The runner: ``seamgate run``'s backend. Plan, run baselines, run checks, judge, report, exit.
+
+Order of events, for gates G (mutation m1, arm cpu-emulated) and R (red-first against origin/main):
+
+1. take the repository lock (``LOCKED`` if another run holds it);
+2. probe the platform in a child (the runner never imports torch) and plan: an arm this machine
+   cannot run is OWED without running;
+3. materialize the working tree into a temp folder and run each distinct baseline (selection,
+   environment, arm) there; a red baseline stops everything: ``BASELINE_RED``, naming the cases;
+4. materialize each source state once (m1's mutated copy, origin/main's tree with R's overlay),
+   run every check through the fork server, ``--jobs`` at a time, each with a time limit derived
+   from its baseline, and judge it;
+5. write ``--json``/``--junit`` atomically, print the table, map the report to one exit code.
+
+The user's tree is never written (runs happen in copies; bytecode writing is off). The temp folder
+is removed in ``finally`` and on SIGINT/SIGTERM, which also kill every child and report what
+finished (``INTERRUPTED``). A SIGKILL'd runner cannot clean up; its temp folder is swept by the
+next run (folder names carry the pid), its children die with the fork server.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import re
+import shutil
+import signal
+import sys
+import tempfile
+import threading
+from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
+from dataclasses import dataclass, replace
+from pathlib import Path
+from typing import Any, Callable, Sequence
+
+from harness.evaluate import error_outcome, exit_code_for, judge_red, owed_outcome, red_of_baseline, run_timeout
+from harness.executor import Call, Executor, Run
+from harness.exit_codes import ExitCode
+from harness.forkserver import launcher as start_launcher
+from harness.lane import judge_lane
+from harness.lock import Locked, RepositoryLock
+from harness.model import Gate, SourceState
+from harness.planner import BaselineKey, Check, Plan, make_plan
+from harness.platforms import Platform
+from harness.redfirst import judge_red_first, materialize_ref
+from reports.outcome import ArmOutcome, Report, RunOutcome, Verdict
+
+#: ``(project_root, dest, state) -> dest``: writes a source state's tree into the empty ``dest``.
+Materializer = Callable[[Path, Path, SourceState], Path]
+_WORKDIR_PREFIX = "seamgate-run-"
+#: Seconds a baseline may take (there is nothing to derive its limit from).
+BASELINE_TIMEOUT = 600.0
+
+
+@dataclass(frozen=True)
+class RunOptions:
+    """How to run the planned gates (the CLI's ``run`` options)."""
+
+    jobs: int = 1
+    gate_ids: tuple[str, ...] = ()
+    #: ``(K, N)``, 1 <= K <= N.
+    shard: tuple[int, int] | None = None
+    json: Path | None = None
+    junit: Path | None = None
+    fail_on_owed: bool = False
+    #: Use the fork server where fork works (False: a fresh interpreter per run).
+    prefer_fork: bool = True
+    #: Show the progress bar (``None``: only when stderr is a TTY).
+    progress: bool | None = None
+
+
+class Interrupted(Exception):
+    """SIGINT or SIGTERM arrived; carries the signal number."""
+
+    def __init__(self, signum: int) -> None:
+        super().__init__(signal.Signals(signum).name)
+        self.signum = signum
+
+
+# --------------------------------------------------------------------------------------------
+# CLI backend
+# --------------------------------------------------------------------------------------------
+
+def run_command(args: argparse.Namespace) -> ExitCode:
+    """``seamgate run``: load the gates named on ``args`` and run them; returns the exit code."""
+    from harness.cli import load_project_catalog
+    from harness.config import load_config
+    from harness.gatefile import load_gate_files
+
+    project = Path(args.project).resolve()
+    config = getattr(args, "config", None) or load_config(project)
+    catalog = load_project_catalog(project, config)
+    gates = load_gate_files([Path(p) for p in args.gate_files], project_root=project, catalog=catalog)
+    options = RunOptions(
+        jobs=max(1, int(getattr(args, "jobs", 1) or 1)), gate_ids=tuple(getattr(args, "gate", None) or ()),
+        shard=getattr(args, "shard", None), json=_path(getattr(args, "json", None)),
+        junit=_path(getattr(args, "junit", None)), fail_on_owed=bool(getattr(args, "fail_on_owed", False)),
+    )
+    return run_gates(gates, project=project, options=options, materializer=catalog_materializer(catalog))[1]
+
+
+def _path(value: str | Path | None) -> Path | None:
+    return Path(value) if value else None
+
+
+def catalog_materializer(catalog: Any) -> Materializer:
+    """The real materializer: ``mutations.offtree`` for the tree and mutations, git for refs."""
+    def materialize(project: Path, dest: Path, state: SourceState) -> Path:
+        from mutations.offtree import materialize as offtree
+
+        if state.kind == "ref":
+            return materialize_ref(project, state.ref or "", state.overlay, dest)
+        mutation = catalog.get(state.mutation) if state.kind == "mutation" else None
+        return offtree(project, dest, mutation)
+    return materialize
+
+
+def run_gates(gates: Sequence[Gate], *, project: Path, options: RunOptions,
+              materializer: Materializer, stdout: Any = None, launcher: Any = None) -> tuple[Report, ExitCode]:
+    """Run ``gates`` under the repository lock; print and write the reports; return them and the code."""
+    from rich.console import Console
+
+    from reports.terminal import print_report
+
+    console = Console(file=stdout or sys.stdout)
+    try:
+        with RepositoryLock(project):
+            report = Session(project, options, materializer, launcher).run(gates)
+    except Locked as exc:
+        console.print(f"seamgate: {exc}", markup=False)
+        return Report(), ExitCode.LOCKED
+    code = exit_code_for(report, fail_on_owed=options.fail_on_owed)
+    _write_outputs(report, options, code)
+    print_report(report, console, code.name)
+    return report, code
+
+
+def _write_outputs(report: Report, options: RunOptions, code: ExitCode) -> None:
+    from reports.json_out import write_json
+    from reports.junit_out import write_junit
+
+    if options.json:
+        write_json(options.json, report, int(code))
+    if options.junit:
+        write_junit(options.junit, report)
+
+
+# --------------------------------------------------------------------------------------------
+# One invocation
+# --------------------------------------------------------------------------------------------
+
+class Session:
+    """One invocation's state: the temp folder, the launcher, the materialized source states."""
+
+    def __init__(self, project: Path, options: RunOptions, materializer: Materializer,
+                 launcher: Any = None) -> None:
+        self.project, self.options, self.materializer = project.resolve(), options, materializer
+        #: A launcher the caller owns (tests share one fork server); ``None``: start our own.
+        self.shared_launcher = launcher
+        self.trees: dict[SourceState, Path | Exception] = {}
+        self.tree_locks: dict[SourceState, threading.Lock] = {}
+        self.guard = threading.Lock()
+        self.stopping = threading.Event()
+        self.workdir: Path | None = None
+        self.executor: Executor | None = None
+        self.finished: list[ArmOutcome] = []
+
+    def run(self, gates: Sequence[Gate]) -> Report:
+        sweep_stale_workdirs()
+        self.workdir = Path(tempfile.mkdtemp(prefix=f"{_WORKDIR_PREFIX}{os.getpid()}-"))
+        previous = _install_signal_handlers()
+        launcher = None
+        plan: Plan | None = None
+        try:
+            launcher = self.shared_launcher or start_launcher(self.options.prefer_fork,
+                                                              log=self.workdir / "forkserver.log")
+            self.executor = Executor(launcher, self.workdir)
+            platform = self.probe(gates)
+            plan = make_plan(gates, ids=self.options.gate_ids, shard=self.options.shard,
+                             unavailable=platform.unavailable_arms(_all_arms(gates)))
+            return self.run_plan(plan, platform)
+        except Interrupted:
+            self.stopping.set()
+            if launcher is not None:
+                launcher.kill_all()
+            done = {(o.gate, o.arm) for o in self.finished}
+            left = tuple(c.gate.id for c in (plan.checks if plan else ()) if (c.gate.id, c.arm) not in done)
+            return Report(outcomes=tuple(self.finished), interrupted=True, unfinished=tuple(dict.fromkeys(left)))
+        finally:
+            self.stopping.set()
+            if launcher is not None and launcher is not self.shared_launcher:
+                launcher.close()
+            elif launcher is not None:
+                launcher.kill_all()
+            _restore_signal_handlers(previous)
+            shutil.rmtree(self.workdir, ignore_errors=True)
+
+    def probe(self, gates: Sequence[Gate]) -> Platform:
+        """Ask a child what this machine offers (only GPU arms need torch's answer)."""
+        outcome = self.executor.call(Call("platform probe", "harness.platforms:probe", timeout=120.0))
+        if outcome.end != "completed" or not isinstance(outcome.result, dict):
+            return Platform(probe_error=outcome.detail or outcome.end)
+        return Platform(facts=outcome.result)
+
+    def run_plan(self, plan: Plan, platform: Platform) -> Report:
+        baselines = self.run_baselines(plan.baselines)
+        red = tuple(run for run in baselines.values() if red_of_baseline(run) or run.end != "completed")
+        if red:
+            return Report(baseline_red=red, unfinished=plan.gates)
+        outcomes = self.parallel([lambda c=c: self.judge(c, baselines, platform) for c in plan.checks],
+                                 "gates", on_done=self.finished.append)
+        return Report(outcomes=tuple(outcomes))
+
+    def run_baselines(self, keys: Sequence[BaselineKey]) -> dict[BaselineKey, RunOutcome]:
+        tree = self.tree(SourceState())
+        if isinstance(tree, Exception):
+            raise RuntimeError(f"cannot copy the working tree: {tree}") from tree
+        thunks = [lambda k=k: self.execute(Run(f"baseline {k.arm} {' '.join(k.select)}", tree, k.select, k.arm,
+                                               dict(k.env), BASELINE_TIMEOUT)) for k in keys]
+        return dict(zip(keys, self.parallel(thunks, "baselines")))
+
+    def parallel(self, thunks: list[Callable[[], Any]], what: str,
+                 on_done: Callable[[Any], None] | None = None) -> list[Any]:
+        """Run thunks ``--jobs`` at a time, results in order; a signal interrupts the wait."""
+        from reports.terminal import progress
+
+        enabled = self.options.progress if self.options.progress is not None else sys.stderr.isatty()
+        results: list[Any] = [None] * len(thunks)
+        pool = ThreadPoolExecutor(max_workers=self.options.jobs, thread_name_prefix="seamgate-run")
+        try:
+            with progress(len(thunks), enabled=enabled) as bar:
+                task = bar.add_task(what, total=len(thunks))
+                futures: dict[Future[Any], int] = {pool.submit(t): i for i, t in enumerate(thunks)}
+                pending = set(futures)
+                while pending:
+                    done, pending = wait(pending, timeout=0.2, return_when=FIRST_COMPLETED)
+                    for future in done:
+                        results[futures[future]] = future.result()
+                        if on_done is not None:
+                            on_done(results[futures[future]])
+                        bar.advance(task)
+        except BaseException:
+            # Stop feeding runs, kill the ones in flight, and let the workers drain before the
+            # caller removes the temp folder under them.
+            self.stopping.set()
+            self.executor.launcher.kill_all()
+            pool.shutdown(wait=True, cancel_futures=True)
+            raise
+        pool.shutdown(wait=True)
+        return results
+
+    def execute(self, run: Run) -> RunOutcome:
+        if self.stopping.is_set():
+            raise Interrupted(signal.SIGTERM)
+        return self.executor.execute(run)
+
+    def tree(self, state: SourceState) -> Path | Exception:
+        """The materialized tree of ``state`` (once per invocation), or why it could not be made."""
+        with self.guard:
+            lock = self.tree_locks.setdefault(state, threading.Lock())
+        with lock:
+            if state not in self.trees:
+                dest = self.workdir / "trees" / _slug(state.label())
+                try:
+                    self.trees[state] = self.materializer(self.project, dest, state)
+                except Exception as exc:  # noqa: BLE001 - rot, bad ref: an ERROR of the gates using it
+                    self.trees[state] = exc
+            return self.trees[state]
+
+    def judge(self, check: Check, baselines: dict[BaselineKey, RunOutcome], platform: Platform) -> ArmOutcome:
+        gate, arm = check.gate, check.arm
+        if check.owed is not None:
+            return owed_outcome(gate, arm, check.owed)
+        baseline = baselines.get(check.baseline) if check.baseline else None
+        timeout = run_timeout(gate.timeout, baseline.wall if baseline else None)
+        tree = self.tree(gate.source)
+        if isinstance(tree, Exception):
+            return error_outcome(gate, arm, _tree_error(gate.source, tree))
+        outcome = self.judge_on(check, tree, baseline, timeout)
+        if outcome.verdict is Verdict.PASS:
+            outcome = replace(outcome, provenance=platform.provenance(arm, self.project))
+        return outcome
+
+    def judge_on(self, check: Check, tree: Path, baseline: RunOutcome | None, timeout: float) -> ArmOutcome:
+        gate, arm = check.gate, check.arm
+        if gate.kind == "lane-identity":
+            return judge_lane(gate, arm, self.executor, tree, timeout)
+        if gate.source.kind == "tree" and baseline is not None:
+            run = baseline
+        else:
+            run = self.execute(Run(f"{gate.source.label()} {arm}", tree, gate.select, arm, dict(gate.env), timeout))
+        if gate.kind == "red-first":
+            return judge_red_first(gate, arm, run, baseline)
+        return judge_red(gate, arm, run, what=gate.source.label())
+
+
+def _tree_error(state: SourceState, exc: Exception) -> str:
+    from mutations.errors import MutationRotError
+
+    if isinstance(exc, MutationRotError):
+        return f"mutation {state.mutation} no longer applies: {exc}; update its anchor in the catalog"
+    return f"cannot materialize {state.label()}: {exc}"
+
+
+def _slug(text: str) -> str:
+    return re.sub(r"[^A-Za-z0-9_.-]+", "-", text)[:80]
+
+
+def _all_arms(gates: Sequence[Gate]) -> tuple[str, ...]:
+    return tuple(dict.fromkeys(arm for g in gates for arm in g.arms))
+
+
+# --------------------------------------------------------------------------------------------
+# Signals and leftovers
+# --------------------------------------------------------------------------------------------
+
+def _raise_interrupted(signum: int, _frame: Any) -> None:
+    raise Interrupted(signum)
+
+
+def _install_signal_handlers() -> dict[int, Any]:
+    if threading.current_thread() is not threading.main_thread():
+        return {}
+    return {sig: signal.signal(sig, _raise_interrupted) for sig in (signal.SIGINT, signal.SIGTERM)}
+
+
+def _restore_signal_handlers(previous: dict[int, Any]) -> None:
+    for sig, handler in previous.items():
+        signal.signal(sig, handler)
+
+
+def sweep_stale_workdirs(root: Path | None = None) -> list[Path]:
+    """Remove temp folders of earlier runs whose process is gone (a SIGKILL leaves them behind)."""
+    root = root or Path(tempfile.gettempdir())
+    removed = []
+    for folder in root.glob(f"{_WORKDIR_PREFIX}*-*"):
+        match = re.match(rf"{_WORKDIR_PREFIX}(\d+)-", folder.name)
+        if match and not _alive(int(match.group(1))):
+            shutil.rmtree(folder, ignore_errors=True)
+            removed.append(folder)
+    return removed
+
+
+def _alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    return True
