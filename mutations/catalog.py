@@ -166,7 +166,7 @@ def _operation(
         return None
     anchor = shape.string(node.value[first], context, f"{op}.{first}")
     text = shape.string(node.value[second], context, f"{op}.{second}")
-    if anchor is not None and anchor == text:
+    if op == "replace" and anchor is not None and anchor == text:
         shape.add(node, context, f"{op}.{first} and {op}.{second} are equal, so the mutation changes nothing")
         return None
     return None if anchor is None or text is None else (anchor, text, None, None)
