@@ -47,7 +47,7 @@ class DraftDriver:
 
     name = "draft"
 
-    def __init__(self, backend: Backend, cfg: DriverConfig = DriverConfig()) -> None:
+    def __init__(self, backend: Backend, cfg: DriverConfig = DriverConfig(), *, graph: bool | None = None) -> None:
         self.backend, self.cfg = backend, cfg
         self.queue = backend.default_queue()
         self.weights = TinyWeights.seeded(cfg, backend.to_device)
@@ -55,8 +55,9 @@ class DraftDriver:
         width = 1 + cfg.draft_k
         self.tokens = persistent_input(backend, (cfg.slots, width))  # [B, 1+k]
         self.positions = persistent_input(backend, (cfg.slots, width))  # [B, 1+k]
-        self.step_fn = GraphedStep(backend, self._forward, admitted=capture_lane_admitted(backend),
-                                   mode=CaptureMode.FULL, inputs=(self.tokens, self.positions))
+        admitted = capture_lane_admitted(backend) if graph is None else graph
+        self.step_fn = GraphedStep(backend, self._forward, admitted=admitted, mode=CaptureMode.FULL,
+                                   inputs=(self.tokens, self.positions))
 
     def _forward(self) -> torch.Tensor:
         return decode_forward(self.weights, self.cache, self.tokens.device, self.positions.device)  # [B, 1+k, V]

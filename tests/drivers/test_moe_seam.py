@@ -1,0 +1,65 @@
+"""Which machinery the MoE driver runs: one FULL segment, and token ids re-read from the DEVICE each step.
+
+Red first against ``unmigrate-moe`` (SEAM_ARMS=cpu-emulated): RED_COUNTS.
+Green after (this tree): GREEN_COUNTS.
+Under ``moe-no-device-refresh``: MUTANT_COUNTS.
+"""
+
+from __future__ import annotations
+
+from drivers import moe
+from drivers.config import DriverConfig
+from drivers.scenarios import run_scenario
+from drivers.tiny_model import EagerReference, moe_ffn
+from drivers.token_mirror import TokenMirror
+from seam import Backend, get_graph_break_stats, get_step_input_stats
+
+from .machinery import machinery_ops
+from .probe import cudagraph_off, rollback_all
+
+STEPS = 4
+
+
+def _moe_greedy(cfg: DriverConfig, first: list[int], steps: int) -> list[list[int]]:
+    ref, rows = EagerReference(cfg), [first]
+    ffn = lambda layer, h: moe_ffn(layer, h, cfg.top_k)  # noqa: E731
+    for pos in range(steps - 1):
+        rows.append(ref([[t] for t in rows[-1]], [[pos]] * len(first), ffn)[:, -1].argmax(-1).tolist())
+    return rows
+
+
+def test_the_first_step_captures_one_full_segment_through_a_scope_and_every_step_replays_it(backend: Backend) -> None:
+    run_scenario("moe", backend, steps=STEPS)
+    stats = get_graph_break_stats()
+    assert (stats.segments_captured, stats.breaks, stats.replays, stats.inert_scopes) == (1, 0, STEPS, 0)
+    assert machinery_ops(backend) == ["launch", "synchronize", "begin_capture", "end_capture"] + ["replay"] * STEPS
+
+
+def test_every_step_re_reads_its_token_ids_from_the_device_and_only_positions_from_the_host(backend: Backend) -> None:
+    run_scenario("moe", backend, steps=STEPS)
+    assert get_step_input_stats() == type(get_step_input_stats())(binds=2, host_refreshes=STEPS, device_refreshes=STEPS)
+
+
+def test_graph_replays_decode_the_ids_the_runner_wrote_on_the_device_each_step(backend: Backend) -> None:
+    cfg = DriverConfig()
+    mirror = TokenMirror(backend, cfg.slots, depth=1)
+    first = [5, 9]
+    mirror.seed(first)
+    driver = moe.MoeDriver(backend, cfg)
+    fed = []
+    for position in range(STEPS + 2):
+        fed.append(mirror.current().tolist())
+        mirror.publish(driver.step(mirror.current(), position))
+    assert get_graph_break_stats().segments_captured == 1
+    assert fed == _moe_greedy(cfg, first, STEPS + 2), "a replay decoded stale token ids"
+    assert get_step_input_stats().device_refreshes == STEPS + 2
+
+
+def test_seam_cudagraph_0_keeps_moe_on_the_eager_lane_one_forward_per_step(backend: Backend) -> None:
+    got = cudagraph_off(backend.name)["moe"]
+    assert got == {"lane": "eager", "begin_captures": 0, "segments_captured": 0, "inert_scopes": 0, "launches": 3}
+
+
+def test_seam_moe_graph_0_rolls_moe_back_to_the_eager_lane(backend: Backend) -> None:
+    got = rollback_all(backend.name)["moe"]
+    assert got == {"lane": "eager", "begin_captures": 0, "segments_captured": 0, "inert_scopes": 0, "launches": 3}
