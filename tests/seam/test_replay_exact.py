@@ -6,7 +6,7 @@ import torch
 
 from seam import Backend, CaptureMode, capture_one, get_graph_break_stats
 
-from .conftest import TinyModel
+from seam.testing import TinyModel
 
 
 def test_a_small_models_replay_equals_its_eager_forward_over_four_replays_with_changing_inputs(backend: Backend) -> None:
