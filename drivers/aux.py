@@ -71,16 +71,16 @@ class AuxDriver:
         """Logits [B, V] of one decode step."""
         self.tokens.refresh_from_host(self.queue, list(tokens))
         self.positions.refresh_from_host(self.queue, [position] * self.cfg.slots)
-        return self.step_fn.run().clone()
+        return self.step_fn.run()
 
     @property
     def lane(self) -> str:
         return self.step_fn.lane
 
 
-def reference_logits(cfg: DriverConfig, tokens: Sequence[Sequence[int]]) -> list[torch.Tensor]:
+def reference_logits(cfg: DriverConfig, tokens: Sequence[Sequence[int]], device: str = "cpu") -> list[torch.Tensor]:
     """The eager reference: no queues, the shared expert computed inline."""
-    ref = EagerReference(cfg)
+    ref = EagerReference(cfg, device)
 
     def ffn(layer: LayerWeights, h: torch.Tensor) -> torch.Tensor:
         return shared_expert_ffn(layer, h, cfg.top_k, dense_ffn(layer, h))

@@ -51,22 +51,22 @@ class DenseDriver:
             if tokens is None:
                 raise ValueError("dense step without a token mirror needs host tokens")
             self.tokens.refresh_from_host(self.queue, list(tokens))
-        return self.step_fn.run().clone()
+        return self.step_fn.run()
 
     @property
     def lane(self) -> str:
         return self.step_fn.lane
 
 
-def reference_logits(cfg: DriverConfig, tokens: Sequence[Sequence[int]]) -> list[torch.Tensor]:
+def reference_logits(cfg: DriverConfig, tokens: Sequence[Sequence[int]], device: str = "cpu") -> list[torch.Tensor]:
     """The eager reference: one decode step per row of ``tokens`` ([steps][B]), logits [B, V] each."""
-    ref = EagerReference(cfg)
+    ref = EagerReference(cfg, device)
     return [ref([[t] for t in row], [[pos]] * len(row))[:, -1] for pos, row in enumerate(tokens)]
 
 
-def reference_greedy(cfg: DriverConfig, first: Sequence[int], steps: int) -> list[list[int]]:
+def reference_greedy(cfg: DriverConfig, first: Sequence[int], steps: int, device: str = "cpu") -> list[list[int]]:
     """Greedy decode with the reference: the token row fed at each step ([steps][B])."""
-    ref, rows = EagerReference(cfg), [list(first)]
+    ref, rows = EagerReference(cfg, device), [list(first)]
     for pos in range(steps - 1):
         rows.append(ref([[t] for t in rows[-1]], [[pos]] * len(first))[:, -1].argmax(-1).tolist())
     return rows

@@ -67,7 +67,7 @@ class DraftDriver:
         tokens, positions = draft_rows(self.cfg, last, position)
         self.tokens.refresh_from_host(self.queue, [t for row in tokens for t in row])
         self.positions.refresh_from_host(self.queue, [p for row in positions for p in row])
-        return self.step_fn.run().clone()
+        return self.step_fn.run()
 
     @property
     def lane(self) -> str:
@@ -85,9 +85,9 @@ def propose_schedule(cfg: DriverConfig, propose: Proposer, proposes: int) -> lis
     return outputs
 
 
-def reference_proposals(cfg: DriverConfig, proposes: int) -> list[torch.Tensor]:
+def reference_proposals(cfg: DriverConfig, proposes: int, device: str = "cpu") -> list[torch.Tensor]:
     """The eager reference of ``propose_schedule``."""
-    ref = EagerReference(cfg)
+    ref = EagerReference(cfg, device)
     return propose_schedule(cfg, lambda last, pos: ref(*draft_rows(cfg, last, pos)), proposes)
 
 

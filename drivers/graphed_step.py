@@ -68,10 +68,13 @@ class GraphedStep:
         self._output: torch.Tensor | None = None
 
     def run(self) -> torch.Tensor:
-        """One step's output (a static buffer on the capture lane: copy it before the next step)."""
+        """One step's output, copied ON THE QUEUE (on CUDA a read on another stream would race the replay)."""
+        with self.backend.use_queue(self.queue):
+            return self._run_on_queue().clone()
+
+    def _run_on_queue(self) -> torch.Tensor:
         if self.lane == "eager":
-            with self.backend.use_queue(self.queue):
-                return self.backend.launch(self.forward)
+            return self.backend.launch(self.forward)
         if self.graph is None:
             captured = capture_one(self._launch, backend=self.backend, graph=self._new_graph,
                                    warmups=self._warmups, queue=self.queue)

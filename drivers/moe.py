@@ -45,14 +45,14 @@ class MoeDriver:
         """Logits [B, V]; ``device_ids`` [B] is the runner's device buffer of this step's ids."""
         self.positions.refresh_from_host(self.queue, [position] * self.cfg.slots)
         self.token_ids.refresh(self.queue, device_ids)
-        return self.step_fn.run().clone()
+        return self.step_fn.run()
 
     @property
     def lane(self) -> str:
         return self.step_fn.lane
 
 
-def reference_logits(cfg: DriverConfig, tokens: Sequence[Sequence[int]]) -> list[torch.Tensor]:
+def reference_logits(cfg: DriverConfig, tokens: Sequence[Sequence[int]], device: str = "cpu") -> list[torch.Tensor]:
     """The eager reference: one MoE decode step per row of ``tokens`` ([steps][B]), logits [B, V] each."""
-    ref, ffn = EagerReference(cfg), partial(moe_ffn, top_k=cfg.top_k)
+    ref, ffn = EagerReference(cfg, device), partial(moe_ffn, top_k=cfg.top_k)
     return [ref([[t] for t in row], [[pos]] * len(row), ffn)[:, -1] for pos, row in enumerate(tokens)]

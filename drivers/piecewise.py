@@ -87,18 +87,18 @@ class PiecewiseDriver:
         """Logits [B, V] of one decode step."""
         self.tokens.refresh_from_host(self.queue, list(tokens))
         self.positions.refresh_from_host(self.queue, [position] * self.cfg.slots)
-        return self.step_fn.run().clone()
+        return self.step_fn.run()
 
     @property
     def lane(self) -> str:
         return self.step_fn.lane
 
 
-def reference_logits(cfg: DriverConfig, tokens: Sequence[Sequence[int]]) -> list[torch.Tensor]:
+def reference_logits(cfg: DriverConfig, tokens: Sequence[Sequence[int]], device: str = "cpu") -> list[torch.Tensor]:
     """The eager reference: the routing inline, no bridge buffer."""
-    ref, rare = EagerReference(cfg), RarePath.seeded(cfg)
+    ref, rare = EagerReference(cfg, device), RarePath.seeded(cfg, lambda t: t.to(device))
     out = []
     for pos, row in enumerate(tokens):
-        ids = torch.tensor([[t] for t in row], dtype=torch.int64)  # [B, 1]
+        ids = torch.tensor([[t] for t in row], dtype=torch.int64, device=device)  # [B, 1]
         out.append(two_segment_forward(ref.weights, ref.cache, ids, torch.full_like(ids, pos), rare.apply))
     return out

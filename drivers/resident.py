@@ -46,7 +46,7 @@ class ResidentDriver:
         """Logits [B, V]: slot ``b`` reads ``tokens[b]`` at ``positions[b]``."""
         self.slot_tokens.refresh_from_host(self.queue, list(tokens))
         self.slot_positions.refresh_from_host(self.queue, list(positions))
-        return self.step_fn.run().clone()
+        return self.step_fn.run()
 
     def reset_slot(self, slot: int) -> None:
         """Recycle one slot's cache rows in place (the resident buffer keeps its address)."""
@@ -59,7 +59,8 @@ class ResidentDriver:
         return self.step_fn.lane
 
 
-def reference_logits(cfg: DriverConfig, tokens: Sequence[Sequence[int]], positions: Sequence[Sequence[int]]) -> list[torch.Tensor]:
+def reference_logits(cfg: DriverConfig, tokens: Sequence[Sequence[int]], positions: Sequence[Sequence[int]],
+                     device: str = "cpu") -> list[torch.Tensor]:
     """The eager reference over ``[steps][B]`` token and position rows; logits [B, V] each."""
-    ref = EagerReference(cfg)
+    ref = EagerReference(cfg, device)
     return [ref([[t] for t in trow], [[p] for p in prow]).squeeze(1) for trow, prow in zip(tokens, positions)]

@@ -38,31 +38,43 @@ def position_rows(cfg: DriverConfig, steps: int) -> list[list[int]]:
     return [[step + 2 * slot for slot in range(cfg.slots)] for step in range(steps)]
 
 
+def device_of(backend: Backend) -> str:
+    """The torch device a backend's buffers live on (the eager reference runs there too)."""
+    return "cuda" if backend.name == "cuda" else "cpu"
+
+
 def run_scenario(name: str, backend: Backend, *, steps: int, cfg: DriverConfig = DriverConfig(),
                  module: ModuleType | None = None, graph: bool | None = None) -> tuple[Any, list[torch.Tensor]]:
-    """Build driver ``name`` on ``backend`` and run ``steps`` steps; returns (driver, outputs)."""
+    """Build driver ``name`` on ``backend``, run ``steps`` steps; returns (driver, outputs on the host).
+
+    Everything, the host read-back included, is issued on the backend's default queue: on CUDA a
+    read issued on another stream would race the queue's work.
+    """
     default_module, class_name = DRIVERS[name]
-    driver = getattr(module or default_module, class_name)(backend, cfg, graph=graph)
-    rows = token_rows(cfg, steps)
-    run: dict[str, Callable[[], list[torch.Tensor]]] = {
-        "dense": lambda: [driver.step(row, pos) for pos, row in enumerate(rows)],
-        "moe": lambda: [driver.step(backend.to_device(torch.tensor(row)), pos) for pos, row in enumerate(rows)],
-        "draft": lambda: draft.propose_schedule(cfg, driver.propose, steps),
-        "resident": lambda: [driver.step(t, p) for t, p in zip(rows, position_rows(cfg, steps))],
-        "aux": lambda: [driver.step(row, pos) for pos, row in enumerate(rows)],
-        "piecewise": lambda: [driver.step(row, pos) for pos, row in enumerate(rows)],
-    }
-    return driver, run[name]()
+    with backend.use_queue(backend.default_queue()):
+        driver = getattr(module or default_module, class_name)(backend, cfg, graph=graph)
+        rows = token_rows(cfg, steps)
+        run: dict[str, Callable[[], list[torch.Tensor]]] = {
+            "dense": lambda: [driver.step(row, pos) for pos, row in enumerate(rows)],
+            "moe": lambda: [driver.step(backend.to_device(torch.tensor(row)), pos) for pos, row in enumerate(rows)],
+            "draft": lambda: draft.propose_schedule(cfg, driver.propose, steps),
+            "resident": lambda: [driver.step(t, p) for t, p in zip(rows, position_rows(cfg, steps))],
+            "aux": lambda: [driver.step(row, pos) for pos, row in enumerate(rows)],
+            "piecewise": lambda: [driver.step(row, pos) for pos, row in enumerate(rows)],
+        }
+        return driver, [out.to("cpu") for out in run[name]()]
 
 
-def reference_scenario(name: str, *, steps: int, cfg: DriverConfig = DriverConfig()) -> list[torch.Tensor]:
-    """The eager reference outputs of ``run_scenario(name, ...)``."""
+def reference_scenario(name: str, *, steps: int, cfg: DriverConfig = DriverConfig(), device: str = "cpu") -> list[torch.Tensor]:
+    """The eager reference outputs of ``run_scenario(name, ...)``, computed on ``device``, returned on the host."""
     rows = token_rows(cfg, steps)
     if name == "draft":
-        return draft.reference_proposals(cfg, steps)
-    if name == "resident":
-        return resident.reference_logits(cfg, rows, position_rows(cfg, steps))
-    return DRIVERS[name][0].reference_logits(cfg, rows)
+        out = draft.reference_proposals(cfg, steps, device)
+    elif name == "resident":
+        out = resident.reference_logits(cfg, rows, position_rows(cfg, steps), device)
+    else:
+        out = DRIVERS[name][0].reference_logits(cfg, rows, device)
+    return [t.to("cpu") for t in out]
 
 
 def differing_values(outputs: list[torch.Tensor], expected: list[torch.Tensor]) -> tuple[int, int]:
@@ -71,7 +83,7 @@ def differing_values(outputs: list[torch.Tensor], expected: list[torch.Tensor]) 
         raise ValueError(f"{len(outputs)} outputs against {len(expected)} expected")
     total = differ = 0
     for got, want in zip(outputs, expected):
-        got = got.detach().to("cpu")
+        got, want = got.detach().to("cpu"), want.detach().to("cpu")
         if got.shape != want.shape:
             raise ValueError(f"output shape {tuple(got.shape)} differs from the reference's {tuple(want.shape)}")
         total += want.numel()

@@ -146,13 +146,13 @@ def decode_forward(
 class EagerReference:
     """The eager reference every driver is compared with: plain tensors, no backend, no capture."""
 
-    def __init__(self, cfg: DriverConfig) -> None:
-        self.cfg = cfg
-        self.weights = TinyWeights.seeded(cfg)
-        self.cache = KVCache.allocate(cfg)
+    def __init__(self, cfg: DriverConfig, device: str = "cpu") -> None:
+        self.cfg, self.device = cfg, device
+        self.weights = TinyWeights.seeded(cfg, lambda t: t.to(device))
+        self.cache = KVCache.allocate(cfg, lambda shape, dtype: torch.zeros(shape, dtype=dtype, device=device))
 
     def __call__(self, tokens: list[list[int]], positions: list[list[int]], ffn: FeedForward = dense_ffn) -> torch.Tensor:
         """Logits [B, T, V] of ``tokens`` at ``positions`` (both ``[B][T]`` nested lists)."""
-        ids = torch.tensor(tokens, dtype=torch.int64)  # [B, T]
-        pos = torch.tensor(positions, dtype=torch.int64)  # [B, T]
+        ids = torch.tensor(tokens, dtype=torch.int64, device=self.device)  # [B, T]
+        pos = torch.tensor(positions, dtype=torch.int64, device=self.device)  # [B, T]
         return decode_forward(self.weights, self.cache, ids, pos, ffn)

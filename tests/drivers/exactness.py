@@ -6,7 +6,7 @@ whether the driver is migrated or not (that is the point the seam tests exist to
 
 from __future__ import annotations
 
-from drivers.scenarios import differing_values, reference_scenario, run_scenario
+from drivers.scenarios import device_of, differing_values, reference_scenario, run_scenario
 from seam import Backend
 
 #: Steps (or proposes) each exactness check runs: enough for several replays with changing inputs.
@@ -16,5 +16,5 @@ EXACT_STEPS = 6
 def assert_matches_reference(name: str, backend: Backend, graph: bool | None) -> None:
     """``name`` on ``backend`` reproduces its eager reference over ``EXACT_STEPS`` steps, 0 values differing."""
     _, outputs = run_scenario(name, backend, steps=EXACT_STEPS, graph=graph)
-    total, differ = differing_values(outputs, reference_scenario(name, steps=EXACT_STEPS))
+    total, differ = differing_values(outputs, reference_scenario(name, steps=EXACT_STEPS, device=device_of(backend)))
     assert total > 0 and differ == 0, f"{name}: {differ} of {total} values differ from the eager reference"

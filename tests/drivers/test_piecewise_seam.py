@@ -39,7 +39,7 @@ def test_the_routing_cannot_be_captured_inline_which_is_why_it_is_a_break(backen
     if not backend.can_capture:
         pytest.skip("needs a capture-capable backend")
     driver = piecewise.PiecewiseDriver(backend, DriverConfig())
-    with pytest.raises(CaptureSyncError):
+    with pytest.raises(CaptureSyncError), backend.use_queue(driver.queue):
         with GraphCaptureScope(backend, driver.queue, BreakableGraph(backend, CaptureMode.FULL)):
             driver._forward()
 

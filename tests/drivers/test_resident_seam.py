@@ -10,7 +10,7 @@ import torch
 
 from drivers import resident
 from drivers.config import DriverConfig
-from drivers.scenarios import run_scenario
+from drivers.scenarios import device_of, run_scenario
 from drivers.tiny_model import EagerReference
 from seam import Backend, CaptureMode, get_graph_break_stats, get_step_input_stats
 
@@ -33,24 +33,27 @@ def test_per_slot_tokens_and_positions_go_through_pinned_persistent_step_inputs(
 
 
 def test_the_captured_graph_is_one_full_segment(backend: Backend) -> None:
-    driver = resident.ResidentDriver(backend, DriverConfig())
-    driver.step([1, 2], [0, 3])
+    with backend.use_queue(backend.default_queue()):
+        driver = resident.ResidentDriver(backend, DriverConfig())
+        driver.step([1, 2], [0, 3])
     graph = driver.step_fn.graph
     assert graph is not None and graph.mode is CaptureMode.FULL and len(graph.segments) == 1 and graph.breaks == []
 
 
 def test_recycling_a_slot_in_place_replays_the_same_graph_without_a_recapture(backend: Backend) -> None:
     cfg = DriverConfig()
-    driver, ref = resident.ResidentDriver(backend, cfg), EagerReference(cfg)
-    for step in range(3):
-        driver.step([3, 4], [step, step])
-        ref([[3], [4]], [[step], [step]])
-    driver.reset_slot(1)
-    ref.cache.k[:, 1].zero_()
-    ref.cache.v[:, 1].zero_()
-    got = driver.step([3, 9], [3, 0])
+    ref = EagerReference(cfg, device_of(backend))
+    with backend.use_queue(backend.default_queue()):
+        driver = resident.ResidentDriver(backend, cfg)
+        for step in range(3):
+            driver.step([3, 4], [step, step])
+            ref([[3], [4]], [[step], [step]])
+        driver.reset_slot(1)
+        ref.cache.k[:, 1].zero_()
+        ref.cache.v[:, 1].zero_()
+        got = driver.step([3, 9], [3, 0]).to("cpu")
     assert get_graph_break_stats().segments_captured == 1, "a recycled slot must not force a recapture"
-    assert torch.equal(got, ref([[3], [9]], [[3], [0]]).squeeze(1))
+    assert torch.equal(got, ref([[3], [9]], [[3], [0]]).squeeze(1).to("cpu"))
 
 
 def test_seam_cudagraph_0_keeps_resident_on_the_eager_lane_one_forward_per_step(backend: Backend) -> None:
