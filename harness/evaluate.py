@@ -15,6 +15,8 @@ The rules, after the seeds:
 
 from __future__ import annotations
 
+import dataclasses
+
 from typing import Iterable
 
 from harness.exit_codes import ExitCode
@@ -133,14 +135,24 @@ def judge_red(gate: Gate, arm: str, run: RunOutcome, *, what: str, green_hint: s
     bad = trouble(run, what)
     if bad is not None:
         return base.with_verdict(*bad)
-    problems = red_set_problems(gate.expect, run, green_hint=green_hint)
-    problems += count_problems(gate.expect.counts, gate.expect, run)
+    expect = expect_for_arm(gate.expect, arm)
+    problems = red_set_problems(expect, run, green_hint=green_hint)
+    problems += count_problems(expect.counts, expect, run)
     if problems:
         return base.with_verdict(Verdict.FAIL, f"{what}: " + "; ".join(problems))
     owed = run.owed
     if owed:
         return base.with_verdict(Verdict.OWED, f"{len(owed)} case(s) not measured: {_one_line(owed[0].message)}")
-    return base.with_verdict(Verdict.PASS, f"{what}: {describe_pass(gate.expect, run)}")
+    return base.with_verdict(Verdict.PASS, f"{what}: {describe_pass(expect, run)}")
+
+
+def expect_for_arm(expect: Expectation, arm: str) -> Expectation:
+    """Node ids may name the arm's parametrization as ``{arm}``: ``test_x[{arm}]`` -> ``test_x[cuda]``."""
+    nodeids = expect.red.nodeids
+    if not nodeids or not any("{arm}" in n for n in nodeids):
+        return expect
+    red = dataclasses.replace(expect.red, nodeids=tuple(n.replace("{arm}", arm) for n in nodeids))
+    return dataclasses.replace(expect, red=red)
 
 
 def describe_pass(expect: Expectation, run: RunOutcome) -> str:

@@ -100,3 +100,11 @@ def test_one_function_maps_a_report_to_its_exit_code():
     assert exit_code_for(outcomes(Verdict.FAIL, Verdict.ERROR)) is ExitCode.GATE_FAILED
     assert exit_code_for(Report(baseline_red=(run(),))) is ExitCode.BASELINE_RED
     assert exit_code_for(Report(outcomes=outcomes(Verdict.FAIL).outcomes, interrupted=True)) is ExitCode.INTERRUPTED
+
+
+def test_an_expected_node_id_names_the_arms_parametrization_with_an_arm_placeholder():
+    P = "tests/x.py::test_p[{arm}]"
+    observed = run(case("tests/x.py::test_p[cpu-emulated]", "failed", 1), case(B))
+    assert judge(observed, red=RedSet(nodeids=(P,))).verdict is Verdict.PASS
+    other_arm = judge_red(gate("g", mutation="m", red=RedSet(nodeids=(P,))), "cuda", observed, what="mutation m")
+    assert other_arm.verdict is Verdict.FAIL and "tests/x.py::test_p[cuda]" in other_arm.message
