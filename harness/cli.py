@@ -9,14 +9,18 @@ from __future__ import annotations
 
 import argparse
 import importlib
+import os
 import re
 import sys
+import tempfile
 import traceback
 from pathlib import Path
 from typing import Callable, Sequence
 
 from harness.config import Config, find_project, load_config
-from harness.errors import CommandLineError, exit_code_for
+from harness.errors import (
+    CommandLineError, EnvironmentProblem, SeamgateUsageError, environment_message, exit_code_for,
+)
 from harness.exit_codes import ExitCode
 from harness.gatefile import load_gate_files
 from mutations.catalog import catalog_files, load_catalog
@@ -46,7 +50,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     except Exception as exc:  # noqa: BLE001 - the one place that turns errors into exit codes
         code = exit_code_for(exc)
         if code is not None:
-            print(f"seamgate: error: {exc}", file=sys.stderr)
+            text = exc if isinstance(exc, SeamgateUsageError) or code != ExitCode.ENVIRONMENT else environment_message(exc)
+            print(f"seamgate: error: {text}", file=sys.stderr)
             return code
         traceback.print_exc()
         print("seamgate: this is a bug in seamgate; please report it with the traceback above",
@@ -251,6 +256,8 @@ def _known(catalog: Catalog, mutation_id: str):  # -> Mutation
 def cmd_run(args: argparse.Namespace) -> ExitCode:
     """Resolve the project, config and gate paths onto ``args``, then hand over to ``harness.runner``."""
     root, config = project_of(args)
+    for option, path in (("--json", args.json), ("--junit", args.junit)):
+        _check_writable(option, path)
     args.project = root
     args.config = config
     args.gate_files = _gate_paths(args, root, config)
@@ -260,6 +267,27 @@ def cmd_run(args: argparse.Namespace) -> ExitCode:
     if run_command is None:
         return ExitCode.INTERNAL
     return ExitCode(run_command(args))
+
+
+def _check_writable(option: str, path: Path | None) -> None:
+    """Refuse an output location we could not write BEFORE running anything (runs take minutes)."""
+    if path is None:
+        return
+    target = path if path.is_absolute() else Path.cwd() / path
+    if target.is_dir():
+        raise CommandLineError(f"{option} {path}: {target} is a folder; name a file, e.g. {option} {path}/report")
+    folder = target.parent
+    while not folder.exists() and folder != folder.parent:
+        folder = folder.parent  # the report writer creates missing folders
+    if os.access(folder, os.W_OK | os.X_OK):
+        return
+    try:
+        read_only = bool(os.statvfs(folder).f_flag & os.ST_RDONLY)
+    except OSError:
+        read_only = False
+    why = "Read-only file system" if read_only else "permission denied"
+    raise EnvironmentProblem(f"{option} {path}: cannot write {target}: {folder} is not writable ({why}); "
+                             f"choose a writable location, e.g. {option} {Path(tempfile.gettempdir()) / target.name}")
 
 
 def _runner() -> Callable[[argparse.Namespace], int] | None:

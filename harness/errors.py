@@ -8,6 +8,8 @@ mutation engine live in ``mutations.errors`` (``mutations`` may not import ``har
 
 from __future__ import annotations
 
+import errno
+import tempfile
 from typing import Sequence
 
 from harness.exit_codes import ExitCode
@@ -41,10 +43,47 @@ class CommandLineError(SeamgateUsageError):
     """An option value argparse accepted but seamgate does not (``--shard 3/2``, unknown gate id)."""
 
 
+class EnvironmentProblem(SeamgateUsageError):
+    """The environment refused us (an output location we cannot write, a full disk): not a bug."""
+
+    exit_code = ExitCode.ENVIRONMENT
+
+
+#: ``errno`` values that mean the machine refused a write, whatever seamgate was doing, and the fix.
+_REFUSALS = {
+    errno.ENOSPC: "the disk is full: free space there, or point TMPDIR at a folder with room",
+    errno.EDQUOT: "the disk quota is used up: free space there, or point TMPDIR at a folder with room",
+    errno.EROFS: "that file system is read-only: point TMPDIR (or the output option) at a writable folder",
+    errno.EACCES: "permission denied: point TMPDIR (or the output option) at a folder you may write",
+}
+
+
+def refusal_of(error: BaseException) -> OSError | None:
+    """The ``OSError`` behind ``error`` (itself, or its cause/context) that a full or read-only disk raised."""
+    seen: set[int] = set()
+    current: BaseException | None = error
+    while current is not None and id(current) not in seen:
+        seen.add(id(current))
+        if isinstance(current, OSError) and current.errno in _REFUSALS:
+            return current
+        current = current.__cause__ or current.__context__
+    return None
+
+
+def environment_message(error: BaseException) -> str:
+    """``error``'s text plus what the machine refused and how to fix it (``refusal_of`` must hold)."""
+    refusal = refusal_of(error)
+    fix = _REFUSALS[refusal.errno] if refusal is not None else "check the environment"
+    return (f"{error}; {fix} (the temporary folder is {tempfile.gettempdir()}); "
+            "nothing in your project was written")
+
+
 def exit_code_for(error: BaseException) -> ExitCode | None:
     """The exit code for an error the user can act on, or ``None`` for a bug in seamgate."""
     if isinstance(error, SeamgateUsageError):
         return error.exit_code
+    if refusal_of(error) is not None:
+        return ExitCode.ENVIRONMENT
     if isinstance(error, (MutationCatalogError, MutationTargetError)):
         return ExitCode.USAGE_ERROR
     if isinstance(error, MutationRotError):
