@@ -61,6 +61,34 @@ def make_backend(arm: str) -> "Backend":
     raise ValueError(f"no backend for arm {arm!r}")
 
 
+def pytest_configure(config: pytest.Config) -> None:
+    config.addinivalue_line(
+        "markers", "arm(name): the test exercises one platform arm only (deselected when SEAM_ARMS excludes it, OWED when the hardware is missing)"
+    )
+
+
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    """Deselect ``@pytest.mark.arm(X)`` tests whose arm is not selected; skip as OWED where X cannot run."""
+    arms = selected_arms()
+    keep, drop = [], []
+    for item in items:
+        marker = item.get_closest_marker("arm")
+        if marker is None:
+            keep.append(item)
+            continue
+        arm = marker.args[0]
+        if arm not in arms:
+            drop.append(item)
+            continue
+        reason = arm_unavailable_reason(arm)
+        if reason is not None:
+            item.add_marker(pytest.mark.skip(reason=f"OWED: {reason}"))
+        keep.append(item)
+    if drop:
+        config.hook.pytest_deselected(items=drop)
+        items[:] = keep
+
+
 def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
     if "backend" in metafunc.fixturenames:
         metafunc.parametrize("backend", selected_arms(), indirect=True)

@@ -148,10 +148,9 @@ RAW_CUDA = """
 """
 
 
+@pytest.mark.arm("cuda")
 @pytest.mark.parametrize("case,needle", [("unjoined", "unjoined"), ("item", "capturing"), ("pageable", "")])
 def test_raw_cuda_refuses_what_the_emulator_refuses(case: str, needle: str) -> None:
-    if not torch.cuda.is_available():
-        pytest.skip("OWED: raw CUDA refusals need an NVIDIA GPU (torch.cuda.is_available() is False)")
     proc = run_child(RAW_CUDA.format(case=case))
     assert proc.returncode == 0, proc.stderr
     raised = json.loads(proc.stdout.strip().splitlines()[-1])["raised"]
