@@ -6,7 +6,9 @@ Order of events, for gates G (mutation m1, arm cpu-emulated) and R (red-first ag
 2. probe the platform in a child (the runner never imports torch) and plan: an arm this machine
    cannot run is OWED without running;
 3. materialize the working tree into a temp folder and run each distinct baseline (selection,
-   environment, arm) there; a red baseline stops everything: ``BASELINE_RED``, naming the cases;
+   environment, arm) there, TWICE: a case whose verdict differs between the two runs is FLAKY,
+   printed as such and never counted as red in any gate; a baseline red in both runs stops
+   everything: ``BASELINE_RED``, naming the cases;
 4. materialize each source state once (m1's mutated copy, origin/main's tree with R's overlay),
    run every check through the fork server, ``--jobs`` at a time, each with a time limit derived
    from its baseline, and judge it;
@@ -40,7 +42,7 @@ from harness.forkserver import launcher as start_launcher
 from harness.lane import judge_lane
 from harness.lock import Locked, RepositoryLock
 from harness.model import Gate, SourceState
-from harness.planner import BaselineKey, Check, Plan, make_plan
+from harness.planner import BaselineKey, Check, Plan, make_plan, select_gates
 from harness.platforms import Platform
 from harness.redfirst import judge_red_first, materialize_ref
 from reports.outcome import ArmOutcome, Report, RunOutcome, Verdict
@@ -91,6 +93,7 @@ def run_command(args: argparse.Namespace) -> ExitCode:
     config = getattr(args, "config", None) or load_config(project)
     catalog = load_project_catalog(project, config)
     gates = load_gate_files([Path(p) for p in args.gate_files], project_root=project, catalog=catalog)
+    select_gates(gates, getattr(args, "gate", None) or ())  # an unknown --gate fails now, not after ~5 s
     options = RunOptions(
         jobs=max(1, int(getattr(args, "jobs", 1) or 1)), gate_ids=tuple(getattr(args, "gate", None) or ()),
         shard=getattr(args, "shard", None), json=_path(getattr(args, "json", None)),
@@ -125,12 +128,15 @@ def run_gates(gates: Sequence[Gate], *, project: Path, options: RunOptions,
     console = Console(file=stdout or sys.stdout)
     try:
         with RepositoryLock(project):
-            report = Session(project, options, materializer, launcher).run(gates)
+            session = Session(project, options, materializer, launcher)
+            report = session.run(gates)
     except Locked as exc:
-        console.print(f"seamgate: {exc}", markup=False)
+        console.print(f"seamgate: {exc}", markup=False, soft_wrap=True)
         return Report(), ExitCode.LOCKED
     code = exit_code_for(report, fail_on_owed=options.fail_on_owed)
     _write_outputs(report, options, code)
+    for line in session.flaky_lines():
+        console.print(line, markup=False, soft_wrap=True)
     print_report(report, console, code.name)
     return report, code
 
@@ -164,6 +170,8 @@ class Session:
         self.workdir: Path | None = None
         self.executor: Executor | None = None
         self.finished: list[ArmOutcome] = []
+        #: Baseline cases whose verdict changed between the two baseline runs: nodeid -> (kind, kind).
+        self.flaky: dict[str, tuple[str, str]] = {}
 
     def run(self, gates: Sequence[Gate]) -> Report:
         sweep_stale_workdirs()
@@ -212,12 +220,33 @@ class Session:
         return Report(outcomes=tuple(outcomes))
 
     def run_baselines(self, keys: Sequence[BaselineKey]) -> dict[BaselineKey, RunOutcome]:
+        """Each baseline runs TWICE: a case whose verdict differs between the two is flaky.
+
+        A flaky case is never counted as red (``self.flaky``; ``without_flaky``), and a baseline
+        is red only for cases red in both runs.
+        """
         tree = self.tree(SourceState())
         if isinstance(tree, Exception):
             raise RuntimeError(f"cannot copy the working tree: {tree}") from tree
-        thunks = [lambda k=k: self.execute(Run(f"baseline {k.arm} {' '.join(k.select)}", tree, k.select, k.arm,
-                                               dict(k.env), BASELINE_TIMEOUT)) for k in keys]
-        return dict(zip(keys, self.parallel(thunks, "baselines")))
+        thunks = [lambda k=k, n=n: self.execute(Run(f"baseline{n} {k.arm} {' '.join(k.select)}", tree, k.select,
+                                                    k.arm, dict(k.env), BASELINE_TIMEOUT))
+                  for k in keys for n in ("", " (again)")]
+        runs = self.parallel(thunks, "baselines")
+        for first, second in zip(runs[::2], runs[1::2]):
+            self.flaky.update(_flaky_cases(first, second))
+        # A second run that did not finish makes the baseline red as surely as the first.
+        chosen = [first if second.end == "completed" else second for first, second in zip(runs[::2], runs[1::2])]
+        return {k: self.without_flaky(r) for k, r in zip(keys, chosen)}
+
+    def without_flaky(self, run: RunOutcome) -> RunOutcome:
+        """``run`` minus the flaky cases (they are neither red nor green)."""
+        if not self.flaky or not any(c.nodeid in self.flaky for c in run.cases):
+            return run
+        return replace(run, cases=tuple(c for c in run.cases if c.nodeid not in self.flaky))
+
+    def flaky_lines(self) -> list[str]:
+        return [f"FLAKY baseline case {nodeid}: {a}, then {b} in two baseline runs; not counted as red in any "
+                f"gate (fix the test, or leave it out of the gates' select)" for nodeid, (a, b) in sorted(self.flaky.items())]
 
     def parallel(self, thunks: list[Callable[[], Any]], what: str,
                  on_done: Callable[[Any], None] | None = None) -> list[Any]:
@@ -289,9 +318,27 @@ class Session:
             run = baseline
         else:
             run = self.execute(Run(f"{gate.source.label()} {arm}", tree, gate.select, arm, dict(gate.env), timeout))
+        named_flaky = sorted(set(gate.expect.red.nodeids or ()) & set(self.flaky))
+        if named_flaky:
+            return error_outcome(gate, arm, f"expected red case {', '.join(named_flaky)} is flaky in the baseline; "
+                                            "it cannot be judged (fix the test, or expect another case)")
+        dropped = sorted(c.nodeid for c in run.cases if c.nodeid in self.flaky)
+        run = self.without_flaky(run)
         if gate.kind == "red-first":
-            return judge_red_first(gate, arm, run, baseline)
-        return judge_red(gate, arm, run, what=gate.source.label())
+            outcome = judge_red_first(gate, arm, run, baseline)
+        else:
+            outcome = judge_red(gate, arm, run, what=gate.source.label())
+        if dropped:
+            outcome = replace(outcome, message=f"{outcome.message}; flaky, not counted: {', '.join(dropped)}")
+        return outcome
+
+
+def _flaky_cases(first: RunOutcome, second: RunOutcome) -> dict[str, tuple[str, str]]:
+    """Cases red (failed/error) in one baseline run and not in the other: nodeid -> (kind, kind)."""
+    kinds = {c.nodeid: c.kind for c in second.cases}
+    red = ("failed", "error")
+    return {c.nodeid: (c.kind, kinds[c.nodeid]) for c in first.cases
+            if c.nodeid in kinds and (c.kind in red) != (kinds[c.nodeid] in red)}
 
 
 def _tree_error(state: SourceState, exc: Exception) -> str:
