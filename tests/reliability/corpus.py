@@ -75,6 +75,18 @@ class Observed:
         return "Traceback (most recent call last)" in self.output
 
 
+def describe_code(code: int) -> str:
+    """``2 (USAGE_ERROR)``; a negative status is the signal that killed the process."""
+    if code < 0:
+        import signal
+
+        return f"{code} (killed by {signal.Signals(-code).name})"
+    try:
+        return f"{code} ({ExitCode(code).name})"
+    except ValueError:
+        return f"{code} (not an ExitCode)"
+
+
 def first_line(*texts: str) -> str:
     for text in texts:
         for line in text.splitlines():
@@ -83,11 +95,11 @@ def first_line(*texts: str) -> str:
     return ""
 
 
-def problems_of(case_code: ExitCode, case_message: str, seen: Observed, *, user_mistake: bool = True) -> list[str]:
+def problems_of(case_code: int, case_message: str, seen: Observed, *, user_mistake: bool = True) -> list[str]:
     """Every way ``seen`` falls short of the expectation (empty: the case behaves)."""
     problems = []
     if seen.code != case_code:
-        problems.append(f"exit {seen.code}, expected {int(case_code)} ({case_code.name})")
+        problems.append(f"exit {seen.code}, expected {describe_code(case_code)}")
     if not re.search(case_message, seen.first_line):
         problems.append(f"first line {seen.first_line!r} does not match {case_message!r}")
     if user_mistake and seen.traceback:

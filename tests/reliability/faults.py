@@ -1,0 +1,509 @@
+"""The slow half of the corpus: tests that misbehave, red or flaky baselines, signals, locks, a
+read-only checkout and a full temporary disk.
+
+Each ``FaultCase`` is data (what was tried, the exit code, a regex for its message line); the
+scenarios below produce the ``Observed`` rows for several cases at once, because every
+``seamgate run`` starts a fork server that imports torch (~5 s on the 2-core CI machine):
+
+- ``misbehaving_tests``: ONE run of one project whose gates each name a mutation that makes a test
+  loop forever, ``os._exit``, segfault, fork a lingering child, print megabytes, read stdin, or
+  whose mutation rots or does not compile; each gate's verdict is a row;
+- ``baseline_red``, ``flaky_baseline``, ``read_only_checkout``, ``full_temp_disk``: one run each,
+  in this process through ``harness.cli.main`` with one fork server shared between them;
+- ``signals``: three real ``seamgate`` console-script processes at once, stopped mid-run by SIGINT,
+  SIGTERM and SIGKILL; a fourth started while the first holds the lock.
+
+Every scenario snapshots the project tree before and after (``project.tree_snapshot``).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import re
+import os
+import shutil
+import signal
+import subprocess
+import sys
+import tempfile
+import time
+from dataclasses import dataclass, replace
+from pathlib import Path
+from typing import Callable, Iterator
+
+from harness.exit_codes import ExitCode
+from tests.reliability.corpus import Observed, first_line, problems_of, run_cli
+from tests.reliability.project import tree_changes, tree_snapshot, write_project
+
+#: The console script of this checkout's virtual environment.
+SEAMGATE = Path(sys.executable).with_name("seamgate")
+#: Seconds a signal scenario may wait for its run to reach the slow test.
+_REACH = 90.0
+
+
+@dataclass(frozen=True)
+class FaultCase:
+    """One fault and the behaviour it must get."""
+
+    name: str
+    input: str
+    #: The exit status of the ``seamgate`` process the fault happened in (an ``ExitCode``, or
+    #: minus a signal number for a process that was killed and could not exit at all).
+    code: int
+    #: A regex the case's message line must match.
+    message: str
+    #: Which scenario produces its row.
+    scenario: str
+
+
+# --------------------------------------------------------------------------------------------
+# Fixture: a project whose tests misbehave under named mutations
+# --------------------------------------------------------------------------------------------
+
+#: Each fault mutation sets ``calc.ops.FAULT``; ``tests/test_fault.py`` then misbehaves that way.
+FAULT_TEST = '''\
+import os, sys, time
+from calc import ops
+
+
+def test_fault():
+    fault = getattr(ops, "FAULT", None)
+    if fault == "loop":
+        while True:
+            time.sleep(0.05)
+    if fault == "exit":
+        os._exit(0)
+    if fault == "segv":
+        import ctypes
+        ctypes.string_at(0)
+    if fault == "fork":
+        pid = os.fork()
+        if pid == 0:
+            with open(os.path.join(os.environ["CALC_FAULT_DIR"], "forked.pid"), "w") as fh:
+                fh.write(str(os.getpid()))
+            time.sleep(60)
+            os._exit(0)
+    if fault == "spew":
+        for _ in range(16):
+            os.write(1, b"x" * (1 << 19))
+            print("y" * (1 << 19))
+    if fault == "stdin":
+        data = os.read(0, 16)
+        assert data == b"", data
+        sys.stdin.read()
+    if fault == "slow":
+        with open(os.path.join(os.environ["CALC_FAULT_DIR"], "slow.pid"), "w") as fh:
+            fh.write(str(os.getpid()))
+        time.sleep(120)
+    assert fault is None, f"fault {fault} ran"
+'''
+
+#: Gates of the one misbehaving-tests run: (gate id = mutation id, timeout).
+_FAULT_GATES = (("loop", 3), ("exit", None), ("segv", None), ("fork", None), ("spew", None), ("stdin", None),
+                ("rot", None), ("nocompile", None))
+
+
+def _fault_catalog(extra: str = "") -> str:
+    entries = "".join(
+        f"  - id: {fault}\n    title: a test {fault}s\n    target: calc/ops.py\n"
+        f"    insert-before: {{anchor: \"def add(a, b):\", text: \"FAULT = '{fault}'\\n\\n\\n\"}}\n"
+        for fault in ("loop", "exit", "segv", "fork", "spew", "stdin", "slow"))
+    return ("version: 1\nmutations:\n" + entries
+            + "  - id: rot\n    title: anchor gone\n    target: calc/ops.py\n    delete: \"return a / b\"\n"
+            + "  - id: nocompile\n    title: leaves invalid Python\n    target: calc/ops.py\n"
+            + "    replace: {old: \"return a * b\", new: \"return a *\"}\n"
+            + "  - id: mul-adds\n    title: mul adds\n    target: calc/ops.py\n"
+            + "    replace: {old: \"return a * b\", new: \"return a + b\"}\n" + extra)
+
+
+def _fault_gate(gate_id: str, mutation: str, timeout: float | None = None) -> str:
+    limit = f"    timeout: {timeout}\n" if timeout else ""
+    return (f"  - id: {gate_id}\n    kind: rule\n    source: {{mutation: {mutation}}}\n    select: [tests]\n{limit}"
+            f"    expect: {{red: {{nodeids: [tests/test_fault.py::test_fault]}}}}\n")
+
+
+def fault_project(root: Path, gates: str) -> Path:
+    return write_project(root, {"tests/test_fault.py": FAULT_TEST, "mutations/catalog/calc.yaml": _fault_catalog(),
+                                "gates/g.yaml": "version: 1\ngates:\n" + gates})
+
+
+# --------------------------------------------------------------------------------------------
+# The cases
+# --------------------------------------------------------------------------------------------
+
+FAULT_CASES: tuple[FaultCase, ...] = (
+    FaultCase("test-loops-forever", "a test that never returns (gate `timeout: 3`)", ExitCode.GATE_ERROR,
+              r"^TIMEOUT: mutation loop: no exit after 3 s; its process group was killed", "misbehaving_tests"),
+    FaultCase("test-calls-os-exit", "a test that calls `os._exit(0)` mid-session", ExitCode.GATE_ERROR,
+              r"^CRASH: mutation exit: crashed \(exited 0, pytest wrote no JUnit report", "misbehaving_tests"),
+    FaultCase("test-segfaults", "a test that dereferences NULL (`ctypes.string_at(0)`)", ExitCode.GATE_ERROR,
+              r"^CRASH: mutation segv: crashed \(killed by SIGSEGV\)", "misbehaving_tests"),
+    FaultCase("test-forks", "a test that forks a child which sleeps 60 s", ExitCode.GATE_ERROR,
+              r"^PASS: mutation fork: reds exactly tests/test_fault\.py::test_fault", "misbehaving_tests"),
+    FaultCase("test-prints-megabytes", "a test that writes 16 MiB to fd 1 and prints 8 MiB", ExitCode.GATE_ERROR,
+              r"^PASS: mutation spew: reds exactly tests/test_fault\.py::test_fault", "misbehaving_tests"),
+    FaultCase("test-reads-stdin", "a test that reads fd 0 and `sys.stdin`", ExitCode.GATE_ERROR,
+              r"^PASS: mutation stdin: reds exactly tests/test_fault\.py::test_fault", "misbehaving_tests"),
+    FaultCase("run-mutation-rot", "`seamgate run` with a gate whose mutation's anchor is gone", ExitCode.GATE_ERROR,
+              r"^ERROR: mutation rot no longer applies: .*anchor not found in calc/ops\.py", "misbehaving_tests"),
+    FaultCase("run-mutation-no-compile", "`seamgate run` with a mutation that leaves invalid Python",
+              ExitCode.GATE_ERROR, r"^ERROR: mutation nocompile broke import/collection/setup: .*; an error, not a red",
+              "misbehaving_tests"),
+    FaultCase("baseline-already-red", "a project whose own test fails before any mutation", ExitCode.BASELINE_RED,
+              r"^BASELINE RED baseline cpu-emulated tests: tests/test_broken\.py::test_broken",
+              "baseline_red"),
+    FaultCase("baseline-flaky", "a test that passes and fails on alternate runs", ExitCode.OK,
+              r"^FLAKY baseline case tests/test_coin\.py::test_coin: (passed, then failed|failed, then passed) in two baseline runs; not counted as red", "flaky_baseline"),
+    FaultCase("read-only-checkout", "the project on a read-only bind mount (`mount -o remount,ro,bind`)",
+              ExitCode.OK, r"1 PASS -> exit OK", "read_only_checkout"),
+    FaultCase("read-only-output", "`--json report.json` inside that read-only checkout", ExitCode.ENVIRONMENT,
+              r"^seamgate: error: --json .*report\.json: cannot write .*Read-only file system", "read_only_checkout"),
+    FaultCase("full-temp-disk", "TMPDIR on a 64 KiB tmpfs, a project with a 256 KiB file", ExitCode.ENVIRONMENT,
+              r"^seamgate: error: .*No space left on device.*TMPDIR", "full_temp_disk"),
+    FaultCase("sigint-mid-run", "SIGINT to `seamgate run` while its 2nd gate's test sleeps", ExitCode.INTERRUPTED,
+              r"^interrupted: not finished: slow$", "signals"),
+    FaultCase("sigterm-mid-run", "SIGTERM to `seamgate run` while its 2nd gate's test sleeps", ExitCode.INTERRUPTED,
+              r"^interrupted: not finished: slow$", "signals"),
+    FaultCase("sigkill-mid-run", "SIGKILL to the `seamgate` process while its 2nd gate's test sleeps",
+              -signal.SIGKILL, r"^killed by SIGKILL mid-run", "signals"),
+    FaultCase("two-runs-at-once", "a 2nd `seamgate run` in the same project while the 1st runs", ExitCode.LOCKED,
+              r"^seamgate: another seamgate run \(pid \d+\) holds .*run\.lock; wait for it to finish", "signals"),
+)
+
+FAULTS_BY_NAME = {c.name: c for c in FAULT_CASES}
+
+
+class Unavailable(Exception):
+    """A scenario needs something this machine does not offer (the reason says what)."""
+
+
+def problems(case: FaultCase, seen: Observed) -> list[str]:
+    """Every way a fault row falls short of its case; a killed process prints nothing to judge."""
+    return problems_of(case.code, case.message, seen, user_mistake=True)
+
+
+def _observed(name: str, code: int, line: str, output: str, changes: list[str],
+              proof: list[str] | tuple[str, ...] = ()) -> Observed:
+    case = FAULTS_BY_NAME[name]
+    return Observed(name, case.input, code, line, output, tuple(changes), tuple(proof))
+
+
+def _alive(pid: int) -> bool:
+    """True while ``pid`` runs (a zombie counts as gone)."""
+    try:
+        state = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
+    except (OSError, IndexError):
+        return False
+    return state != "Z"
+
+
+def _wait_for(predicate: Callable[[], bool], seconds: float) -> bool:
+    deadline = time.monotonic() + seconds
+    while time.monotonic() < deadline:
+        if predicate():
+            return True
+        time.sleep(0.05)
+    return predicate()
+
+
+def _pid_in(path: Path) -> int | None:
+    try:
+        text = path.read_text().strip()
+    except OSError:
+        return None
+    return int(text) if text.isdigit() else None
+
+
+@contextlib.contextmanager
+def _environ(**values: str) -> Iterator[None]:
+    saved = {k: os.environ.get(k) for k in values}
+    os.environ.update(values)
+    try:
+        yield
+    finally:
+        for key, value in saved.items():
+            if value is None:
+                os.environ.pop(key, None)
+            else:
+                os.environ[key] = value
+
+
+# --------------------------------------------------------------------------------------------
+# In-process runs share one fork server
+# --------------------------------------------------------------------------------------------
+
+class _Borrowed:
+    """A shared fork server lent to one run: the run's ``close()`` only kills what it started."""
+
+    def __init__(self, server: object) -> None:
+        self._server = server
+
+    def __getattr__(self, name: str) -> object:
+        return getattr(self._server, name)
+
+    def close(self) -> None:
+        self._server.kill_all()
+
+
+@contextlib.contextmanager
+def shared_fork_server() -> Iterator[None]:
+    """Runs started by ``harness.cli.main`` in this process use one fork server (saves ~5 s each)."""
+    import harness.runner as runner
+    from tests.reports.fixture_projects import shared_server
+
+    server = shared_server()
+    original = runner.start_launcher
+    runner.start_launcher = lambda prefer_fork=True, log=None: _Borrowed(server)
+    try:
+        yield
+    finally:
+        runner.start_launcher = original
+
+
+def _run_in_process(project: Path, *args: str) -> tuple[int, str, str, list[str]]:
+    before = tree_snapshot(project)
+    with shared_fork_server():
+        code, out, err = run_cli(project, tuple(args))
+    return code, out, err, tree_changes(before, tree_snapshot(project))
+
+
+# --------------------------------------------------------------------------------------------
+# Scenarios
+# --------------------------------------------------------------------------------------------
+
+def misbehaving_tests(workdir: Path) -> list[Observed]:
+    """One run, one gate per misbehaviour; each gate's verdict and message is a row."""
+    gates = "".join(_fault_gate(name, name, timeout) for name, timeout in _FAULT_GATES)
+    project = fault_project(workdir / "project", gates)
+    faults = workdir / "faults"
+    faults.mkdir()
+    report = workdir / "report.json"
+    with _environ(CALC_FAULT_DIR=str(faults)):
+        code, out, err, changes = _run_in_process(project, "run", "--json", str(report))
+    outcomes = {o["gate"]: o for o in json.loads(report.read_text())["outcomes"]} if report.exists() else {}
+    forked = _pid_in(faults / "forked.pid")
+    fork_proof = (["the test's forked child never ran"] if forked is None else
+                  [] if _wait_for(lambda: not _alive(forked), 2.0) else
+                  [f"the test's forked child (pid {forked}) outlived the run"])
+    rows = []
+    for case in (c for c in FAULT_CASES if c.scenario == "misbehaving_tests"):
+        gate = case.name and {"test-loops-forever": "loop", "test-calls-os-exit": "exit", "test-segfaults": "segv",
+                              "test-forks": "fork", "test-prints-megabytes": "spew", "test-reads-stdin": "stdin",
+                              "run-mutation-rot": "rot", "run-mutation-no-compile": "nocompile"}[case.name]
+        outcome = outcomes.get(gate)
+        line = f"{outcome['verdict']}: {outcome['message']}" if outcome else f"(gate {gate} not in the report)"
+        rows.append(_observed(case.name, code, first_line(line), out + err, changes,
+                              fork_proof if gate == "fork" else ()))
+    return rows
+
+
+def baseline_red(workdir: Path) -> list[Observed]:
+    broken = "def test_broken():\n    assert 1 + 1 == 3\n"
+    project = write_project(workdir / "project", {"tests/test_broken.py": broken})
+    code, out, err, changes = _run_in_process(project, "run")
+    return [_observed("baseline-already-red", code, first_line(out, err), out + err, changes)]
+
+
+#: Passes on even-numbered runs, fails on odd ones: each run claims the next free number.
+COIN_TEST = '''\
+import os
+
+
+def test_coin():
+    folder = os.environ["CALC_FAULT_DIR"]
+    n = 0
+    while True:
+        try:
+            os.close(os.open(os.path.join(folder, f"coin.{n}"), os.O_CREAT | os.O_EXCL))
+            break
+        except FileExistsError:
+            n += 1
+    assert n % 2 == 0, f"odd run {n}"
+'''
+
+
+def flaky_baseline(workdir: Path) -> list[Observed]:
+    project = write_project(workdir / "project", {"tests/test_coin.py": COIN_TEST})
+    faults = workdir / "faults"
+    faults.mkdir()
+    with _environ(CALC_FAULT_DIR=str(faults)):
+        code, out, err, changes = _run_in_process(project, "run")
+    runs = len(list(faults.glob("coin.*")))
+    proof = [] if runs >= 2 else [f"the coin test ran {runs} time(s) in the baselines; two runs are needed to see it flip"]
+    return [_observed("baseline-flaky", code, first_line(out, err), out + err, changes, proof)]
+
+
+def _mount(*args: str) -> bool:
+    return subprocess.run(["mount", *args], capture_output=True).returncode == 0
+
+
+def _umount(path: Path) -> None:
+    if subprocess.run(["umount", str(path)], capture_output=True).returncode != 0:
+        subprocess.run(["umount", "-l", str(path)], capture_output=True)
+
+
+def read_only_checkout(workdir: Path) -> list[Observed]:
+    """The checkout on a read-only bind mount: runs (the lock moves to the temp folder), and a
+    report asked for inside it is refused before anything runs."""
+    source = write_project(workdir / "project")
+    view = workdir / "read-only"
+    view.mkdir()
+    if not (_mount("--bind", str(source), str(view)) and _mount("-o", "remount,ro,bind", str(view))):
+        _umount(view)
+        raise Unavailable("a read-only checkout needs `mount -o remount,ro,bind` (root with CAP_SYS_ADMIN)")
+    try:
+        before = tree_snapshot(source)
+        with shared_fork_server():
+            code, out, err = run_cli(view, ("run",))
+            json_code, json_out, json_err = run_cli(view, ("run", "--json", "report.json"))
+        changes = tree_changes(before, tree_snapshot(source))
+    finally:
+        _umount(view)
+    lines = [line for line in out.splitlines() if line.strip()]
+    return [_observed("read-only-checkout", code, lines[-1] if lines else "", out + err, changes),
+            _observed("read-only-output", json_code, first_line(json_err, json_out), json_out + json_err, changes)]
+
+
+def full_temp_disk(workdir: Path) -> list[Observed]:
+    """TMPDIR on a 64 KiB tmpfs; copying a project with a 256 KiB file into it fills it up."""
+    import tempfile as tempfile_module
+
+    project = write_project(workdir / "project", {"calc/table.py": "TABLE = '" + "t" * (256 << 10) + "'\n"})
+    tiny = workdir / "tiny-tmp"
+    tiny.mkdir()
+    if not _mount("-t", "tmpfs", "-o", "size=64k", "tmpfs", str(tiny)):
+        raise Unavailable("a full temporary disk needs `mount -t tmpfs -o size=64k` (root with CAP_SYS_ADMIN)")
+    saved = tempfile_module.tempdir
+    try:
+        tempfile_module.tempdir = str(tiny)
+        with _environ(TMPDIR=str(tiny)):
+            code, out, err, changes = _run_in_process(project, "run")
+        leftovers = [p.name for p in tiny.iterdir()]
+    finally:
+        tempfile_module.tempdir = saved
+        _umount(tiny)
+    proof = [f"left in the temp folder: {', '.join(leftovers)}"] if leftovers else []
+    return [_observed("full-temp-disk", code, first_line(err, out), out + err, changes, proof)]
+
+
+_SIGNAL_GATES = (
+    "  - id: quick\n    kind: rule\n    source: {mutation: mul-adds}\n    select: [tests]\n"
+    "    expect: {red: {files: [tests/test_mul.py]}}\n" + _fault_gate("slow", "slow", 300)
+)
+
+
+@dataclass
+class _Subject:
+    """One ``seamgate run`` console-script process, in its own project and temp folder."""
+
+    name: str
+    project: Path
+    faults: Path
+    tmp: Path
+    process: subprocess.Popen[str] | None = None
+    before: dict[str, str] | None = None
+
+    @classmethod
+    def start(cls, workdir: Path, name: str) -> _Subject:
+        root = workdir / name
+        subject = cls(name, fault_project(root / "project", _SIGNAL_GATES), root / "faults", root / "tmp")
+        subject.faults.mkdir()
+        subject.tmp.mkdir()
+        subject.before = tree_snapshot(subject.project)
+        subject.process = subprocess.Popen(
+            [str(SEAMGATE), "run", "--jobs", "1"], cwd=subject.project, env=subject.env(),
+            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, start_new_session=True)
+        return subject
+
+    def env(self) -> dict[str, str]:
+        # No PYTHONPATH: with the project first on the path its own ``mutations/`` folder would
+        # shadow seamgate's ``mutations`` package (the console script finds seamgate by itself).
+        base = {k: v for k, v in os.environ.items() if k != "PYTHONPATH"}
+        return {**base, "CALC_FAULT_DIR": str(self.faults), "TMPDIR": str(self.tmp)}
+
+    def slow_child(self) -> int | None:
+        """The pid of the slow gate's test, once it sleeps (the run is then mid-run)."""
+        return _pid_in(self.faults / "slow.pid")
+
+    def workdirs(self) -> list[Path]:
+        return list(self.tmp.glob(f"seamgate-run-{self.process.pid}-*"))
+
+    def changes(self) -> list[str]:
+        return tree_changes(self.before or {}, tree_snapshot(self.project))
+
+    def kill(self) -> None:
+        if self.process is not None and self.process.poll() is None:
+            self.process.kill()
+            self.process.wait(10)
+
+
+def signals(workdir: Path) -> list[Observed]:
+    """SIGINT, SIGTERM and SIGKILL to three real runs at once; a second run against the first's lock."""
+    subjects = {name: _Subject.start(workdir, name) for name in ("sigint", "sigterm", "sigkill")}
+    try:
+        reached = _wait_for(lambda: all(s.slow_child() or s.process.poll() is not None for s in subjects.values()),
+                            _REACH)
+        gone = [s.name for s in subjects.values() if s.slow_child() is None]
+        if not reached or gone:
+            details = {s.name: (s.process.poll(), s.process.communicate(timeout=30) if s.process.poll() is not None
+                                else "still running") for s in subjects.values()}
+            raise AssertionError(f"runs never reached their slow test: {gone}: {details}")
+        rows = [_second_run(subjects["sigint"])]
+        for name, signum in (("sigint", signal.SIGINT), ("sigterm", signal.SIGTERM)):
+            rows.append(_interrupt(subjects[name], signum))
+        rows.append(_sigkill(subjects["sigkill"]))
+        return rows
+    finally:
+        for subject in subjects.values():
+            subject.kill()
+
+
+def _second_run(first: _Subject) -> Observed:
+    before = tree_snapshot(first.project)
+    done = subprocess.run([str(SEAMGATE), "run"], cwd=first.project, env=first.env(), capture_output=True,
+                          text=True, timeout=60)
+    output = done.stdout + done.stderr
+    return _observed("two-runs-at-once", done.returncode, first_line(done.stdout, done.stderr), output,
+                     tree_changes(before, tree_snapshot(first.project)))
+
+
+def _interrupt(subject: _Subject, signum: int) -> Observed:
+    name = "sigint-mid-run" if signum == signal.SIGINT else "sigterm-mid-run"
+    child = subject.slow_child()
+    subject.process.send_signal(signum)
+    out, err = subject.process.communicate(timeout=60)
+    lines = [line.strip() for line in out.splitlines() if line.strip()]
+    line = next((x for x in lines if x.startswith("interrupted")), lines[-1] if lines else "")
+    proof = []
+    if not re.search(r"quick\s+│\s+cpu-emulated\s+│\s+PASS", out):
+        proof.append("the gate that finished before the signal (quick: PASS) was not reported")
+    if child and not _wait_for(lambda: not _alive(child), 10):
+        proof.append(f"the slow test (pid {child}) outlived the interrupted run")
+    if subject.workdirs():
+        proof.append(f"the run's temp folder was left behind: {subject.workdirs()}")
+    return _observed(name, subject.process.returncode, line, out + err, subject.changes(), proof)
+
+
+def _sigkill(subject: _Subject) -> Observed:
+    from harness.runner import sweep_stale_workdirs
+
+    child = subject.slow_child()
+    subject.process.send_signal(signal.SIGKILL)  # the seamgate process only: it gets no chance to clean up
+    out, err = subject.process.communicate(timeout=30)
+    proof = []
+    if child and not _wait_for(lambda: not _alive(child), 15):
+        proof.append(f"the slow test (pid {child}) outlived the killed run")
+    left = subject.workdirs()
+    swept = sweep_stale_workdirs(subject.tmp)  # what the next `seamgate run` does first
+    if not left or any(p not in swept for p in left) or subject.workdirs():
+        proof.append(f"the killed run's temp folder {left} was not swept by the next run ({swept})")
+    line = ("killed by SIGKILL mid-run: no output; the test child died with the fork server, the temp "
+            "folder was swept by the next run" if not proof else "killed by SIGKILL mid-run")
+    return _observed("sigkill-mid-run", subject.process.returncode, line, out + err, subject.changes(), proof)
+
+
+SCENARIOS: dict[str, Callable[[Path], list[Observed]]] = {
+    "misbehaving_tests": misbehaving_tests, "baseline_red": baseline_red, "flaky_baseline": flaky_baseline,
+    "read_only_checkout": read_only_checkout, "full_temp_disk": full_temp_disk, "signals": signals,
+}
