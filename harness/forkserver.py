@@ -198,6 +198,13 @@ class _Server:
             if pid == 0:
                 return
             request_id = self.children.pop(pid, None)
+            # The run is over; whatever it left in its process group (a test's forked child that
+            # sleeps on) goes with it. The group id cannot be reused while members remain, and no
+            # child is forked between the reap and this kill (one thread), so nothing else is hit.
+            try:
+                os.killpg(pid, signal.SIGKILL)
+            except (ProcessLookupError, PermissionError):
+                pass
             if request_id is not None:
                 self.send({"event": "exited", "id": request_id, "status": os.waitstatus_to_exitcode(status)})
 
@@ -294,6 +301,10 @@ def server_main(preload: list[str]) -> None:
     os.dup2(devnull, 0)
     os.dup2(2, 1)
     _preload(preload)
+    # The warm-up session's output ("no tests ran") sits in these buffers; flush it here, or
+    # every forked child writes it into its own stdout file.
+    sys.stdout.flush()
+    sys.stderr.flush()
     gc.collect()
     gc.freeze()  # children share the preloaded heap copy-on-write; keep gc from touching it
     _Server(proto_in, proto_out).serve()
