@@ -17,10 +17,10 @@ import sys
 import tempfile
 import time
 from pathlib import Path
-from typing import Sequence
+from typing import Callable, Sequence
 
 from tests.reliability.corpus import CASES, Observed, describe_code, problems_of, run_case
-from tests.reliability.faults import FAULT_CASES, SCENARIOS, Unavailable
+from tests.reliability.faults import FAULT_CASES, SCENARIOS, SignalRun, Unavailable
 
 REPO = Path(__file__).resolve().parents[2]
 DOC = REPO / "docs" / "reliability.md"
@@ -67,21 +67,31 @@ Proofs beyond the table:
 def collect(workdir: Path) -> tuple[list[tuple[Observed, list[str]]], list[tuple[str, str, str]]]:
     """Run every case; (observed, problems) per case, and (name, input, reason) per unavailable one."""
     rows: list[tuple[Observed, list[str]]] = []
-    for index, case in enumerate(CASES):
-        seen = run_case(case, workdir / f"case-{index:02d}")
-        rows.append((seen, problems_of(case.code, case.message, seen)))
     unavailable: list[tuple[str, str, str]] = []
-    for scenario, produce in SCENARIOS.items():
-        cases = [c for c in FAULT_CASES if c.scenario == scenario]
-        try:
-            found = {row.name: row for row in produce(workdir / scenario)}
-        except Unavailable as exc:
-            unavailable += [(c.name, c.input, str(exc)) for c in cases]
-            continue
-        for case in cases:
-            seen = found[case.name]
+    signal_run = SignalRun(workdir / "signals")  # boots while the other cases run
+    try:
+        for index, case in enumerate(CASES):
+            seen = run_case(case, workdir / f"case-{index:02d}")
             rows.append((seen, problems_of(case.code, case.message, seen)))
+        for scenario, produce in SCENARIOS.items():
+            _scenario_rows(scenario, signal_run.finish if scenario == "signals" else
+                           lambda p=produce, s=scenario: p(workdir / s), rows, unavailable)
+    finally:
+        signal_run.kill()
     return rows, unavailable
+
+
+def _scenario_rows(scenario: str, produce: Callable[[], list[Observed]], rows: list[tuple[Observed, list[str]]],
+                   unavailable: list[tuple[str, str, str]]) -> None:
+    cases = [c for c in FAULT_CASES if c.scenario == scenario]
+    try:
+        found = {row.name: row for row in produce()}
+    except Unavailable as exc:
+        unavailable += [(c.name, c.input, str(exc)) for c in cases]
+        return
+    for case in cases:
+        seen = found[case.name]
+        rows.append((seen, problems_of(case.code, case.message, seen)))
 
 
 def normalise(text: str, workdir: Path) -> str:
@@ -97,7 +107,7 @@ def normalise(text: str, workdir: Path) -> str:
 
 def _cell(text: str) -> str:
     text = text.replace("|", "\\|").replace("\n", " ")
-    return text if len(text) <= 240 else text[:237] + "..."
+    return text if len(text) <= 400 else text[:397] + "..."
 
 
 def render(rows: Sequence[tuple[Observed, list[str]]], unavailable: Sequence[tuple[str, str, str]],

@@ -9,25 +9,37 @@ from pathlib import Path
 import pytest
 
 from tests.reliability.corpus import Observed
-from tests.reliability.faults import FAULT_CASES, SCENARIOS, FaultCase, Unavailable, problems
-
-_RESULTS: dict[str, list[Observed] | Unavailable] = {}
+from tests.reliability.faults import FAULT_CASES, SCENARIOS, FaultCase, SignalRun, Unavailable, problems
 
 
 @pytest.fixture(scope="module")
 def scenario_rows(tmp_path_factory: pytest.TempPathFactory):
-    """Runs each scenario once for the module (they are the slow part); rows by case name."""
+    """Runs each scenario once for the module (they are the slow part); rows by case name.
+
+    The three signal subjects start first, so their fork servers boot while the in-process
+    scenarios run; whatever is still running at the end of the module is killed.
+    """
+    results: dict[str, list[Observed] | Unavailable] = {}
+    started: list[SignalRun] = []
+
     def rows(scenario: str) -> dict[str, Observed]:
-        if scenario not in _RESULTS:
+        if not started:
+            started.append(SignalRun(tmp_path_factory.mktemp("signals")))
+        if scenario not in results:
             try:
-                _RESULTS[scenario] = SCENARIOS[scenario](tmp_path_factory.mktemp(scenario))
+                produce = started[0].finish if scenario == "signals" else lambda: SCENARIOS[scenario](
+                    tmp_path_factory.mktemp(scenario))
+                results[scenario] = produce()
             except Unavailable as exc:
-                _RESULTS[scenario] = exc
-        found = _RESULTS[scenario]
+                results[scenario] = exc
+        found = results[scenario]
         if isinstance(found, Unavailable):
             pytest.skip(f"needs: {found}")
         return {row.name: row for row in found}
-    return rows
+
+    yield rows
+    for run in started:
+        run.kill()
 
 
 @pytest.mark.slow
