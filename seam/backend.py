@@ -8,6 +8,7 @@ appended to ``trace`` so a rule can be asserted as a counter or as an ORDER of b
 
 from __future__ import annotations
 
+import collections
 import contextlib
 import itertools
 from abc import ABC, abstractmethod
@@ -21,6 +22,8 @@ from seam.errors import CaptureStateError, CaptureSyncError
 
 T = TypeVar("T")
 _ids = itertools.count(1)
+#: How many backend calls ``Backend.trace`` keeps.
+TRACE_LIMIT = 100_000
 
 
 def new_id() -> int:
@@ -97,7 +100,8 @@ class Backend(ABC):
 
     def __init__(self) -> None:
         self.stats = BackendStats()
-        self.trace: list[TraceEntry] = []
+        #: The last ``TRACE_LIMIT`` backend calls, oldest first (bounded: an engine replays forever).
+        self.trace: collections.deque[TraceEntry] = collections.deque(maxlen=TRACE_LIMIT)
         self._default = self._make_queue()
         self._current: Queue = self._default
         self._capture_queue: Queue | None = None

@@ -169,3 +169,11 @@ def test_work_after_a_join_unjoins_the_side_queue_again(emu: EmulatedBackend) ->
 
     with pytest.raises(UnjoinedForkError):
         _capture(emu, body)
+
+
+def test_the_trace_keeps_the_latest_calls_and_stays_bounded_over_many_replays(emu: EmulatedBackend) -> None:
+    x = emu.alloc((1,))
+    graph, _ = _capture(emu, lambda: x + 1)
+    for _ in range(emu.trace.maxlen + 10):
+        graph.replay()
+    assert len(emu.trace) == emu.trace.maxlen and emu.trace[-1].op == "replay"

@@ -37,7 +37,7 @@ def test_the_scope_joins_an_outstanding_fork_before_the_close(backend: Backend) 
         scope.note_fork(side)
         with backend.use_queue(side):
             x.add_(1)
-        del backend.trace[:]  # keep only what the scope does from here on
+        backend.trace.clear()  # keep only what the scope does from here on
     # One backend trace: the join (record on side, wait on origin) comes BEFORE the close.
     assert _capture_ops(backend) == ["record_event", "wait_event", "end_capture"]
     joined = backend.trace[0], backend.trace[1]
