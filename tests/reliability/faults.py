@@ -20,15 +20,14 @@ from __future__ import annotations
 
 import contextlib
 import json
-import re
 import os
-import shutil
+import re
 import signal
 import subprocess
 import sys
 import tempfile
 import time
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Callable, Iterator
 
@@ -55,6 +54,8 @@ class FaultCase:
     message: str
     #: Which scenario produces its row.
     scenario: str
+    #: For ``misbehaving_tests``: the gate (and mutation) id whose verdict is the row.
+    gate: str = ""
 
 
 # --------------------------------------------------------------------------------------------
@@ -99,9 +100,8 @@ def test_fault():
     assert fault is None, f"fault {fault} ran"
 '''
 
-#: Gates of the one misbehaving-tests run: (gate id = mutation id, timeout).
-_FAULT_GATES = (("loop", 3), ("exit", None), ("segv", None), ("fork", None), ("spew", None), ("stdin", None),
-                ("rot", None), ("nocompile", None))
+#: Seconds the looping test's gate allows before its run is killed (the case's input names it).
+LOOP_TIMEOUT = 3
 
 
 def _fault_catalog(extra: str = "") -> str:
@@ -134,23 +134,23 @@ def fault_project(root: Path, gates: str) -> Path:
 
 FAULT_CASES: tuple[FaultCase, ...] = (
     FaultCase("test-loops-forever", "a test that never returns (gate `timeout: 3`)", ExitCode.GATE_ERROR,
-              r"^TIMEOUT: mutation loop: no exit after 3 s; its process group was killed", "misbehaving_tests"),
+              r"^TIMEOUT: mutation loop: no exit after 3 s; its process group was killed", "misbehaving_tests", "loop"),
     FaultCase("test-calls-os-exit", "a test that calls `os._exit(0)` mid-session", ExitCode.GATE_ERROR,
               r"^CRASH: mutation exit: crashed \(exited 0, pytest wrote no JUnit report(?!: no tests ran)",
-              "misbehaving_tests"),
+              "misbehaving_tests", "exit"),
     FaultCase("test-segfaults", "a test that dereferences NULL (`ctypes.string_at(0)`)", ExitCode.GATE_ERROR,
-              r"^CRASH: mutation segv: crashed \(killed by SIGSEGV\)", "misbehaving_tests"),
+              r"^CRASH: mutation segv: crashed \(killed by SIGSEGV\)", "misbehaving_tests", "segv"),
     FaultCase("test-forks", "a test that forks a child which sleeps 60 s", ExitCode.GATE_ERROR,
-              r"^PASS: mutation fork: reds exactly tests/test_fault\.py::test_fault", "misbehaving_tests"),
+              r"^PASS: mutation fork: reds exactly tests/test_fault\.py::test_fault", "misbehaving_tests", "fork"),
     FaultCase("test-prints-megabytes", "a test that writes 16 MiB to fd 1 and prints 8 MiB", ExitCode.GATE_ERROR,
-              r"^PASS: mutation spew: reds exactly tests/test_fault\.py::test_fault", "misbehaving_tests"),
+              r"^PASS: mutation spew: reds exactly tests/test_fault\.py::test_fault", "misbehaving_tests", "spew"),
     FaultCase("test-reads-stdin", "a test that reads fd 0 and `sys.stdin`", ExitCode.GATE_ERROR,
-              r"^PASS: mutation stdin: reds exactly tests/test_fault\.py::test_fault", "misbehaving_tests"),
+              r"^PASS: mutation stdin: reds exactly tests/test_fault\.py::test_fault", "misbehaving_tests", "stdin"),
     FaultCase("run-mutation-rot", "`seamgate run` with a gate whose mutation's anchor is gone", ExitCode.GATE_ERROR,
-              r"^ERROR: mutation rot no longer applies: .*anchor not found in calc/ops\.py", "misbehaving_tests"),
+              r"^ERROR: mutation rot no longer applies: .*anchor not found in calc/ops\.py", "misbehaving_tests", "rot"),
     FaultCase("run-mutation-no-compile", "`seamgate run` with a mutation that leaves invalid Python",
               ExitCode.GATE_ERROR, r"^ERROR: mutation nocompile broke import/collection/setup: .*; an error, not a red",
-              "misbehaving_tests"),
+              "misbehaving_tests", "nocompile"),
     FaultCase("baseline-already-red", "a project whose own test fails before any mutation", ExitCode.BASELINE_RED,
               r"^BASELINE RED baseline cpu-emulated tests: tests/test_broken\.py::test_broken",
               "baseline_red"),
@@ -275,7 +275,8 @@ def _run_in_process(project: Path, *args: str) -> tuple[int, str, str, list[str]
 
 def misbehaving_tests(workdir: Path) -> list[Observed]:
     """One run, one gate per misbehaviour; each gate's verdict and message is a row."""
-    gates = "".join(_fault_gate(name, name, timeout) for name, timeout in _FAULT_GATES)
+    gates = "".join(_fault_gate(c.gate, c.gate, LOOP_TIMEOUT if c.gate == "loop" else None)
+                    for c in FAULT_CASES if c.gate)
     project = fault_project(workdir / "project", gates)
     faults = workdir / "faults"
     faults.mkdir()
@@ -289,9 +290,7 @@ def misbehaving_tests(workdir: Path) -> list[Observed]:
                   [f"the test's forked child (pid {forked}) outlived the run"])
     rows = []
     for case in (c for c in FAULT_CASES if c.scenario == "misbehaving_tests"):
-        gate = case.name and {"test-loops-forever": "loop", "test-calls-os-exit": "exit", "test-segfaults": "segv",
-                              "test-forks": "fork", "test-prints-megabytes": "spew", "test-reads-stdin": "stdin",
-                              "run-mutation-rot": "rot", "run-mutation-no-compile": "nocompile"}[case.name]
+        gate = case.gate
         outcome = outcomes.get(gate)
         line = f"{outcome['verdict']}: {outcome['message']}" if outcome else f"(gate {gate} not in the report)"
         rows.append(_observed(case.name, code, first_line(line), out + err, changes,
@@ -368,21 +367,19 @@ def read_only_checkout(workdir: Path) -> list[Observed]:
 
 def full_temp_disk(workdir: Path) -> list[Observed]:
     """TMPDIR on a 64 KiB tmpfs; copying a project with a 256 KiB file into it fills it up."""
-    import tempfile as tempfile_module
-
     project = write_project(workdir / "project", {"calc/table.py": "TABLE = '" + "t" * (256 << 10) + "'\n"})
     tiny = workdir / "tiny-tmp"
     tiny.mkdir()
     if not _mount("-t", "tmpfs", "-o", "size=64k", "tmpfs", str(tiny)):
         raise Unavailable("a full temporary disk needs `mount -t tmpfs -o size=64k` (root with CAP_SYS_ADMIN)")
-    saved = tempfile_module.tempdir
+    saved = tempfile.tempdir
     try:
-        tempfile_module.tempdir = str(tiny)
+        tempfile.tempdir = str(tiny)
         with _environ(TMPDIR=str(tiny)):
             code, out, err, changes = _run_in_process(project, "run")
         leftovers = [p.name for p in tiny.iterdir()]
     finally:
-        tempfile_module.tempdir = saved
+        tempfile.tempdir = saved
         _umount(tiny)
     proof = [f"left in the temp folder: {', '.join(leftovers)}"] if leftovers else []
     return [_observed("full-temp-disk", code, first_line(err, out), out + err, changes, proof)]
