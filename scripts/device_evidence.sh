@@ -1,0 +1,31 @@
+#!/usr/bin/env bash
+# Run on the GPU machine (the device tool), from the repo root: every CUDA arm and GPU benchmark,
+# with provenance, into $OUT. Usage: SEAMGATE_COMMIT=<sha> bash scripts/device_evidence.sh
+# Needs: torch with CUDA, pytest, pyyaml, rich there; junitparser as a wheel in .whl/ (carried).
+set -uo pipefail
+OUT=${OUT:?set OUT to the output folder}
+export PYTHONUNBUFFERED=1 NCCL_NVLS_ENABLE=0 TORCH_SYMM_MEM_DISABLE_MULTICAST=1
+if ls .whl/*.whl >/dev/null 2>&1; then
+  python3 -m pip install -q --no-index --no-deps --no-compile --target /tmp/site .whl/*.whl && export PYTHONPATH=/tmp/site
+fi
+python3 -m pip install -q --no-deps --no-build-isolation --no-index -e . >"$OUT/install.log" 2>&1 || echo "editable install failed (see install.log)"
+export PYTHONPATH=$PWD:${PYTHONPATH:-}
+python3 - >"$OUT/provenance.json" <<'PY'
+import json, os, subprocess, torch
+p = torch.cuda.get_device_properties(0)
+smi = subprocess.run(["nvidia-smi", "--query-gpu=name,driver_version,memory.total", "--format=csv,noheader"],
+                     capture_output=True, text=True).stdout.strip()
+print(json.dumps({"device": p.name, "capability": f"{p.major}.{p.minor}", "nvidia_smi": smi,
+                  "torch": torch.__version__, "cuda": torch.version.cuda,
+                  "commit": os.environ.get("SEAMGATE_COMMIT", "unknown")}, indent=2))
+PY
+cat "$OUT/provenance.json"
+echo "== pytest (both arms)"
+timeout 150 python3 -m pytest -q -p no:cacheprovider tests/seam tests/plugin tests/drivers \
+  --junitxml="$OUT/pytest_cuda.xml" >"$OUT/pytest_cuda.log" 2>&1; echo "pytest rc=$?"; tail -5 "$OUT/pytest_cuda.log"
+echo "== G1 on CUDA, every driver"
+timeout 90 python3 -m drivers.g1_cuda --out "$OUT" 2>&1 | tail -15
+echo "== GPU benchmarks"
+timeout 120 python3 bench/bench_cuda.py --out "$OUT" >"$OUT/bench_cuda.log" 2>&1; echo "bench rc=$?"; tail -40 "$OUT/bench_cuda.log"
+echo "== gate suite, cuda arms included"
+timeout 200 python3 -m harness.cli run --jobs 8 --json "$OUT/gates_cuda.json" >"$OUT/gates_cuda.log" 2>&1; echo "gates rc=$?"; tail -8 "$OUT/gates_cuda.log"
