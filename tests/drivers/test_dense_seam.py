@@ -1,7 +1,8 @@
 """Which machinery the dense driver runs: one FULL segment through a scope, replayed every step.
 
-Red first against ``unmigrate-dense`` (SEAM_ARMS=cpu-emulated): RED_COUNTS.
-Green after (this tree): GREEN_COUNTS.
+Measured with ``python -m tests.drivers.redfirst`` (off-tree copies, SEAM_ARMS=cpu-emulated).
+Red first against ``unmigrate-dense`` (SEAM_ARMS=cpu-emulated): 5 cases, 1 passed, 4 failed.
+Green after (this tree): 5 cases, 5 passed, 0 failed.
 """
 
 from __future__ import annotations

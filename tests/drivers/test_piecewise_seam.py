@@ -1,7 +1,8 @@
 """Which machinery the piecewise driver runs: two captured segments around an EAGER routing break.
 
-Red first against ``unmigrate-piecewise`` (SEAM_ARMS=cpu-emulated): RED_COUNTS.
-Green after (this tree): GREEN_COUNTS.
+Measured with ``python -m tests.drivers.redfirst`` (off-tree copies, SEAM_ARMS=cpu-emulated).
+Red first against ``unmigrate-piecewise`` (SEAM_ARMS=cpu-emulated): 5 cases, 2 passed, 3 failed.
+Green after (this tree): 5 cases, 5 passed, 0 failed.
 """
 
 from __future__ import annotations

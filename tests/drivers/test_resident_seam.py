@@ -1,7 +1,8 @@
 """Which machinery the resident driver runs: one FULL segment over a resident cache, replayed every step.
 
-Red first against ``unmigrate-resident`` (SEAM_ARMS=cpu-emulated): RED_COUNTS.
-Green after (this tree): GREEN_COUNTS.
+Measured with ``python -m tests.drivers.redfirst`` (off-tree copies, SEAM_ARMS=cpu-emulated).
+Red first against ``unmigrate-resident`` (SEAM_ARMS=cpu-emulated): 6 cases, 1 passed, 5 failed.
+Green after (this tree): 6 cases, 6 passed, 0 failed.
 """
 
 from __future__ import annotations
