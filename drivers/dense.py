@@ -66,7 +66,4 @@ def reference_logits(cfg: DriverConfig, tokens: Sequence[Sequence[int]], device:
 
 def reference_greedy(cfg: DriverConfig, first: Sequence[int], steps: int, device: str = "cpu") -> list[list[int]]:
     """Greedy decode with the reference: the token row fed at each step ([steps][B])."""
-    ref, rows = EagerReference(cfg, device), [list(first)]
-    for pos in range(steps - 1):
-        rows.append(ref([[t] for t in rows[-1]], [[pos]] * len(first))[:, -1].argmax(-1).tolist())
-    return rows
+    return EagerReference(cfg, device).greedy(list(first), steps)

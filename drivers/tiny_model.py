@@ -156,3 +156,11 @@ class EagerReference:
         ids = torch.tensor(tokens, dtype=torch.int64, device=self.device)  # [B, T]
         pos = torch.tensor(positions, dtype=torch.int64, device=self.device)  # [B, T]
         return decode_forward(self.weights, self.cache, ids, pos, ffn)
+
+    def greedy(self, first: list[int], steps: int, ffn: FeedForward = dense_ffn) -> list[list[int]]:
+        """Greedy T=1 decode from ``first`` (one token per slot): the token row fed at each step."""
+        rows = [list(first)]
+        for pos in range(steps - 1):
+            logits = self([[t] for t in rows[-1]], [[pos]] * len(first), ffn)[:, -1]  # [B, V]
+            rows.append(logits.argmax(-1).tolist())
+        return rows

@@ -28,6 +28,9 @@ class TokenMirror:
         self.ring = backend.alloc((depth, slots), torch.int64)  # [D, B]
         self.cursor = backend.alloc((1,), torch.int64)  # [1]
         self._staging = backend.alloc_pinned((slots,), torch.int64)  # [B]
+        #: Steps published so far, as the HOST counts them. ``published % depth`` names the live row
+        #: too, but only where host code runs: a captured graph bakes the row it saw at capture.
+        self.published = 0
 
     def seed(self, tokens: Sequence[int]) -> None:
         """Put the first tokens in the live row (the one upload from the host)."""
@@ -42,6 +45,7 @@ class TokenMirror:
         """The runner: sample greedily on the device, write the next row, advance the cursor."""
         with self.backend.use_queue(self.backend.default_queue()):
             self.backend.launch(self._publish, logits)
+        self.published += 1
 
     def _publish(self, logits: torch.Tensor) -> None:
         following = torch.remainder(self.cursor + 1, self.depth)  # [1]

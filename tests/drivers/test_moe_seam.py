@@ -8,6 +8,8 @@ Under ``moe-no-device-refresh``: 5 cases, 3 passed, 2 failed (the device-refresh
 
 from __future__ import annotations
 
+from functools import partial
+
 from drivers import moe
 from drivers.config import DriverConfig
 from drivers.scenarios import device_of, run_scenario
@@ -19,14 +21,6 @@ from .machinery import machinery_ops
 from .probe import cudagraph_off, rollback_all
 
 STEPS = 4
-
-
-def _moe_greedy(cfg: DriverConfig, first: list[int], steps: int, device: str) -> list[list[int]]:
-    ref, rows = EagerReference(cfg, device), [first]
-    ffn = lambda layer, h: moe_ffn(layer, h, cfg.top_k)  # noqa: E731
-    for pos in range(steps - 1):
-        rows.append(ref([[t] for t in rows[-1]], [[pos]] * len(first), ffn)[:, -1].argmax(-1).tolist())
-    return rows
 
 
 def test_the_first_step_captures_one_full_segment_through_a_scope_and_every_step_replays_it(backend: Backend) -> None:
@@ -53,7 +47,7 @@ def test_graph_replays_decode_the_ids_the_runner_wrote_on_the_device_each_step(b
             fed.append(mirror.current().tolist())
             mirror.publish(driver.step(mirror.current(), position))
     assert get_graph_break_stats().segments_captured == 1
-    assert fed == _moe_greedy(cfg, first, STEPS + 2, device_of(backend)), "a replay decoded stale token ids"
+    assert fed == EagerReference(cfg, device_of(backend)).greedy(first, STEPS + 2, partial(moe_ffn, top_k=cfg.top_k)), "a replay decoded stale token ids"
     assert get_step_input_stats().device_refreshes == STEPS + 2
 
 
