@@ -135,6 +135,8 @@ def _add_run(commands: argparse._SubParsersAction) -> None:
                         help="run the K-th of N shards (1 <= K <= N); join parts with `seamgate report --merge`")
     parser.add_argument("--json", type=Path, default=None, metavar="FILE", help="write the JSON report here")
     parser.add_argument("--junit", type=Path, default=None, metavar="FILE", help="write JUnit XML here")
+    parser.add_argument("--markdown", type=Path, default=None, metavar="FILE",
+                        help="write a Markdown summary here (e.g. $GITHUB_STEP_SUMMARY)")
     parser.add_argument("--fail-on-owed", action="store_true",
                         help="exit OWED when an arm could not run on this hardware")
     parser.add_argument("--project", type=Path, default=argparse.SUPPRESS, metavar="DIR",
@@ -256,7 +258,7 @@ def _known(catalog: Catalog, mutation_id: str):  # -> Mutation
 def cmd_run(args: argparse.Namespace) -> ExitCode:
     """Resolve the project, config and gate paths onto ``args``, then hand over to ``harness.runner``."""
     root, config = project_of(args)
-    for option, path in (("--json", args.json), ("--junit", args.junit)):
+    for option, path in (("--json", args.json), ("--junit", args.junit), ("--markdown", args.markdown)):
         _check_writable(option, path)
     args.project = root
     args.config = config

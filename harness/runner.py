@@ -64,6 +64,8 @@ class RunOptions:
     shard: tuple[int, int] | None = None
     json: Path | None = None
     junit: Path | None = None
+    #: Markdown summary for a CI job page.
+    markdown: Path | None = None
     fail_on_owed: bool = False
     #: Use the fork server where fork works (False: a fresh interpreter per run).
     prefer_fork: bool = True
@@ -97,7 +99,8 @@ def run_command(args: argparse.Namespace) -> ExitCode:
     options = RunOptions(
         jobs=max(1, int(getattr(args, "jobs", 1) or 1)), gate_ids=tuple(getattr(args, "gate", None) or ()),
         shard=getattr(args, "shard", None), json=_path(getattr(args, "json", None)),
-        junit=_path(getattr(args, "junit", None)), fail_on_owed=bool(getattr(args, "fail_on_owed", False)),
+        junit=_path(getattr(args, "junit", None)), markdown=_path(getattr(args, "markdown", None)),
+        fail_on_owed=bool(getattr(args, "fail_on_owed", False)),
     )
     return run_gates(gates, project=project, options=options, materializer=catalog_materializer(catalog))[1]
 
@@ -144,11 +147,14 @@ def run_gates(gates: Sequence[Gate], *, project: Path, options: RunOptions,
 def _write_outputs(report: Report, options: RunOptions, code: ExitCode) -> None:
     from reports.json_out import write_json
     from reports.junit_out import write_junit
+    from reports.markdown_out import write_markdown
 
     if options.json:
         write_json(options.json, report, int(code))
     if options.junit:
         write_junit(options.junit, report)
+    if options.markdown:
+        write_markdown(options.markdown, report, code.name)
 
 
 # --------------------------------------------------------------------------------------------

@@ -24,12 +24,18 @@ def progress(total: int, *, enabled: bool) -> Progress:
 
 
 def results_table(report: Report) -> Table:
+    """Gate, arm and verdict: narrow enough for an 80-column CI log (messages follow, one per line)."""
     table = Table(title="seamgate results", show_lines=False)
-    for column in ("gate", "arm", "verdict", "message"):
-        table.add_column(column, overflow="fold", no_wrap=column != "message")
+    for column in ("gate", "arm", "verdict"):
+        table.add_column(column, no_wrap=True)
     for o in report.outcomes:
-        table.add_row(o.gate, o.arm, f"[{_STYLE[o.verdict]}]{o.verdict.value}[/]", o.message)
+        table.add_row(o.gate, o.arm, f"[{_STYLE[o.verdict]}]{o.verdict.value}[/]")
     return table
+
+
+def message_lines(report: Report) -> list[str]:
+    """``gate [arm] VERDICT: message``, one line each: greppable, never folded mid-word."""
+    return [f"{o.gate} [{o.arm}] {o.verdict.value}: {o.message}" for o in report.outcomes]
 
 
 def print_report(report: Report, console: Console, exit_name: str) -> None:
@@ -39,6 +45,8 @@ def print_report(report: Report, console: Console, exit_name: str) -> None:
         console.print(f"[bold red]BASELINE RED[/] {run.label}: {', '.join(red)} — nothing else was judged")
     if report.outcomes:
         console.print(results_table(report))
+        for line in message_lines(report):
+            console.print(line, markup=False, soft_wrap=True, highlight=False)
     if report.interrupted:
         console.print(f"[yellow]interrupted[/]: not finished: {', '.join(report.unfinished) or 'none'}")
     console.print(totals(report.verdicts()) + f" -> exit {exit_name}")

@@ -60,3 +60,28 @@ def test_json_is_written_atomically_with_the_exit_code(tmp_path):
     data = json.loads((tmp_path / "r.json").read_text())
     assert data["exit_code"] == 0 and data["outcomes"][0]["runs"][0]["summary"] == "1 cases, 1 passed, 0 assertions, 0 failed, exit 0"
     assert [p.name for p in tmp_path.iterdir()] == ["r.json"]
+
+
+def test_markdown_summary_has_the_totals_the_exit_code_and_one_row_per_gate_and_arm(tmp_path):
+    from reports.markdown_out import write_markdown
+
+    report = Report(outcomes=(ArmOutcome("g1", "cpu-emulated", Verdict.PASS, "reds exactly a|b"),
+                              ArmOutcome("g1", "cuda", Verdict.OWED, "OWED: needs a GPU")))
+    write_markdown(tmp_path / "s.md", report, "OK")
+    text = (tmp_path / "s.md").read_text()
+    assert text.startswith("## seamgate: 1 PASS, 1 OWED -> exit OK")
+    assert "| `g1` | cpu-emulated | ✅ PASS | reds exactly a\\|b |" in text
+    assert "| `g1` | cuda | 🟡 OWED | OWED: needs a GPU |" in text
+
+
+def test_the_terminal_report_prints_each_message_whole_on_its_own_line():
+    import io
+
+    from rich.console import Console
+
+    from reports.terminal import print_report
+
+    long = "mutation m: reds exactly tests/seam/test_scope.py::test_the_scope_joins_an_outstanding_fork_before_the_close[cpu-emulated]"
+    out = io.StringIO()
+    print_report(Report(outcomes=(ArmOutcome("g", "cpu-emulated", Verdict.PASS, long),)), Console(file=out, width=80), "OK")
+    assert f"g [cpu-emulated] PASS: {long}" in out.getvalue()
