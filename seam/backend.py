@@ -173,9 +173,9 @@ class Backend(ABC):
         return self._native_alloc(tuple(shape) if not isinstance(shape, int) else (shape,), dtype)
 
     def to_device(self, tensor: torch.Tensor) -> torch.Tensor:
-        """A device copy of ``tensor``."""
+        """A device copy of ``tensor``, made on the default queue (ordered after its zero-fill)."""
         out = self.alloc(tuple(tensor.shape), tensor.dtype)
-        with torch.no_grad():
+        with self.use_queue(self._default), torch.no_grad():
             out.copy_(tensor)
         return out
 
