@@ -11,7 +11,7 @@ from drivers import dense
 from drivers.config import DriverConfig
 from drivers.scenarios import run_scenario
 from drivers.token_mirror import TokenMirror
-from seam import Backend, get_graph_break_stats, get_step_input_stats
+from seam import Backend, StepInputStats, get_graph_break_stats, get_step_input_stats
 
 from .machinery import captured_region, machinery_ops
 from .probe import cudagraph_off, rollback_all
@@ -28,7 +28,7 @@ def test_the_first_step_captures_one_full_segment_through_a_scope_and_every_step
 
 def test_host_tokens_and_positions_reach_the_graph_through_pinned_persistent_step_inputs(backend: Backend) -> None:
     run_scenario("dense", backend, steps=STEPS)
-    assert get_step_input_stats() == type(get_step_input_stats())(binds=2, host_refreshes=2 * STEPS, device_refreshes=0)
+    assert get_step_input_stats() == StepInputStats(binds=2, host_refreshes=2 * STEPS, device_refreshes=0)
     assert backend.trace_ops().count("alloc_pinned") == 2, "one pinned staging block per step input"
 
 

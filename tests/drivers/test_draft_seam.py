@@ -15,7 +15,7 @@ from __future__ import annotations
 from drivers.config import DriverConfig
 from drivers.draft import FINGERPRINT_PROPOSES
 from drivers.scenarios import run_scenario
-from seam import Backend, get_graph_break_stats, get_step_input_stats
+from seam import Backend, StepInputStats, get_graph_break_stats, get_step_input_stats
 
 from .machinery import machinery_ops
 from .probe import cudagraph_off, draft_fingerprint_in_child, rollback_all
@@ -33,7 +33,7 @@ def test_the_first_propose_captures_one_full_1_plus_k_segment_and_every_propose_
 def test_the_1_plus_k_tokens_and_positions_go_through_pinned_persistent_step_inputs(backend: Backend) -> None:
     _, outputs = run_scenario("draft", backend, steps=PROPOSES)
     assert outputs[0].shape[1] == 1 + DriverConfig().draft_k
-    assert get_step_input_stats() == type(get_step_input_stats())(binds=2, host_refreshes=2 * PROPOSES, device_refreshes=0)
+    assert get_step_input_stats() == StepInputStats(binds=2, host_refreshes=2 * PROPOSES, device_refreshes=0)
 
 
 def test_with_seam_cudagraph_0_the_draft_does_exactly_the_eager_lanes_work(backend: Backend) -> None:

@@ -15,7 +15,7 @@ from drivers.config import DriverConfig
 from drivers.scenarios import device_of, run_scenario
 from drivers.tiny_model import EagerReference, moe_ffn
 from drivers.token_mirror import TokenMirror
-from seam import Backend, get_graph_break_stats, get_step_input_stats
+from seam import Backend, StepInputStats, get_graph_break_stats, get_step_input_stats
 
 from .machinery import machinery_ops
 from .probe import cudagraph_off, rollback_all
@@ -32,7 +32,7 @@ def test_the_first_step_captures_one_full_segment_through_a_scope_and_every_step
 
 def test_every_step_re_reads_its_token_ids_from_the_device_and_only_positions_from_the_host(backend: Backend) -> None:
     run_scenario("moe", backend, steps=STEPS)
-    assert get_step_input_stats() == type(get_step_input_stats())(binds=2, host_refreshes=STEPS, device_refreshes=STEPS)
+    assert get_step_input_stats() == StepInputStats(binds=2, host_refreshes=STEPS, device_refreshes=STEPS)
 
 
 def test_graph_replays_decode_the_ids_the_runner_wrote_on_the_device_each_step(backend: Backend) -> None:

@@ -13,7 +13,7 @@ from drivers import resident
 from drivers.config import DriverConfig
 from drivers.scenarios import device_of, run_scenario
 from drivers.tiny_model import EagerReference
-from seam import Backend, CaptureMode, get_graph_break_stats, get_step_input_stats
+from seam import Backend, CaptureMode, StepInputStats, get_graph_break_stats, get_step_input_stats
 
 from .machinery import machinery_ops
 from .probe import cudagraph_off, rollback_all
@@ -30,7 +30,7 @@ def test_the_first_step_captures_exactly_one_full_segment_and_every_step_replays
 
 def test_per_slot_tokens_and_positions_go_through_pinned_persistent_step_inputs(backend: Backend) -> None:
     run_scenario("resident", backend, steps=STEPS)
-    assert get_step_input_stats() == type(get_step_input_stats())(binds=2, host_refreshes=2 * STEPS, device_refreshes=0)
+    assert get_step_input_stats() == StepInputStats(binds=2, host_refreshes=2 * STEPS, device_refreshes=0)
 
 
 def test_the_captured_graph_is_one_full_segment(backend: Backend) -> None:
