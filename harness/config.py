@@ -15,7 +15,7 @@ from typing import Any
 from harness.errors import ConfigError
 from mutations.shape import unknown_key_message
 
-_KEYS = ("gates", "catalog", "jobs")
+_KEYS = ("gates", "catalog", "jobs", "evidence")
 _TABLE = re.compile(r"^\s*\[tool\.seamgate\]\s*(#.*)?$", re.MULTILINE)
 
 
@@ -29,6 +29,8 @@ class Config:
     catalog: tuple[str, ...] = ("mutations/catalog",)
     #: Parallel runs when ``--jobs`` is not given.
     jobs: int = 1
+    #: JSON reports measured on other machines (``harness/evidence.py``): OWED arms look there.
+    evidence: tuple[str, ...] = ("evidence",)
     #: The file the settings came from (``None``: defaults, no ``[tool.seamgate]`` table).
     source: str | None = None
 
@@ -79,12 +81,13 @@ def _from_table(table: dict[str, Any], path: Path, text: str) -> Config:
                 for key in table if key not in _KEYS]
     gates = _paths(table, "gates", path, text, problems, Config.gates)
     catalog = _paths(table, "catalog", path, text, problems, Config.catalog)
+    evidence = _paths(table, "evidence", path, text, problems, Config.evidence)
     jobs = table.get("jobs", Config.jobs)
     if isinstance(jobs, bool) or not isinstance(jobs, int) or jobs < 1:
         problems.append(f"{_where(path, text, 'jobs')}: [tool.seamgate]: 'jobs' must be an integer >= 1, got {jobs!r}")
     if problems:
         raise ConfigError("\n".join(problems))
-    return Config(gates=gates, catalog=catalog, jobs=jobs, source=str(path))
+    return Config(gates=gates, catalog=catalog, jobs=jobs, evidence=evidence, source=str(path))
 
 
 def _paths(table: dict[str, Any], key: str, path: Path, text: str, problems: list[str],

@@ -11,6 +11,7 @@ The code under test, for a start, is every tracked ``.py`` file under ``seam/`` 
 
 from __future__ import annotations
 
+import os
 import subprocess
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -79,11 +80,14 @@ class Platform:
 
 
 def git_commit(project_root: Path) -> str:
+    """``git rev-parse HEAD``; outside git (a copied tree on a GPU machine) ``SEAMGATE_COMMIT``."""
     try:
         out = subprocess.run(["git", "rev-parse", "HEAD"], cwd=project_root, capture_output=True, text=True)
     except OSError:
-        return ""
-    return out.stdout.strip() if out.returncode == 0 else ""
+        out = None
+    if out is not None and out.returncode == 0:
+        return out.stdout.strip()
+    return os.environ.get("SEAMGATE_COMMIT", "")
 
 
 def code_under_test(project_root: Path) -> list[str]:

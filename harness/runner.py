@@ -31,11 +31,20 @@ import sys
 import tempfile
 import threading
 from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import Any, Callable, Sequence
+from typing import Any, Callable, Mapping, Sequence
 
-from harness.evaluate import error_outcome, exit_code_for, judge_red, owed_outcome, red_of_baseline, run_timeout
+from harness.evaluate import (
+    error_outcome,
+    exit_code_for,
+    expect_for_arm,
+    judge_red,
+    owed_outcome,
+    red_of_baseline,
+    run_timeout,
+)
+from harness.evidence import Record, load_records, resolve
 from harness.executor import Call, Executor, Run
 from harness.exit_codes import ExitCode
 from harness.forkserver import launcher as start_launcher
@@ -43,7 +52,7 @@ from harness.lane import judge_lane
 from harness.lock import Locked, RepositoryLock
 from harness.model import Gate, SourceState
 from harness.planner import BaselineKey, Check, Plan, make_plan, select_gates
-from harness.platforms import Platform
+from harness.platforms import Platform, hash_code_under_test
 from harness.redfirst import judge_red_first, materialize_ref
 from reports.outcome import ArmOutcome, Report, RunOutcome, Verdict
 
@@ -71,6 +80,8 @@ class RunOptions:
     prefer_fork: bool = True
     #: Show the progress bar (``None``: only when stderr is a TTY).
     progress: bool | None = None
+    #: Outcomes measured on other machines, by (gate, arm) (``harness/evidence.py``).
+    evidence: Mapping[tuple[str, str], Sequence[Record]] = field(default_factory=dict)
 
 
 class Interrupted(Exception):
@@ -101,6 +112,7 @@ def run_command(args: argparse.Namespace) -> ExitCode:
         shard=getattr(args, "shard", None), json=_path(getattr(args, "json", None)),
         junit=_path(getattr(args, "junit", None)), markdown=_path(getattr(args, "markdown", None)),
         fail_on_owed=bool(getattr(args, "fail_on_owed", False)),
+        evidence=load_records(project, config.evidence),
     )
     return run_gates(gates, project=project, options=options, materializer=catalog_materializer(catalog))[1]
 
@@ -305,7 +317,10 @@ class Session:
     def judge(self, check: Check, baselines: dict[BaselineKey, RunOutcome], platform: Platform) -> ArmOutcome:
         gate, arm = check.gate, check.arm
         if check.owed is not None:
-            return owed_outcome(gate, arm, check.owed)
+            records = self.options.evidence.get((gate.id, arm), ())
+            if not records:
+                return owed_outcome(gate, arm, check.owed)
+            return resolve(owed_outcome(gate, arm, check.owed), list(records), hash_code_under_test(self.project))
         baseline = baselines.get(check.baseline) if check.baseline else None
         timeout = run_timeout(gate.timeout, baseline.wall if baseline else None)
         tree = self.tree(gate.source)
@@ -324,7 +339,7 @@ class Session:
             run = baseline
         else:
             run = self.execute(Run(f"{gate.source.label()} {arm}", tree, gate.select, arm, dict(gate.env), timeout))
-        named_flaky = sorted(set(gate.expect.red.nodeids or ()) & set(self.flaky))
+        named_flaky = sorted(set(expect_for_arm(gate.expect, arm).red.nodeids or ()) & set(self.flaky))
         if named_flaky:
             return error_outcome(gate, arm, f"expected red case {', '.join(named_flaky)} is flaky in the baseline; "
                                             "it cannot be judged (fix the test, or expect another case)")

@@ -1,0 +1,74 @@
+"""G5 evidence: an arm this machine cannot run is judged by what another machine measured of THIS code."""
+
+from __future__ import annotations
+
+import io
+import json
+from pathlib import Path
+
+import pytest
+
+from harness.evidence import EvidenceError, Record, load_records, resolve
+from harness.exit_codes import ExitCode
+from harness.model import RedSet
+from harness.runner import RunOptions, catalog_materializer, run_gates
+from reports.outcome import ArmOutcome, Provenance, Verdict
+from tests.reports.fixture_projects import catalog, gate, mutation, shared_server, write_project
+
+MUTATIONS = catalog(mutation("add-off-by-one", "return a + b", "return a + b + 1"))
+H200 = Provenance(arm="rocm", device="AMD Instinct MI300X", capability="9.4", driver="6.2", torch="2.11",
+                  commit="abc1234def", code_hash="a" * 64)
+OWED = ArmOutcome("g", "rocm", Verdict.OWED, "OWED: rocm arm needs an AMD GPU with a ROCm build of torch")
+
+
+def test_a_record_of_the_same_code_stands_and_names_the_device_and_the_file():
+    out = resolve(OWED, [Record("g", "rocm", Verdict.PASS, "reds exactly x", H200, "evidence/r.json")], "a" * 64)
+    assert out.verdict is Verdict.PASS and out.provenance == H200
+    assert out.message.startswith("measured on AMD Instinct MI300X, sm 9.4, driver 6.2, torch 2.11, commit abc1234def [evidence/r.json]")
+
+
+def test_a_record_of_other_code_is_stale_never_carried_forward():
+    out = resolve(OWED, [Record("g", "rocm", Verdict.PASS, "ok", H200, "evidence/r.json")], "b" * 64)
+    assert out.verdict is Verdict.STALE
+    assert "for code aaaaaaaaaaaa, the code under test is now bbbbbbbbbbbb" in out.message
+
+
+def test_without_a_record_the_arm_stays_owed():
+    assert resolve(OWED, [], "a" * 64) is OWED
+
+
+def test_a_broken_evidence_report_is_a_usage_error_naming_the_file(tmp_path):
+    (tmp_path / "evidence").mkdir()
+    (tmp_path / "evidence" / "bad.json").write_text('{"schema": 1, "outcomes": [{"gate": "g", "provenance": {"arm": "cuda"}}]}')
+    (tmp_path / "evidence" / "bench.json").write_text('{"ratio": 1.2}')  # not a report: ignored
+    with pytest.raises(EvidenceError, match=r"evidence/bad.json: not a seamgate JSON report \(KeyError"):
+        load_records(tmp_path, ["evidence"])
+
+
+def _run(project: Path, **options):
+    report, code = run_gates([gate("g", mutation="add-off-by-one", red=RedSet(files=("tests/test_add.py",)),
+                                   arms=("cpu-emulated", "rocm"))],
+                             project=project, options=RunOptions(progress=False, **options),
+                             materializer=catalog_materializer(MUTATIONS), stdout=io.StringIO(), launcher=shared_server())
+    return {o.arm: o for o in report.outcomes}, code
+
+
+def test_a_measured_arm_is_judged_from_evidence_and_turns_stale_when_the_code_changes(tmp_path):
+    project = write_project(tmp_path / "proj")
+    first, _ = _run(project, json=tmp_path / "r.json")
+    assert first["rocm"].verdict is Verdict.OWED
+    # What a ROCm machine would have written: the same gate's outcome, measured there, on this code.
+    data = json.loads((tmp_path / "r.json").read_text())
+    measured = dict(data["outcomes"][0], arm="rocm")
+    measured["provenance"] = dict(measured["provenance"], arm="rocm", device="AMD Instinct MI300X")
+    (project / "evidence").mkdir()
+    (project / "evidence" / "rocm.json").write_text(json.dumps(dict(data, outcomes=[measured])))
+
+    now, code = _run(project, evidence=load_records(project, ["evidence"]))
+    assert now["rocm"].verdict is Verdict.PASS and "measured on AMD Instinct MI300X" in now["rocm"].message
+    assert code is ExitCode.OK
+
+    ops = project / "calc" / "ops.py"
+    ops.write_text(ops.read_text() + "\n# a change to the code under test\n")
+    later, code = _run(project, evidence=load_records(project, ["evidence"]), fail_on_owed=True)
+    assert later["rocm"].verdict is Verdict.STALE and code is ExitCode.OWED
