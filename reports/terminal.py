@@ -35,7 +35,8 @@ def results_table(report: Report) -> Table:
 
 def message_lines(report: Report) -> list[str]:
     """``gate [arm] VERDICT: message``, one line each: greppable, never folded mid-word."""
-    return [f"{o.gate} [{o.arm}] {o.verdict.value}: {o.message}" for o in report.outcomes]
+    return [f"{o.gate} [{o.arm}] {o.verdict.value}: {o.message.removeprefix(o.verdict.value + ': ')}"
+            for o in report.outcomes]
 
 
 def print_report(report: Report, console: Console, exit_name: str) -> None:
