@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import subprocess
 import sys
 from dataclasses import asdict, dataclass
@@ -66,7 +67,7 @@ def provenance() -> dict[str, object]:
     try:
         commit = subprocess.run(["git", "rev-parse", "HEAD"], capture_output=True, text=True, check=True).stdout.strip()
     except (OSError, subprocess.CalledProcessError):
-        commit = "unknown"
+        commit = os.environ.get("SEAMGATE_COMMIT", "unknown")
     info: dict[str, object] = {"torch": torch.__version__, "cuda_runtime": torch.version.cuda, "commit": commit}
     if torch.cuda.is_available():
         major, minor = torch.cuda.get_device_capability()
