@@ -26,6 +26,8 @@ echo "== G1 on CUDA, every driver"
 timeout 60 python3 -m drivers.g1_cuda --out "$OUT" 2>&1 | tail -12
 echo "== GPU benchmarks"
 timeout 120 python3 bench/bench_cuda.py --out "$OUT" >"$OUT/bench_cuda.log" 2>&1; echo "bench rc=$?"; tail -45 "$OUT/bench_cuda.log"
+echo "== raw CUDA refusals, as CUDA words them"
+timeout 40 python3 -m pytest -q -s -p no:cacheprovider tests/seam/test_backend_agreement.py -k raw_cuda 2>&1 | grep -E "raw CUDA refused|passed|failed"
 echo "== pytest, both arms (whatever time is left)"
-timeout 80 python3 -m pytest -q -p no:cacheprovider tests/seam tests/plugin tests/drivers \
+timeout 80 python3 -m pytest -q -rw -p no:cacheprovider tests/seam tests/plugin tests/drivers \
   >"$OUT/pytest_cuda.log" 2>&1; echo "pytest rc=$?"; tail -3 "$OUT/pytest_cuda.log"
