@@ -22,6 +22,7 @@ from harness.errors import (
     CommandLineError, EnvironmentProblem, SeamgateUsageError, environment_message, exit_code_for,
 )
 from harness.exit_codes import ExitCode
+from harness.model import ARM_NAMES
 from harness.gatefile import load_gate_files
 from mutations.catalog import catalog_files, load_catalog
 from mutations.check import check_mutation, mutated_diff
@@ -137,6 +138,8 @@ def _add_run(commands: argparse._SubParsersAction) -> None:
     parser.add_argument("--junit", type=Path, default=None, metavar="FILE", help="write JUnit XML here")
     parser.add_argument("--markdown", type=Path, default=None, metavar="FILE",
                         help="write a Markdown summary here (e.g. $GITHUB_STEP_SUMMARY)")
+    parser.add_argument("--arm", action="append", default=[], metavar="ARM", dest="arm", choices=ARM_NAMES,
+                        help="run only this platform arm of each gate (repeatable; e.g. --arm cuda on a GPU machine)")
     parser.add_argument("--fail-on-owed", action="store_true",
                         help="exit OWED when an arm could not run on this hardware")
     parser.add_argument("--project", type=Path, default=argparse.SUPPRESS, metavar="DIR",

@@ -8,7 +8,7 @@ order the gate files were read in.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Iterable, Mapping, Sequence
 
 from harness.errors import CommandLineError
@@ -66,6 +66,14 @@ def select_gates(gates: Sequence[Gate], ids: Iterable[str] = ()) -> list[Gate]:
     if unknown:
         raise CommandLineError(f"--gate {', '.join(unknown)}: no such gate (known: {', '.join(sorted(known)) or 'none'})")
     return [g for g in gates if g.id in wanted]
+
+
+def restrict_arms(gates: Sequence[Gate], arms: Iterable[str] = ()) -> list[Gate]:
+    """Keep only ``--arm`` arms of each gate (all when none); a gate left with no arm is dropped."""
+    wanted = set(arms)
+    if not wanted:
+        return list(gates)
+    return [replace(g, arms=kept) for g in gates if (kept := tuple(a for a in g.arms if a in wanted))]
 
 
 def shard_gates(gates: Sequence[Gate], shard: tuple[int, int] | None) -> list[Gate]:

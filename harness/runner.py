@@ -51,7 +51,7 @@ from harness.forkserver import launcher as start_launcher
 from harness.lane import judge_lane
 from harness.lock import Locked, RepositoryLock
 from harness.model import Gate, SourceState
-from harness.planner import BaselineKey, Check, Plan, make_plan, select_gates
+from harness.planner import BaselineKey, Check, Plan, make_plan, restrict_arms, select_gates
 from harness.platforms import Platform, hash_code_under_test
 from harness.redfirst import judge_red_first, materialize_ref
 from reports.outcome import ArmOutcome, Report, RunOutcome, Verdict
@@ -106,6 +106,7 @@ def run_command(args: argparse.Namespace) -> ExitCode:
     config = getattr(args, "config", None) or load_config(project)
     catalog = load_project_catalog(project, config)
     gates = load_gate_files([Path(p) for p in args.gate_files], project_root=project, catalog=catalog)
+    gates = restrict_arms(gates, getattr(args, "arm", None) or ())
     select_gates(gates, getattr(args, "gate", None) or ())  # an unknown --gate fails now, not after ~5 s
     options = RunOptions(
         jobs=max(1, int(getattr(args, "jobs", 1) or 1)), gate_ids=tuple(getattr(args, "gate", None) or ()),

@@ -21,7 +21,7 @@ print(json.dumps({"device": p.name, "capability": f"{p.major}.{p.minor}", "nvidi
 PY
 cat "$OUT/provenance.json"
 echo "== gate suite, cuda arms included (the JSON report is G5 evidence)"
-timeout 300 python3 -m harness.cli run --jobs 12 --json "$OUT/gates_cuda.json" >"$OUT/gates_cuda.log" 2>&1; echo "gates rc=$?"; tail -4 "$OUT/gates_cuda.log"
+timeout 420 python3 -m harness.cli run --arm cuda --jobs 14 --json "$OUT/gates_cuda.json" >"$OUT/gates_cuda.log" 2>&1; echo "gates rc=$?"; tail -4 "$OUT/gates_cuda.log"
 echo "== G1 on CUDA, every driver"
 timeout 60 python3 -m drivers.g1_cuda --out "$OUT" 2>&1 | tail -12
 echo "== GPU benchmarks"

@@ -139,3 +139,11 @@ def test_gate_filter_and_shards_split_the_gates_deterministically():
 
     with pytest.raises(CommandLineError, match="no such gate"):
         make_plan(gates, ids=("nope",))
+
+
+def test_arm_filter_keeps_only_the_named_arms_and_drops_gates_left_without_one():
+    from harness.planner import restrict_arms
+
+    both, cpu = gate("both", arms=("cpu-emulated", "cuda")), gate("cpu", arms=("cpu-emulated",))
+    assert [(g.id, g.arms) for g in restrict_arms([both, cpu], ("cuda",))] == [("both", ("cuda",))]
+    assert restrict_arms([both, cpu], ()) == [both, cpu]
