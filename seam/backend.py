@@ -170,12 +170,13 @@ class Backend(ABC):
         """A zero-filled device buffer."""
         self.stats.allocs += 1
         self._log("alloc")
-        return self._native_alloc(tuple(shape) if not isinstance(shape, int) else (shape,), dtype)
+        with self._handoff(self._default):
+            return self._native_alloc(tuple(shape) if not isinstance(shape, int) else (shape,), dtype)
 
     def to_device(self, tensor: torch.Tensor) -> torch.Tensor:
         """A device copy of ``tensor``, made on the default queue (ordered after its zero-fill)."""
         out = self.alloc(tuple(tensor.shape), tensor.dtype)
-        with self.use_queue(self._default), torch.no_grad():
+        with self._handoff(self._default), self.use_queue(self._default), torch.no_grad():
             out.copy_(tensor)
         return out
 
@@ -190,7 +191,7 @@ class Backend(ABC):
         self.stats.copies += 1
         self._log("copy", queue, f"bytes={src.numel() * src.element_size()}")
         self._check_copy_in_capture(dst, src)
-        with self.use_queue(queue), torch.no_grad():
+        with self._handoff(queue), self.use_queue(queue), torch.no_grad():
             dst.copy_(src, non_blocking=True)
 
     def host_write(self, dst: torch.Tensor, src: torch.Tensor) -> None:
@@ -240,7 +241,7 @@ class Backend(ABC):
             raise CaptureStateError(f"replay of destroyed graph {graph.id}")
         self.stats.launches += 1
         self._log("replay", queue, f"graph={graph.id}")
-        with self.use_queue(queue):
+        with self._handoff(queue), self.use_queue(queue):
             self._native_replay(graph, queue)
 
     def destroy(self, graph: RawGraph) -> None:
@@ -256,6 +257,10 @@ class Backend(ABC):
         return None
 
     # -- what subclasses implement -----------------------------------------------------------
+    def _handoff(self, queue: Queue) -> contextlib.AbstractContextManager[Any]:
+        """Order work issued on ``queue`` with the caller's own stream (in, then out); CPU: nothing."""
+        return contextlib.nullcontext()
+
     def _make_queue(self) -> Queue:
         return Queue(new_id())
 

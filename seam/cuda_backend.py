@@ -10,7 +10,7 @@ chained as its cause.
 from __future__ import annotations
 
 import contextlib
-from typing import Any
+from typing import Any, Iterator
 
 import torch
 
@@ -50,6 +50,22 @@ class CudaBackend(Backend):
 
     def _make_queue(self) -> Queue:
         return Queue(new_id(), torch.cuda.Stream(device=self.device))
+
+    @contextlib.contextmanager
+    def _handoff(self, queue: Queue) -> Iterator[None]:
+        """The queue waits for what the caller's current stream issued before; the caller's stream
+        waits for what the queue did. So a result of ``copy``/``replay``/``alloc`` can be read on any
+        stream without a ``synchronize()`` (the H200 showed a ``.cpu()`` on torch's current stream
+        racing a replay on the seam's queue). Not inside capture: there the caller IS the queue."""
+        caller = torch.cuda.current_stream(self.device)
+        if self.capturing or caller == queue.native:
+            yield
+            return
+        queue.native.wait_stream(caller)
+        try:
+            yield
+        finally:
+            caller.wait_stream(queue.native)
 
     def _native_use_queue(self, queue: Queue) -> contextlib.AbstractContextManager[Any]:
         return torch.cuda.stream(queue.native)
