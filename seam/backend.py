@@ -158,6 +158,12 @@ class Backend(ABC):
         self._log("wait_event", queue, f"event={event.id} from={event.queue.id}")
         self._native_wait_event(queue, event)
 
+    def event_synchronize(self, event: Event) -> None:
+        """Block the host until ``event`` has happened (refused inside capture)."""
+        self._refuse_sync("event_synchronize()")
+        self._log("event_synchronize", event.queue, f"event={event.id}")
+        self._native_event_synchronize(event)
+
     def synchronize(self) -> None:
         """Block the host until every queue is idle (refused inside capture)."""
         self._refuse_sync("synchronize()")
@@ -275,6 +281,9 @@ class Backend(ABC):
 
     def _native_synchronize(self) -> None:
         return None
+
+    def _native_event_synchronize(self, event: Event) -> None:
+        return None  # CPU backends run every copy to completion before returning
 
     def _check_copy_in_capture(self, dst: torch.Tensor, src: torch.Tensor) -> None:
         return None

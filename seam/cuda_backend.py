@@ -78,6 +78,9 @@ class CudaBackend(Backend):
     def _native_wait_event(self, queue: Queue, event: Event) -> None:
         queue.native.wait_event(event.native)
 
+    def _native_event_synchronize(self, event: Event) -> None:
+        event.native.synchronize()
+
     def _native_synchronize(self) -> None:
         torch.cuda.synchronize(self.device)
 

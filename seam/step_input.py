@@ -24,7 +24,7 @@ import torch
 from seam.errors import StepInputError
 
 if TYPE_CHECKING:
-    from seam.backend import Backend, Queue
+    from seam.backend import Backend, Event, Queue
 
 
 class StepInputSource(enum.Enum):
@@ -68,6 +68,8 @@ class PersistentStepInput:
         self.host_refreshes = 0
         self.device_refreshes = 0
         self.last_source = StepInputSource.UNSET
+        #: The event after the last upload out of the staging block (``None``: the block is free).
+        self._staging_busy: Event | None = None
 
     # -- binding -------------------------------------------------------------------------------
     def bind(self, backend: "Backend", device: torch.Tensor, *, staged: bool = True) -> "PersistentStepInput":
@@ -77,6 +79,7 @@ class PersistentStepInput:
         self._backend = backend
         self.device = device
         self.staging = backend.alloc_pinned((device.numel(),), device.dtype) if staged else None
+        self._staging_busy = None
         self.host_refreshes = self.device_refreshes = 0
         self.last_source = StepInputSource.UNSET
         _counters["binds"] += 1
@@ -112,10 +115,18 @@ class PersistentStepInput:
         if host.numel() == 0:
             return
         n = host.numel()
+        backend = self._backend
         if self.staging is not None:
-            self._backend.host_write(self.staging[:n], host)  # type: ignore[union-attr]
+            # The previous upload may still be reading the staging block (an ASYNC copy): wait for
+            # it before the host overwrites the block. The H200 showed the race under load.
+            if self._staging_busy is not None:
+                backend.event_synchronize(self._staging_busy)  # type: ignore[union-attr]
+                self._staging_busy = None
+            backend.host_write(self.staging[:n], host)  # type: ignore[union-attr]
             host = self.staging[:n]
-        self._backend.copy(device.view(-1)[:n], host, queue)  # type: ignore[union-attr]
+        backend.copy(device.view(-1)[:n], host, queue)  # type: ignore[union-attr]
+        if self.staging is not None and not backend.capturing:  # type: ignore[union-attr]
+            self._staging_busy = backend.record_event(queue)  # type: ignore[union-attr]
 
     def refresh_from_device(self, queue: "Queue", src: torch.Tensor) -> None:
         """Copy a device source into the buffer's prefix, on ``queue`` (ordered after its producer)."""

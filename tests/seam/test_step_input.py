@@ -100,3 +100,16 @@ def test_a_refresh_from_device_inside_capture_is_re_read_at_every_replay(backend
         graph.replay(q)
         backend.synchronize()
         assert out.cpu().tolist() == [s + 1000 for s in step]
+
+
+def test_a_staged_refresh_waits_for_the_previous_upload_before_the_host_rewrites_the_staging_block(backend: Backend) -> None:
+    q = backend.default_queue()
+    cell = PersistentStepInput().bind(backend, backend.alloc((2,), torch.int64))
+    backend.trace.clear()
+    cell.refresh_from_host(q, torch.tensor([1, 2]))
+    cell.refresh_from_host(q, torch.tensor([3, 4]))
+    ops = [op for op in backend.trace_ops() if op in ("copy", "record_event", "event_synchronize")]
+    # The second host write may only start once the first asynchronous upload has read the block.
+    assert ops == ["copy", "record_event", "event_synchronize", "copy", "record_event"]
+    backend.synchronize()
+    assert cell.device.cpu().tolist() == [3, 4]
