@@ -102,8 +102,13 @@ def _tracked_py(project_root: Path) -> list[str]:
         out = subprocess.run(["git", "ls-files", "-z", "--", "*.py"], cwd=project_root, capture_output=True)
     except OSError:
         out = None
+    listed = []
     if out is not None and out.returncode == 0:
-        return sorted(n for n in out.stdout.decode().split("\0") if n and (project_root / n).is_file())
+        listed = sorted(n for n in out.stdout.decode().split("\0") if n and (project_root / n).is_file())
+    if listed:
+        return listed
+    # Not a git checkout of its own (a copied tree on a GPU machine; the H200 runs of 2026-11-29
+    # hashed an EMPTY file list here): walk the tree instead.
     return sorted(p.relative_to(project_root).as_posix() for p in project_root.rglob("*.py")
                   if not any(part.startswith(".") for part in p.relative_to(project_root).parts))
 

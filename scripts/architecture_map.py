@@ -51,6 +51,8 @@ def first_line(path: Path) -> str:
         doc = ast.get_docstring(ast.parse(text))
         if doc:
             return doc.strip().splitlines()[0]
+    if path.parent.name == "evidence" and path.name != "README.md":
+        return "a measurement from a GPU machine (what, where, which commit: evidence/README.md)"
     if path.suffix == ".diff":
         return "unified diff of a named mutation (see the catalog entry that names this file)"
     if path.suffix == ".json" and "schema" in path.name:

@@ -30,3 +30,17 @@ def test_a_measured_arm_turns_stale_when_the_code_under_test_changes(tmp_path):
     assert freshness(record, root) is None
     (root / "seam/core.py").write_text("X = 2\n")
     assert freshness(record, root) is Verdict.STALE
+
+
+def test_a_copied_tree_inside_another_git_repository_still_hashes_its_own_code(tmp_path):
+    import subprocess
+
+    from harness.platforms import code_under_test, hash_code_under_test
+
+    subprocess.run(["git", "init", "-q", str(tmp_path)], check=True)  # an outer repo that tracks nothing here
+    tree = tmp_path / "copy"
+    (tree / "seam").mkdir(parents=True)
+    (tree / "seam" / "graph.py").write_text("x = 1\n")
+    assert code_under_test(tree) == ["seam/graph.py"]
+    empty = "e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855"  # sha256 of nothing
+    assert hash_code_under_test(tree) != empty
