@@ -9,24 +9,15 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Literal, Mapping
 
+from mutations.model import Location
+
 GateKind = Literal["replay", "isolation", "rule", "equivalence", "red-first", "lane-identity", "platforms"]
 SourceKind = Literal["tree", "mutation", "ref"]
 ARM_NAMES: tuple[str, ...] = ("cpu-emulated", "cuda", "rocm")
 
 
-@dataclass(frozen=True)
-class Origin:
-    """Where a value was written, so an error can point at it."""
-
-    #: The gate file, as the user named it.
-    file: str
-    #: 1-based line of the gate's mapping in that file (0 when unknown).
-    line: int = 0
-    #: 1-based column (0 when unknown).
-    column: int = 0
-
-    def __str__(self) -> str:
-        return f"{self.file}:{self.line}:{self.column}" if self.line else self.file
+#: Where a gate was written (file, line, column): the same record the mutation catalog uses.
+Origin = Location
 
 
 @dataclass(frozen=True)
