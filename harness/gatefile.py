@@ -21,7 +21,7 @@ from harness.model import (
 from mutations.catalog import catalog_files, display_path
 from mutations.document import DocumentError, Node, read_document
 from mutations.model import Catalog
-from mutations.shape import ID_PATTERN, ShapeChecker, describe, suggestion
+from mutations.shape import ID_PATTERN, ShapeChecker, describe, suggestion, versioned_list
 
 GATE_FILE_VERSION = 1
 GATE_KINDS: tuple[GateKind, ...] = (
@@ -31,7 +31,6 @@ GATE_KINDS: tuple[GateKind, ...] = (
 LANE_BACKENDS: tuple[str, ...] = ("eager", "cpu-emulated", "cuda")
 #: Kinds whose meaning needs the code changed: they must name a mutation (or, red-first, a ref).
 _NEEDS_MUTATION: tuple[str, ...] = ("isolation", "rule")
-_TOP_KEYS = ("version", "gates")
 _LANE_KEYS = ("fingerprint", "control", "subject")
 _GATE_KEYS = ("id", "kind", "title", "source", "select", "env", "arms", "timeout", "expect", *_LANE_KEYS)
 _SOURCE_KEYS = ("tree", "mutation", "ref", "overlay")
@@ -77,16 +76,7 @@ def _load_file(path: Path, project_root: Path, catalog: Catalog) -> tuple[list[G
 
 
 def _entries(root: Node, shape: ShapeChecker) -> list[Node]:
-    if not shape.keys(root, "gate file", _TOP_KEYS, required=_TOP_KEYS):
-        return []
-    version = root.value.get("version")
-    if version is not None and (version.value != GATE_FILE_VERSION or isinstance(version.value, bool)):
-        shape.add(version, "gate file", f"'version' must be {GATE_FILE_VERSION}, got {describe(version.value)}")
-    listed = root.value.get("gates")
-    if listed is not None and not listed.is_sequence:
-        shape.add(listed, "gate file", f"'gates' must be a list of gates, got {describe(listed.value)}")
-        return []
-    return [] if listed is None else listed.value
+    return versioned_list(root, shape, "gate file", "gates", GATE_FILE_VERSION, "gates")
 
 
 def _duplicate_ids(gates: list[Gate]) -> list[str]:

@@ -15,11 +15,10 @@ from mutations.document import DocumentError, Node, read_document
 from mutations.errors import MutationCatalogError, MutationTargetError
 from mutations.model import OP_KINDS, Catalog, Location, Mutation, OpKind
 from mutations.patch import PatchFormatError, parse_patch
-from mutations.shape import ID_PATTERN, ShapeChecker, describe
+from mutations.shape import ID_PATTERN, ShapeChecker, versioned_list
 from mutations.target import resolve_target, target_problem
 
 CATALOG_VERSION = 1
-_TOP_KEYS = ("version", "mutations")
 _ENTRY_KEYS = ("id", "title", "target", *OP_KINDS, "occurrence")
 _OP_FIELDS: dict[str, tuple[str, str]] = {
     "replace": ("old", "new"),
@@ -79,18 +78,7 @@ def _load_file(path: Path, project_root: Path) -> tuple[list[Mutation], list[str
 
 
 def _entries(root: Node, shape: ShapeChecker) -> list[Node]:
-    if not shape.keys(root, "catalog", _TOP_KEYS, required=_TOP_KEYS):
-        return []
-    version = root.value.get("version")
-    if version is not None and (version.value != CATALOG_VERSION or isinstance(version.value, bool)):
-        shape.add(version, "catalog", f"'version' must be {CATALOG_VERSION}, got {describe(version.value)}")
-    listed = root.value.get("mutations")
-    if listed is None:
-        return []
-    if not listed.is_sequence:
-        shape.add(listed, "catalog", f"'mutations' must be a list of entries, got {describe(listed.value)}")
-        return []
-    return listed.value
+    return versioned_list(root, shape, "catalog", "mutations", CATALOG_VERSION, "entries")
 
 
 def _entry(node: Node, shape: ShapeChecker, path: Path, project_root: Path) -> Mutation | None:

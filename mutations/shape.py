@@ -142,3 +142,19 @@ def _plain(value: object) -> str:
     if isinstance(value, bool):
         return str(value).lower()
     return "" if value is None else str(value)
+
+
+def versioned_list(root: Node, shape: ShapeChecker, context: str, list_key: str, version: int, noun: str) -> list[Node]:
+    """The entries of a ``{version: N, <list_key>: [...]}`` document (gate files, catalogs), checked."""
+    if not shape.keys(root, context, ("version", list_key), required=("version", list_key)):
+        return []
+    found = root.value.get("version")
+    if found is not None and (found.value != version or isinstance(found.value, bool)):
+        shape.add(found, context, f"'version' must be {version}, got {describe(found.value)}")
+    listed = root.value.get(list_key)
+    if listed is None:
+        return []
+    if not listed.is_sequence:
+        shape.add(listed, context, f"'{list_key}' must be a list of {noun}, got {describe(listed.value)}")
+        return []
+    return listed.value

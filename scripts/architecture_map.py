@@ -8,7 +8,6 @@ then read the diff: a file whose first line does not say what it is gets a bette
 from __future__ import annotations
 
 import ast
-import re
 import subprocess
 from pathlib import Path
 

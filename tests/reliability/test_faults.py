@@ -4,7 +4,6 @@ the project tree is byte-identical afterwards (see ``faults.py`` for how runs ar
 
 from __future__ import annotations
 
-from pathlib import Path
 
 import pytest
 
