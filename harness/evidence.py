@@ -39,44 +39,37 @@ class Record:
     source: str
 
 
-def evidence_files(project_root: Path, paths: Iterable[str]) -> list[Path]:
-    """The ``*.json`` reports under the configured evidence paths (missing folders: none)."""
-    found: list[Path] = []
+def evidence_files(project_root: Path, paths: Iterable[str]) -> list[tuple[Path, bool]]:
+    """The ``*.json`` files under the configured evidence paths, each with whether it was NAMED
+    (a named file must be a report; a folder also holds other JSON, such as bench figures)."""
+    found: list[tuple[Path, bool]] = []
     for entry in paths:
         path = project_root / entry
         if path.is_dir():
-            found += sorted(p for p in path.glob("*.json") if _is_report(p))
+            found += [(p, False) for p in sorted(path.glob("*.json"))]
         elif path.is_file():
-            found.append(path)
+            found.append((path, True))
     return found
 
 
-def _is_report(path: Path) -> bool:
-    # Other JSON (bench figures, G1 tables) lives beside the reports; a report names its schema.
-    try:
-        data = json.loads(path.read_text(encoding="utf-8"))
-    except (OSError, ValueError):
-        return True  # let load_records say what is wrong with it
-    return isinstance(data, dict) and "outcomes" in data and "schema" in data
-
-
 def load_records(project_root: Path, paths: Iterable[str]) -> dict[tuple[str, str], list[Record]]:
-    """Every recorded (gate, arm) outcome that carries provenance, by gate and arm."""
+    """Every recorded (gate, arm) outcome that carries provenance, by gate and arm (each file read once)."""
     records: dict[tuple[str, str], list[Record]] = {}
-    for path in evidence_files(project_root, paths):
-        for record in _read(path, project_root):
+    for path, named in evidence_files(project_root, paths):
+        for record in _read(path, project_root, named):
             records.setdefault((record.gate, record.arm), []).append(record)
     return records
 
 
-def _read(path: Path, project_root: Path) -> list[Record]:
+def _read(path: Path, project_root: Path, named: bool) -> list[Record]:
     shown = path.relative_to(project_root).as_posix() if path.is_relative_to(project_root) else str(path)
     try:
         data = json.loads(path.read_text(encoding="utf-8"))
-        outcomes = data["outcomes"]
+        if not named and not (isinstance(data, dict) and "outcomes" in data and "schema" in data):
+            return []  # other JSON beside the reports (bench figures, G1 tables)
         return [Record(o["gate"], o["arm"], Verdict(o["verdict"]), o.get("message", ""),
                        Provenance.from_json(o["provenance"]), shown)
-                for o in outcomes if o.get("provenance")]
+                for o in data["outcomes"] if o.get("provenance")]
     except (OSError, ValueError, KeyError, TypeError) as exc:
         raise EvidenceError(f"{shown}: not a seamgate JSON report ({type(exc).__name__}: {exc}); "
                             "evidence files are written by `seamgate run --json FILE` — fix or remove it") from exc

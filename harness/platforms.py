@@ -68,14 +68,17 @@ class Platform:
     def unavailable_arms(self, arms: tuple[str, ...]) -> dict[str, str]:
         return {arm: why for arm in arms if (why := self.unavailable(arm)) is not None}
 
-    def provenance(self, arm: str, project_root: Path) -> Provenance:
+    def provenance(self, arm: str, project_root: Path, *, code_hash: str | None = None,
+                   commit: str | None = None) -> Provenance:
+        """Where ``arm`` was measured; ``code_hash``/``commit`` when the caller already read them."""
         gpu = arm in ("cuda", "rocm")
         return Provenance(
             arm=arm, device=str(self.facts.get("device", "")) if gpu else "cpu",
             capability=str(self.facts.get("capability", "")) if gpu else "",
             driver=str(self.facts.get("driver", "")) if gpu else "",
-            torch=str(self.facts.get("torch", "")), commit=git_commit(project_root),
-            code_hash=hash_code_under_test(project_root),
+            torch=str(self.facts.get("torch", "")),
+            commit=git_commit(project_root) if commit is None else commit,
+            code_hash=hash_code_under_test(project_root) if code_hash is None else code_hash,
         )
 
 

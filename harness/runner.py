@@ -52,7 +52,7 @@ from harness.lane import judge_lane
 from harness.lock import Locked, RepositoryLock
 from harness.model import Gate, SourceState
 from harness.planner import BaselineKey, Check, Plan, make_plan, restrict_arms, select_gates
-from harness.platforms import Platform, hash_code_under_test
+from harness.platforms import Platform, git_commit, hash_code_under_test
 from harness.redfirst import judge_red_first, materialize_ref
 from reports.outcome import ArmOutcome, Report, RunOutcome, Verdict
 
@@ -191,6 +191,8 @@ class Session:
         self.finished: list[ArmOutcome] = []
         #: Baseline cases whose verdict changed between the two baseline runs: nodeid -> (kind, kind).
         self.flaky: dict[str, tuple[str, str]] = {}
+        self._code_hash: str | None = None
+        self._commit: str | None = None
 
     def run(self, gates: Sequence[Gate]) -> Report:
         sweep_stale_workdirs()
@@ -221,6 +223,19 @@ class Session:
                 launcher.kill_all()
             _restore_signal_handlers(previous)
             shutil.rmtree(self.workdir, ignore_errors=True)
+
+    def code_hash(self) -> str:
+        """sha256 of the code under test, read once per invocation (evidence is checked against it)."""
+        with self.guard:
+            if self._code_hash is None:
+                self._code_hash = hash_code_under_test(self.project)
+            return self._code_hash
+
+    def commit(self) -> str:
+        with self.guard:
+            if self._commit is None:
+                self._commit = git_commit(self.project)
+            return self._commit
 
     def probe(self, gates: Sequence[Gate]) -> Platform:
         """Ask a child what this machine offers (only GPU arms need torch's answer)."""
@@ -321,7 +336,7 @@ class Session:
             records = self.options.evidence.get((gate.id, arm), ())
             if not records:
                 return owed_outcome(gate, arm, check.owed)
-            return resolve(owed_outcome(gate, arm, check.owed), list(records), hash_code_under_test(self.project))
+            return resolve(owed_outcome(gate, arm, check.owed), list(records), self.code_hash())
         baseline = baselines.get(check.baseline) if check.baseline else None
         timeout = run_timeout(gate.timeout, baseline.wall if baseline else None)
         tree = self.tree(gate.source)
@@ -329,7 +344,8 @@ class Session:
             return error_outcome(gate, arm, _tree_error(gate.source, tree))
         outcome = self.judge_on(check, tree, baseline, timeout)
         if outcome.verdict is Verdict.PASS:
-            outcome = replace(outcome, provenance=platform.provenance(arm, self.project))
+            outcome = replace(outcome, provenance=platform.provenance(arm, self.project, code_hash=self.code_hash(),
+                                                                      commit=self.commit()))
         return outcome
 
     def judge_on(self, check: Check, tree: Path, baseline: RunOutcome | None, timeout: float) -> ArmOutcome:
