@@ -17,14 +17,15 @@ import traceback
 from pathlib import Path
 from typing import Callable, Sequence
 
-from harness.config import Config, find_project, load_config
+from harness.config import Config
 from harness.errors import (
     CommandLineError, EnvironmentProblem, SeamgateUsageError, environment_message, exit_code_for,
 )
 from harness.exit_codes import ExitCode
 from harness.model import ARM_NAMES
 from harness.gatefile import load_gate_files
-from mutations.catalog import catalog_files, load_catalog
+from harness.project import Project
+from mutations.catalog import catalog_files
 from mutations.check import check_mutation, mutated_diff
 from mutations.model import Catalog
 
@@ -165,34 +166,18 @@ def _positive_int(text: str) -> int:
 
 
 def project_of(args: argparse.Namespace) -> tuple[Path, Config]:
-    """The project root and its config; ``--project`` must name an existing folder."""
-    if args.project is not None:
-        root = args.project.resolve()
-        if not root.is_dir():
-            raise CommandLineError(f"--project {args.project}: no such folder")
-    else:
-        root = find_project(Path.cwd())
-    return root, load_config(root)
+    """The project root and its config (``harness.project.Project.locate``)."""
+    project = Project.locate(args.project)
+    return project.root, project.config
 
 
 def load_project_catalog(root: Path, config: Config) -> Catalog:
     """The project's catalog; a default catalog folder that does not exist is an empty catalog."""
-    paths = config.catalog_paths(root)
-    if config.catalog == Config.catalog:
-        paths = [p for p in paths if p.exists()]
-    return load_catalog(paths, project_root=root)
+    return Project(root, config).catalog()
 
 
 def _gate_paths(args: argparse.Namespace, root: Path, config: Config) -> list[Path]:
-    """Named gate files (relative to the current folder), else the configured ones.
-
-    A default ``gates/`` folder that does not exist means no gates; a configured or named path
-    that does not exist is an error of the loader.
-    """
-    if args.gate_files:
-        return [p if p.is_absolute() else Path.cwd() / p for p in args.gate_files]
-    paths = config.gate_paths(root)
-    return [p for p in paths if p.exists()] if config.gates == Config.gates else paths
+    return Project(root, config).gate_paths(args.gate_files)
 
 
 def cmd_validate(args: argparse.Namespace) -> ExitCode:
@@ -265,6 +250,7 @@ def cmd_run(args: argparse.Namespace) -> ExitCode:
         _check_writable(option, path)
     args.project = root
     args.config = config
+    args.named_gate_files = bool(args.gate_files)
     args.gate_files = _gate_paths(args, root, config)
     if args.jobs is None:
         args.jobs = config.jobs

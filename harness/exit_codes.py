@@ -24,6 +24,9 @@ class ExitCode(enum.IntEnum):
     LOCKED = 6
     #: The environment refused us (read-only output location, full disk, missing tool).
     ENVIRONMENT = 7
+    #: No gate was judged: no gate file, ``gates = []``, an ``--arm`` no gate lists, an empty shard,
+    #: or every arm OWED/STALE; like pytest's exit 5, checking nothing is never green.
+    NOTHING_JUDGED = 8
     #: A bug in seamgate itself: please report it with the traceback printed above.
     INTERNAL = 70
     #: Interrupted by SIGINT or SIGTERM; what finished was reported before exiting.

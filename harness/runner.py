@@ -51,6 +51,7 @@ from harness.forkserver import launcher as start_launcher
 from harness.lane import judge_lane
 from harness.lock import Locked, RepositoryLock
 from harness.model import Gate, SourceState
+from harness.project import Project
 from harness.planner import BaselineKey, Check, Plan, make_plan, restrict_arms, select_gates
 from harness.platforms import Platform, git_commit, hash_code_under_test
 from harness.redfirst import judge_red_first, materialize_ref
@@ -82,6 +83,19 @@ class RunOptions:
     progress: bool | None = None
     #: Outcomes measured on other machines, by (gate, arm) (``harness/evidence.py``).
     evidence: Mapping[tuple[str, str], Sequence[Record]] = field(default_factory=dict)
+    #: ``--arm``: only these platform arms of each gate (empty: all).
+    arms: tuple[str, ...] = ()
+
+    @classmethod
+    def from_args(cls, args: argparse.Namespace, project: Project) -> RunOptions:
+        """The options of ``seamgate run`` as parsed by ``harness.cli`` (``--jobs`` defaults to the config)."""
+        jobs = args.jobs if args.jobs is not None else project.config.jobs
+        return cls(
+            jobs=max(1, int(jobs)), gate_ids=tuple(args.gate or ()), shard=args.shard,
+            json=_path(args.json), junit=_path(args.junit), markdown=_path(args.markdown),
+            fail_on_owed=bool(args.fail_on_owed), arms=tuple(args.arm or ()),
+            evidence=load_records(project.root, project.config.evidence),
+        )
 
 
 class Interrupted(Exception):
@@ -98,24 +112,44 @@ class Interrupted(Exception):
 
 def run_command(args: argparse.Namespace) -> ExitCode:
     """``seamgate run``: load the gates named on ``args`` and run them; returns the exit code."""
-    from harness.cli import load_project_catalog
-    from harness.config import load_config
     from harness.gatefile import load_gate_files
 
-    project = Path(args.project).resolve()
-    config = getattr(args, "config", None) or load_config(project)
-    catalog = load_project_catalog(project, config)
-    gates = load_gate_files([Path(p) for p in args.gate_files], project_root=project, catalog=catalog)
-    gates = restrict_arms(gates, getattr(args, "arm", None) or ())
-    select_gates(gates, getattr(args, "gate", None) or ())  # an unknown --gate fails now, not after ~5 s
-    options = RunOptions(
-        jobs=max(1, int(getattr(args, "jobs", 1) or 1)), gate_ids=tuple(getattr(args, "gate", None) or ()),
-        shard=getattr(args, "shard", None), json=_path(getattr(args, "json", None)),
-        junit=_path(getattr(args, "junit", None)), markdown=_path(getattr(args, "markdown", None)),
-        fail_on_owed=bool(getattr(args, "fail_on_owed", False)),
-        evidence=load_records(project, config.evidence),
-    )
-    return run_gates(gates, project=project, options=options, materializer=catalog_materializer(catalog))[1]
+    config = getattr(args, "config", None)
+    project = Project(Path(args.project).resolve(), config) if config else Project.locate(Path(args.project))
+    catalog = project.catalog()
+    paths = [Path(p) for p in args.gate_files]
+    loaded = load_gate_files(paths, project_root=project.root, catalog=catalog)
+    options = RunOptions.from_args(args, project)
+    gates = restrict_arms(loaded, options.arms)
+    select_gates(gates, options.gate_ids)  # an unknown --gate fails now, not after ~5 s
+    why = _why_nothing(project, paths, loaded, options, named=bool(getattr(args, "named_gate_files", False)))
+    return run_gates(gates, project=project.root, options=options, materializer=catalog_materializer(catalog),
+                     nothing_reason=why)[1]
+
+
+def _why_nothing(project: Project, paths: Sequence[Path], loaded: Sequence[Gate], options: RunOptions, *,
+                 named: bool) -> str:
+    """Why no gate would be judged, in the words a user needs (only shown when that is so)."""
+    if not paths:
+        return project.why_no_gate_files(paths if named else ())
+    if not loaded:
+        return f"the gate files hold no gates ({', '.join(str(p) for p in paths)}); add gates (docs/gates.md)"
+    listed = sorted({arm for g in loaded for arm in g.arms})
+    arms = " ".join(f"--arm {a}" for a in options.arms)
+    return (f"{arms}: no gate lists {'that arm' if len(options.arms) == 1 else 'those arms'} "
+            f"(the gates list: {', '.join(listed)})")
+
+
+def final_exit_code(report: Report, *, fail_on_owed: bool) -> ExitCode:
+    """``evaluate.exit_code_for``, except that a run which judged nothing is never OK.
+
+    Judged means at least one arm got a verdict from something that ran (PASS, FAIL, ERROR,
+    TIMEOUT, CRASH), here or in evidence of the same code; OWED and STALE arms judged nothing.
+    """
+    code = exit_code_for(report, fail_on_owed=fail_on_owed)
+    if code is ExitCode.OK and not any(o.verdict not in (Verdict.OWED, Verdict.STALE) for o in report.outcomes):
+        return ExitCode.NOTHING_JUDGED
+    return code
 
 
 def _path(value: str | Path | None) -> Path | None:
@@ -134,14 +168,26 @@ def catalog_materializer(catalog: Any) -> Materializer:
     return materialize
 
 
-def run_gates(gates: Sequence[Gate], *, project: Path, options: RunOptions,
-              materializer: Materializer, stdout: Any = None, launcher: Any = None) -> tuple[Report, ExitCode]:
-    """Run ``gates`` under the repository lock; print and write the reports; return them and the code."""
+def run_gates(gates: Sequence[Gate], *, project: Path, options: RunOptions, materializer: Materializer,
+              stdout: Any = None, launcher: Any = None, nothing_reason: str = "") -> tuple[Report, ExitCode]:
+    """Run ``gates`` under the repository lock; print and write the reports; return them and the code.
+
+    An empty plan (no gate, or an empty shard) starts nothing and writes nothing into the project:
+    it exits ``NOTHING_JUDGED`` saying why.
+    """
     from rich.console import Console
 
     from reports.terminal import print_report
 
     console = Console(file=stdout or sys.stdout)
+    if not make_plan(gates, ids=options.gate_ids, shard=options.shard).checks:
+        why = nothing_reason
+        if gates and options.shard:
+            why = f"--shard {options.shard[0]}/{options.shard[1]} holds no gate ({len(gates)} gates in all)"
+        console.print(f"seamgate: nothing to judge: {why or 'no gate was selected'}", markup=False, soft_wrap=True)
+        _write_outputs(Report(), options, ExitCode.NOTHING_JUDGED)
+        print_report(Report(), console, ExitCode.NOTHING_JUDGED.name)
+        return Report(), ExitCode.NOTHING_JUDGED
     try:
         with RepositoryLock(project):
             session = Session(project, options, materializer, launcher)
@@ -149,7 +195,7 @@ def run_gates(gates: Sequence[Gate], *, project: Path, options: RunOptions,
     except Locked as exc:
         console.print(f"seamgate: {exc}", markup=False, soft_wrap=True)
         return Report(), ExitCode.LOCKED
-    code = exit_code_for(report, fail_on_owed=options.fail_on_owed)
+    code = final_exit_code(report, fail_on_owed=options.fail_on_owed)
     _write_outputs(report, options, code)
     for line in session.flaky_lines():
         console.print(line, markup=False, soft_wrap=True)
