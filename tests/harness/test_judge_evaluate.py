@@ -12,9 +12,10 @@ from dataclasses import dataclass
 
 import pytest
 
-from harness.evaluate import exit_code_for, judge_red, owed_outcome, red_of_baseline, run_timeout
+from harness.evaluate import (error_outcome, exit_code_for, judge_red, owed_outcome, red_of_baseline, red_set_problems,
+                              run_timeout)
 from harness.exit_codes import ExitCode
-from harness.model import Counts, RedSet
+from harness.model import Counts, Expectation, RedSet
 from reports.outcome import ArmOutcome, CaseOutcome, Report, RunOutcome, Verdict
 from tests.reports.fixture_projects import gate
 
@@ -79,6 +80,9 @@ ROWS: dict[str, Row] = {
                                                        counts=Counts(cases=2, passed=1, failed=1, assertions=1)),
     "assertions-sum-only-red-cases": Row(observed(c(A, "failed", failed=2), c(B, "xfailed", failed=1), c(C)),
                                          RedSet(nodeids=(A,)), Verdict.PASS, counts=Counts(assertions=2)),
+    "assertions-of-a-green-case-in-the-file-are-not-counted": Row(
+        observed(c(A, "failed", failed=2), c(B, "xfailed", failed=1), c(C)), RedSet(files=("tests/x.py",)),
+        Verdict.FAIL, ("expected red but green: tests/x.py::test_b",), ("assertions:",), counts=Counts(assertions=2)),
     "arm-placeholder": Row(observed(c("tests/x.py::test_p[cpu-emulated]", "failed"), c(B)),
                            RedSet(nodeids=("tests/x.py::test_p[{arm}]",)), Verdict.PASS,
                            ("tests/x.py::test_p[cpu-emulated]",)),
@@ -214,6 +218,11 @@ def test_a_green_hint_follows_the_expected_red_that_stayed_green() -> None:
     assert outcome.verdict is Verdict.FAIL and "expected red but green (HINT): tests/x.py::test_a" in outcome.message
 
 
+def test_red_set_problems_names_a_green_case_without_a_hint_by_default() -> None:
+    problems = red_set_problems(Expectation(red=RedSet(nodeids=(A,))), observed(c(A), exit_code=0))
+    assert problems == ["expected red but green: tests/x.py::test_a"]
+
+
 # ---- which cases make a baseline red ------------------------------------------------------
 BASELINE_ROWS = {
     "failed": ("failed", True), "error": ("error", True), "passed": ("passed", False),
@@ -237,6 +246,12 @@ def test_an_owed_arm_says_owed_once_with_its_reason() -> None:
     assert plain.message == prefixed.message == "OWED: cuda arm needs a GPU"
     assert plain.arm == "cuda" and plain.runs == ()
     assert (plain.gate, plain.kind, plain.title) == ("g", "rule", "g")
+
+
+def test_an_error_arm_keeps_the_gate_the_arm_and_the_message() -> None:
+    outcome = error_outcome(gate("g"), "cuda", "mutation m no longer applies")
+    assert outcome.verdict is Verdict.ERROR and outcome.message == "mutation m no longer applies"
+    assert (outcome.gate, outcome.arm, outcome.kind, outcome.title) == ("g", "cuda", "rule", "g")
 
 
 # ---- one exit code per report ------------------------------------------------------------

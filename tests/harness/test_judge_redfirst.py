@@ -154,3 +154,43 @@ def test_a_folder_outside_git_is_a_ref_error(tmp_path: Path) -> None:
 def test_an_overlay_path_missing_from_the_working_tree_is_a_ref_error_naming_it(repo: Path, tmp_path: Path) -> None:
     with pytest.raises(RefError, match="'tests/test_gone.py' does not exist in the working tree"):
         materialize_ref(repo, "HEAD", ["tests/test_gone.py"], tmp_path / "old")
+
+
+def test_the_destination_may_exist_or_need_its_parents_made(repo: Path, tmp_path: Path) -> None:
+    (tmp_path / "exists").mkdir()
+    assert (materialize_ref(repo, "HEAD", [], tmp_path / "exists") / "calc" / "ops.py").read_text() == "OLD = 1\n"
+    deep = materialize_ref(repo, "HEAD", [], tmp_path / "a" / "b" / "old")
+    assert (deep / "calc" / "ops.py").read_text() == "OLD = 1\n"
+
+
+def test_an_overlay_merges_into_a_folder_the_ref_has_and_makes_new_parent_folders(repo: Path, tmp_path: Path) -> None:
+    (repo / "tests" / "deep" / "er").mkdir(parents=True)
+    (repo / "tests" / "deep" / "er" / "test_x.py").write_text("Y = 4\n")
+    dest = materialize_ref(repo, "HEAD", ["tests", "tests/deep/er/test_x.py"], tmp_path / "old")
+    assert (dest / "tests" / "test_old.py").exists() and (dest / "tests" / "test_new.py").exists()
+    assert (dest / "tests" / "deep" / "er" / "test_x.py").read_text() == "Y = 4\n"
+    dest2 = materialize_ref(repo, "HEAD", ["tests/deep/er/test_x.py"], tmp_path / "old2")
+    assert (dest2 / "tests" / "deep" / "er" / "test_x.py").read_text() == "Y = 4\n"
+
+
+def test_git_missing_is_a_ref_error_that_says_git_could_not_run(repo: Path, tmp_path: Path, monkeypatch) -> None:
+    monkeypatch.setenv("PATH", str(tmp_path / "no-bin"))
+    with pytest.raises(RefError, match="cannot run git to read ref 'HEAD'"):
+        materialize_ref(repo, "HEAD", [], tmp_path / "old")
+
+
+def test_git_stderr_that_is_not_utf8_still_gives_a_ref_error(repo: Path, tmp_path: Path) -> None:
+    with pytest.raises(RefError, match="git archive"):
+        materialize_ref(repo, "bad\udcffref", [], tmp_path / "old")
+
+
+def test_a_ref_holding_a_link_out_of_the_tree_never_writes_that_link(repo: Path, tmp_path: Path) -> None:
+    (repo / "escape").symlink_to("/etc")
+    git(repo, "add", "escape")
+    git(repo, "commit", "-q", "-m", "link out")
+    dest = tmp_path / "old"
+    try:
+        materialize_ref(repo, "HEAD", [], dest)
+    except Exception:  # refusing the whole archive is fine; writing the link is not
+        pass
+    assert not (dest / "escape").is_symlink()
