@@ -8,6 +8,7 @@ from seam.emulated_backend import EmulatedBackend
 from seam.errors import (
     AddressChangedError,
     CaptureError,
+    CaptureInvalidatedError,
     CaptureStateError,
     CaptureSyncError,
     CaptureUnsupportedError,
@@ -30,7 +31,7 @@ from seam.step_input import (
 from seam.switches import cudagraph_enabled, driver_graph_enabled
 
 __all__ = [
-    "AddressChangedError", "Backend", "BackendStats", "BreakableGraph", "CaptureError", "CaptureMode",
+    "AddressChangedError", "Backend", "BackendStats", "BreakableGraph", "CaptureError", "CaptureInvalidatedError", "CaptureMode",
     "CaptureStateError", "CaptureSyncError", "CaptureUnsupportedError", "Captured", "CudaBackend",
     "EagerBackend", "EmulatedBackend", "Event", "GraphBreakStats", "GraphCaptureScope",
     "PageableCopyError", "PersistentStepInput", "Queue", "RawGraph", "StepInputError",

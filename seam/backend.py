@@ -18,7 +18,8 @@ from typing import Any, Callable, Iterator, Sequence, TypeVar
 import torch
 from torch.utils._python_dispatch import _disable_current_modes as _no_dispatch_modes
 
-from seam.errors import CaptureStateError, CaptureSyncError
+from seam import collector
+from seam.errors import CaptureInvalidatedError, CaptureStateError, CaptureSyncError
 
 T = TypeVar("T")
 _ids = itertools.count(1)
@@ -83,11 +84,46 @@ class BackendStats:
 
 
 class RawGraph:
-    """A captured segment as the backend holds it; ``replay`` and ``destroy`` go through the backend."""
+    """A captured segment as the backend holds it; ``replay`` and ``destroy`` go through the backend.
+
+    A segment dropped without ``destroy()`` (a reference cycle the collector breaks, a last
+    reference gone) releases its native resources through ``seam.collector.release`` too, so a
+    release that would fall inside another open capture waits for it to close.
+    """
 
     def __init__(self) -> None:
         self.id = new_id()
         self.destroyed = False
+
+    def native_release(self) -> Callable[[], None]:
+        """A callable that releases what this segment holds natively (it keeps that alive until run)."""
+        return lambda: None
+
+    def __del__(self) -> None:
+        if getattr(self, "destroyed", True) or collector is None:  # interpreter shutdown
+            return
+        self.destroyed = True
+        collector.release(f"graph {self.id} (collected)", self.native_release())
+
+
+class _OpenCapture:
+    """One open capture of a backend: the first unsafe call that invalidated it, if any."""
+
+    def __init__(self, backend: str, queue: int) -> None:
+        self.backend = backend
+        self.queue = queue
+        #: The first unsafe call made while this capture was open (CUDA's global capture mode).
+        self.reason: str | None = None
+
+    def invalidate(self, reason: str) -> None:
+        self.reason = self.reason or reason
+
+    def error(self) -> CaptureInvalidatedError:
+        return CaptureInvalidatedError(
+            f"the {self.backend} capture on queue {self.queue} was invalidated by {self.reason} while it was "
+            "open: CUDA's global capture mode refuses it from anywhere in the process; release graphs, "
+            "synchronize and read device values before the capture begins or after it ends"
+        )
 
 
 class Backend(ABC):
@@ -105,6 +141,7 @@ class Backend(ABC):
         self._default = self._make_queue()
         self._current: Queue = self._default
         self._capture_queue: Queue | None = None
+        self._open_capture: _OpenCapture | None = None
 
     # -- bookkeeping -------------------------------------------------------------------------
     def _log(self, op: str, queue: Queue | None = None, detail: str = "") -> None:
@@ -120,8 +157,13 @@ class Backend(ABC):
         return self._capture_queue is not None
 
     def _refuse_sync(self, what: str) -> None:
-        if self.capturing:
-            raise CaptureSyncError(f"{what} inside graph capture: a host sync invalidates the capture")
+        """CUDA's global capture mode: a host sync is refused while ANY capture in the process is open."""
+        if collector.any_capture_open():
+            collector.note_unsafe_call(what)
+            raise CaptureSyncError(
+                f"{what} while a graph capture is open: a host sync invalidates the capture "
+                "(CUDA's global capture mode refuses it from any queue); synchronize before the capture begins"
+            )
 
     # -- queues and events -------------------------------------------------------------------
     def default_queue(self) -> Queue:
@@ -218,28 +260,53 @@ class Backend(ABC):
         if self.capturing:
             raise CaptureStateError("begin_capture while a capture is already open on this backend")
         self._log("begin_capture", queue)
-        self._native_begin_capture(queue, pool)
-        self._capture_queue = queue
+        record = _OpenCapture(self.name, queue.id)
+        collector.capture_opening(record)
+        try:
+            self._native_begin_capture(queue, pool)
+        except BaseException:
+            collector.capture_closed(record)
+            raise
+        self._capture_queue, self._open_capture = queue, record
 
     def end_capture(self, queue: Queue) -> RawGraph:
-        """Close the capture opened on ``queue`` and return the captured segment."""
+        """Close the capture opened on ``queue`` and return the captured segment.
+
+        A capture invalidated while it was open (see ``seam.collector``) ends in
+        ``CaptureInvalidatedError`` naming the first unsafe call, on every backend.
+        """
         if self._capture_queue is None or self._capture_queue.id != queue.id:
             raise CaptureStateError(f"end_capture on queue {queue.id} without a matching begin_capture")
         self._log("end_capture", queue)
+        record = self._open_capture
         try:
-            return self._native_end_capture(queue)
+            try:
+                graph = self._native_end_capture(queue)
+            except Exception as err:
+                if record is not None and record.reason:
+                    raise record.error() from err
+                raise
+            if record is not None and record.reason:
+                graph.destroyed = True  # never handed out: nothing of it is valid
+                raise record.error()
+            return graph
         finally:
-            self._capture_queue = None
+            self._capture_queue, self._open_capture = None, None
+            if record is not None:
+                collector.capture_closed(record)
 
     def abort_capture(self, queue: Queue) -> None:
         """Close a failed capture, discarding what it recorded; never raises a secondary error."""
         if self._capture_queue is None:
             return
         self._log("abort_capture", queue)
+        record = self._open_capture
         try:
             self._native_abort_capture(queue)
         finally:
-            self._capture_queue = None
+            self._capture_queue, self._open_capture = None, None
+            if record is not None:
+                collector.capture_closed(record)
 
     def replay(self, graph: RawGraph, queue: Queue) -> None:
         """Launch one captured segment on ``queue``."""
@@ -251,12 +318,15 @@ class Backend(ABC):
             self._native_replay(graph, queue)
 
     def destroy(self, graph: RawGraph) -> None:
-        """Release a captured segment."""
+        """Release a captured segment: at once, or (while any capture is open) right after it closes.
+
+        The segment can no longer replay from this call on either way (``seam.collector``).
+        """
         if graph.destroyed:
             return
         self._log("destroy", None, f"graph={graph.id}")
-        self._native_destroy(graph)
         graph.destroyed = True
+        collector.release(f"graph {graph.id} (destroy())", graph.native_release())
 
     def new_pool(self) -> Any:
         """A memory pool shared by the segments of one graph (``None`` where pools do not exist)."""
@@ -305,6 +375,3 @@ class Backend(ABC):
 
     @abstractmethod
     def _native_replay(self, graph: RawGraph, queue: Queue) -> None: ...
-
-    @abstractmethod
-    def _native_destroy(self, graph: RawGraph) -> None: ...

@@ -11,7 +11,9 @@ from typing import Any, Callable, Literal
 
 import torch
 from torch.utils._python_dispatch import TorchDispatchMode
+from torch.utils._pytree import tree_leaves
 
+from seam import collector
 from seam.errors import CaptureSyncError, PageableCopyError
 
 MemoryKind = Literal["device", "pinned", "pageable"]
@@ -47,26 +49,41 @@ COPY_OPS = _overloads("copy_")
 
 
 class CaptureGuard(TorchDispatchMode):
-    """Raises the seam's capture errors for work that real CUDA refuses inside capture."""
+    """Raises the seam's capture errors for work that real CUDA refuses inside capture.
 
-    def __init__(self, kind_of: Callable[[torch.Tensor], MemoryKind], active: Callable[[], bool]) -> None:
+    Two scopes, as CUDA has them (H200, ``tests/fidelity/raw_cuda.py``): a host read of DEVICE memory
+    is refused on ANY queue while a capture is open (the global capture mode); a pageable copy is
+    refused only on a capturing queue (elsewhere CUDA runs it eagerly).
+    """
+
+    def __init__(self, kind_of: Callable[[torch.Tensor], MemoryKind], capturing_here: Callable[[], bool]) -> None:
         super().__init__()
         self._kind_of = kind_of
-        self._active = active
+        self._capturing_here = capturing_here
 
-    def check(self, func: Any, args: tuple[Any, ...]) -> None:
-        """Raise if ``func(*args)`` is refused inside capture."""
-        if func in SYNC_OPS:
+    def _reads_device(self, args: tuple[Any, ...]) -> bool:
+        return any(isinstance(t, torch.Tensor) and self._kind_of(t) == "device" for t in tree_leaves(args))
+
+    def check_global(self, func: Any, args: tuple[Any, ...]) -> None:
+        """Raise if ``func(*args)`` is refused while any capture is open, on whatever queue it runs."""
+        if func in SYNC_OPS and self._reads_device(args):
+            collector.note_unsafe_call(f"{func} (a host read of device memory)")
             raise CaptureSyncError(
-                f"{func} inside graph capture reads a device value on the host; "
+                f"{func} while a graph capture is open reads a device value on the host; "
                 "move it out of the captured region or keep the value on the device"
             )
+
+    def check(self, func: Any, args: tuple[Any, ...]) -> None:
+        """Raise if ``func(*args)`` is refused on a capturing queue."""
+        self.check_global(func, args)
         if func in COPY_OPS:
             check_copy(self._kind_of(args[0]), self._kind_of(args[1]))
 
     def __torch_dispatch__(self, func: Any, types: Any, args: tuple[Any, ...] = (), kwargs: Any = None) -> Any:
-        if self._active():
+        if self._capturing_here():
             self.check(func, args)
+        elif collector.any_capture_open():
+            self.check_global(func, args)
         return func(*args, **(kwargs or {}))
 
 

@@ -10,13 +10,13 @@ chained as its cause.
 from __future__ import annotations
 
 import contextlib
-from typing import Any, Iterator
+from typing import Any, Callable, Iterator
 
 import torch
 
 from seam.backend import Backend, Event, Queue, RawGraph, new_id
 from seam.capture_guard import CaptureGuard, MemoryKind, check_copy
-from seam.errors import CaptureStateError, CaptureUnsupportedError, UnjoinedForkError
+from seam.errors import CaptureInvalidatedError, CaptureStateError, CaptureUnsupportedError, UnjoinedForkError
 
 
 def memory_kind(t: torch.Tensor) -> MemoryKind:
@@ -32,6 +32,12 @@ class CudaGraph(RawGraph):
     def __init__(self, graph: torch.cuda.CUDAGraph) -> None:
         super().__init__()
         self.graph = graph
+
+    def native_release(self) -> Callable[[], None]:
+        # The closure holds the torch graph, so a deferred release keeps its executable (and its
+        # pool's blocks) alive until the open capture has closed.
+        graph = self.graph
+        return graph.reset
 
 
 class CudaBackend(Backend):
@@ -105,7 +111,7 @@ class CudaBackend(Backend):
         with torch.cuda.stream(queue.native):
             graph.capture_begin(pool=pool)
         self._open = graph
-        self._guard = CaptureGuard(memory_kind, lambda: self.capturing)
+        self._guard = CaptureGuard(memory_kind, torch.cuda.is_current_stream_capturing)
         self._guard.__enter__()
 
     def _close(self) -> torch.cuda.CUDAGraph:
@@ -123,10 +129,16 @@ class CudaBackend(Backend):
             with torch.cuda.stream(queue.native):
                 graph.capture_end()
         except RuntimeError as err:
-            if "unjoined" in str(err).lower():
+            text = str(err).lower()
+            if "unjoined" in text:
                 raise UnjoinedForkError(
                     "a side stream forked into the capture was not joined before end_capture "
                     "(cudaErrorStreamCaptureUnjoined); note_fork it so the scope joins it"
+                ) from err
+            if "previous error during capture" in text or "invalidated" in text:
+                raise CaptureInvalidatedError(
+                    "CUDA invalidated the capture (cudaErrorStreamCaptureInvalidated): a call CUDA's global "
+                    "capture mode refuses ran while it was open; the CUDA warning printed before names it"
                 ) from err
             raise
         return CudaGraph(graph)
@@ -143,7 +155,3 @@ class CudaBackend(Backend):
         if not isinstance(graph, CudaGraph):
             raise CaptureStateError(f"graph {graph.id} was not captured by a CudaBackend")
         graph.graph.replay()
-
-    def _native_destroy(self, graph: RawGraph) -> None:
-        if isinstance(graph, CudaGraph):
-            graph.graph.reset()

@@ -36,6 +36,3 @@ class EagerBackend(Backend):
 
     def _native_replay(self, graph: RawGraph, queue: Queue) -> None:
         raise self._unsupported()
-
-    def _native_destroy(self, graph: RawGraph) -> None:
-        return None

@@ -126,7 +126,3 @@ class EmulatedBackend(Backend):
         if not isinstance(graph, EmulatedGraph):
             raise CaptureStateError(f"graph {graph.id} was not captured by an EmulatedBackend")
         graph.replay()
-
-    def _native_destroy(self, graph: RawGraph) -> None:
-        if isinstance(graph, EmulatedGraph):
-            graph.ops.clear()

@@ -134,6 +134,10 @@ class EmulatedGraph(RawGraph):
             for op in self.ops:
                 op.run()
 
+    def native_release(self) -> Callable[[], None]:
+        ops = self.ops  # not ``self``: a deferred release must not keep the whole segment alive
+        return ops.clear
+
 
 def _mutated_args(func: Any, args: tuple[Any, ...], kwargs: dict[str, Any]) -> list[torch.Tensor]:
     out = []
@@ -171,7 +175,13 @@ class CaptureRecorder(CaptureGuard):
     def __torch_dispatch__(self, func: Any, types: Any, args: tuple[Any, ...] = (), kwargs: Any = None) -> Any:
         kwargs = kwargs or {}
         if not self._recording():
-            return func(*args, **kwargs)
+            self.check_global(func, args)  # CUDA's global capture mode: other queues too
+            result = func(*args, **kwargs)
+            if self._reads_device((args, kwargs)):  # eager work on device memory stays on the device
+                for t in tree_leaves(result):
+                    if isinstance(t, torch.Tensor) and self._registry.kind_of(t) == "pageable":
+                        self._registry.mark(t, "device")
+            return result
         self.check(func, args)
         mutated = _mutated_args(func, args, kwargs)
         for t in mutated:

@@ -29,6 +29,15 @@ class CaptureSyncError(CaptureError):
     """
 
 
+class CaptureInvalidatedError(CaptureError):
+    """An unsafe call (releasing another graph, a host sync) ran while a capture was open.
+
+    Real CUDA, in its default global capture mode: the call fails with "operation not permitted
+    when stream is capturing" and the open capture ends in "operation failed due to a previous error
+    during capture" (``cudaErrorStreamCaptureInvalidated``).
+    """
+
+
 class PageableCopyError(CaptureError):
     """A copy from pageable (non-pinned) host memory to the device inside capture.
 
