@@ -9,14 +9,25 @@ commit, the sha256 of the code under test):
   commit and evidence file (a measurement of THIS code);
 * another code hash: STALE — a measurement of older code is never carried forward;
 * no record: the arm stays OWED with its reason.
+
+The hash a record is checked against is the GATE's (``gate_hash``): the code under test, the gate
+record itself, every test file its ``select`` reaches (with the ``conftest.py`` files above them),
+and its mutation's catalog entry. Changing any one of them makes the evidence STALE. A hash over
+no file at all is refused: it would name nothing and match any other empty hash.
 """
 
 from __future__ import annotations
 
+import dataclasses
+import hashlib
 import json
 from dataclasses import dataclass, replace
 from pathlib import Path
-from typing import Iterable
+from typing import TYPE_CHECKING, Any, Iterable
+
+if TYPE_CHECKING:
+    from harness.model import Gate
+    from mutations.model import Mutation
 
 from harness.errors import SeamgateUsageError
 from reports.outcome import ArmOutcome, Provenance, Verdict
@@ -101,3 +112,52 @@ def _where(p: Provenance) -> str:
         parts.append(f"torch {p.torch}")
     parts.append(f"commit {p.commit[:10] or 'unknown'}")
     return ", ".join(parts)
+
+
+class EmptyHashError(SeamgateUsageError):
+    """A code hash was asked for over zero files."""
+
+
+def _canonical(value: Any) -> Any:
+    """Plain JSON data for a gate or mutation record; where it was written (origin) is left out."""
+    if dataclasses.is_dataclass(value) and not isinstance(value, type):
+        return {f.name: _canonical(getattr(value, f.name)) for f in dataclasses.fields(value)
+                if f.name not in ("origin", "location")}
+    if isinstance(value, dict):
+        return {str(k): _canonical(v) for k, v in sorted(value.items(), key=lambda kv: str(kv[0]))}
+    if isinstance(value, (list, tuple, set, frozenset)):
+        items = [_canonical(v) for v in value]
+        return sorted(items, key=json.dumps) if isinstance(value, (set, frozenset)) else items
+    if value is None or isinstance(value, (str, int, float, bool)):
+        return value
+    return str(value)
+
+
+def selected_test_files(project_root: Path, select: Iterable[str]) -> list[str]:
+    """The ``.py`` files a gate's ``select`` reaches, and the ``conftest.py`` files above each."""
+    files: set[str] = set()
+    for entry in select:
+        path = project_root / entry.split("::", 1)[0]
+        found = sorted(path.rglob("*.py")) if path.is_dir() else ([path] if path.is_file() else [])
+        for f in found:
+            files.add(f.relative_to(project_root).as_posix())
+            for parent in f.parents:
+                if parent == project_root.parent or not parent.is_relative_to(project_root):
+                    break
+                if (parent / "conftest.py").is_file():
+                    files.add((parent / "conftest.py").relative_to(project_root).as_posix())
+    return sorted(f for f in files if "__pycache__" not in f)
+
+
+def gate_hash(project_root: Path, gate: "Gate", mutation: "Mutation | None", code_files: Iterable[str]) -> str:
+    """sha256 of what ``gate``'s verdict depends on (module docstring); ``EmptyHashError`` over no file."""
+    files = sorted(set(code_files) | set(selected_test_files(project_root, gate.select)))
+    if not files:
+        raise EmptyHashError(f"gate {gate.id}: the code hash would cover no file (no code under test, no selected "
+                             "test file); check [tool.seamgate] and the gate's select")
+    digest = hashlib.sha256()
+    for rel in files:
+        digest.update(rel.encode() + b"\0" + (project_root / rel).read_bytes() + b"\0")
+    digest.update(json.dumps(_canonical(gate), sort_keys=True).encode() + b"\0")
+    digest.update(json.dumps(_canonical(mutation), sort_keys=True).encode())
+    return digest.hexdigest()

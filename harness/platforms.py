@@ -117,7 +117,13 @@ def _tracked_py(project_root: Path) -> list[str]:
 
 
 def hash_code_under_test(project_root: Path) -> str:
-    return code_hash(project_root, code_under_test(project_root))
+    files = code_under_test(project_root)
+    if not files:
+        from harness.evidence import EmptyHashError
+
+        raise EmptyHashError(f"{project_root}: no code under test found (no .py file under {', '.join(CODE_ROOTS)} "
+                             "nor outside tests/): a hash over zero files names nothing")
+    return code_hash(project_root, files)
 
 
 def freshness(record: Provenance, project_root: Path) -> Verdict | None:
