@@ -7,11 +7,14 @@ from seam.eager_backend import EagerBackend
 from seam.emulated_backend import EmulatedBackend
 from seam.errors import (
     AddressChangedError,
+    BreakResultError,
+    CaptureDependencyError,
     CaptureError,
     CaptureInvalidatedError,
     CaptureStateError,
     CaptureSyncError,
     CaptureUnsupportedError,
+    CaptureWarmupError,
     PageableCopyError,
     StepInputError,
     UnjoinedForkError,
@@ -31,7 +34,7 @@ from seam.step_input import (
 from seam.switches import cudagraph_enabled, driver_graph_enabled
 
 __all__ = [
-    "AddressChangedError", "Backend", "BackendStats", "BreakableGraph", "CaptureError", "CaptureInvalidatedError", "CaptureMode",
+    "AddressChangedError", "Backend", "BreakResultError", "CaptureDependencyError", "CaptureWarmupError", "BackendStats", "BreakableGraph", "CaptureError", "CaptureInvalidatedError", "CaptureMode",
     "CaptureStateError", "CaptureSyncError", "CaptureUnsupportedError", "Captured", "CudaBackend",
     "EagerBackend", "EmulatedBackend", "Event", "GraphBreakStats", "GraphCaptureScope",
     "PageableCopyError", "PersistentStepInput", "Queue", "RawGraph", "StepInputError",

@@ -19,7 +19,7 @@ import torch
 from torch.utils._python_dispatch import _disable_current_modes as _no_dispatch_modes
 
 from seam import collector
-from seam.errors import CaptureInvalidatedError, CaptureStateError, CaptureSyncError
+from seam.errors import CaptureDependencyError, CaptureInvalidatedError, CaptureStateError, CaptureSyncError
 
 T = TypeVar("T")
 _ids = itertools.count(1)
@@ -52,6 +52,19 @@ class Event:
     #: How many operations that queue had issued when the event was recorded (emulator bookkeeping).
     version: int = 0
     native: Any = field(default=None, compare=False, repr=False)
+    #: The recording queue's vector clock, ``(queue id, operations)`` pairs (emulator bookkeeping).
+    clock: tuple[tuple[int, int], ...] = field(default=(), compare=False, repr=False)
+    #: Whether the event was recorded on a queue that was part of an open capture.
+    captured: bool = False
+
+
+def refuse_uncaptured_dependency(queue: Queue, event: Event) -> None:
+    """A capturing queue may not wait on an event recorded outside the capture (CUDA refuses it)."""
+    raise CaptureDependencyError(
+        f"queue {queue.id} is capturing and was made to wait on event {event.id}, recorded on queue {event.queue.id} "
+        "outside the capture (CUDA: dependency created on uncaptured work); synchronize that work before the "
+        "capture begins, or record the event inside the capture"
+    )
 
 
 @dataclass(frozen=True)
@@ -152,6 +165,12 @@ class Backend(ABC):
         return [e.op for e in self.trace]
 
     @property
+    def device(self) -> torch.device:
+        """Where this backend's device buffers live (``cpu`` for the CPU backends): what a program
+        written once for every arm passes as ``device=`` to a torch factory."""
+        return torch.device("cpu")
+
+    @property
     def capturing(self) -> bool:
         """Whether a raw capture is open on this backend."""
         return self._capture_queue is not None
@@ -218,6 +237,16 @@ class Backend(ABC):
         """A zero-filled device buffer."""
         self.stats.allocs += 1
         self._log("alloc")
+        if collector.any_capture_open():
+            if not (self._capture_queue is not None and self._capture_queue.id == self._default.id):
+                raise CaptureStateError(
+                    "alloc() while a capture is open on another queue: CUDA would allocate on a queue outside "
+                    "the capture, which its global capture mode refuses (H200: zeros_on_other_stream_in_capture); "
+                    "allocate the buffer before the capture begins")
+            # Inside a capture on the default queue the buffer belongs to the graph: its zero-fill
+            # is CAPTURED (it runs at every replay, not now), exactly as on CUDA.
+            with self.use_queue(self._default):
+                return self._native_alloc(tuple(shape) if not isinstance(shape, int) else (shape,), dtype)
         with self._handoff(self._default):
             return self._native_alloc(tuple(shape) if not isinstance(shape, int) else (shape,), dtype)
 
@@ -232,14 +261,15 @@ class Backend(ABC):
         """A zero-filled pinned host buffer (the staging block of an asynchronous upload)."""
         self.stats.allocs += 1
         self._log("alloc_pinned")
-        return self._native_alloc_pinned(tuple(shape) if not isinstance(shape, int) else (shape,), dtype)
+        with _no_dispatch_modes():  # host memory: made now, never part of a capture
+            return self._native_alloc_pinned(tuple(shape) if not isinstance(shape, int) else (shape,), dtype)
 
     def copy(self, dst: torch.Tensor, src: torch.Tensor, queue: Queue) -> None:
         """Copy ``src`` into ``dst`` on ``queue`` (pageable host sources are refused in capture)."""
         self.stats.copies += 1
         self._log("copy", queue, f"bytes={src.numel() * src.element_size()}")
-        self._check_copy_in_capture(dst, src)
         with self._handoff(queue), self.use_queue(queue), torch.no_grad():
+            self._check_copy_in_capture(dst, src)  # on ``queue``: refused only where IT captures
             dst.copy_(src, non_blocking=True)
 
     def host_write(self, dst: torch.Tensor, src: torch.Tensor) -> None:

@@ -10,11 +10,19 @@ from __future__ import annotations
 from typing import Any, Callable, Literal
 
 import torch
-from torch.utils._python_dispatch import TorchDispatchMode
+from torch.overrides import TorchFunctionMode
+from torch.utils._python_dispatch import TorchDispatchMode, _disable_current_modes
 from torch.utils._pytree import tree_leaves
 
 from seam import collector
-from seam.errors import CaptureSyncError, PageableCopyError
+from seam.errors import (
+    CaptureDependencyError,
+    CaptureError,
+    CaptureInvalidatedError,
+    CaptureSyncError,
+    CaptureWarmupError,
+    PageableCopyError,
+)
 
 MemoryKind = Literal["device", "pinned", "pageable"]
 aten = torch.ops.aten
@@ -46,6 +54,8 @@ SYNC_OPS = _overloads(
 )
 
 COPY_OPS = _overloads("copy_")
+#: Indexing ops whose boolean-mask form needs ``nonzero`` (a data-dependent shape).
+MASK_INDEX_OPS = _overloads("index.Tensor", "index_put_", "index_put", "_index_put_impl_")
 
 
 class CaptureGuard(TorchDispatchMode):
@@ -76,6 +86,11 @@ class CaptureGuard(TorchDispatchMode):
     def check(self, func: Any, args: tuple[Any, ...]) -> None:
         """Raise if ``func(*args)`` is refused on a capturing queue."""
         self.check_global(func, args)
+        if func in MASK_INDEX_OPS and any(isinstance(t, torch.Tensor) and t.dtype in (torch.bool, torch.uint8)
+                                          for t in tree_leaves(args[1:2])):
+            raise CaptureSyncError(
+                f"{func} with a boolean mask inside graph capture: the result's shape depends on device data "
+                "(a host sync); use torch.where or a fixed-size index instead")
         if func in COPY_OPS:
             check_copy(self._kind_of(args[0]), self._kind_of(args[1]))
 
@@ -84,7 +99,80 @@ class CaptureGuard(TorchDispatchMode):
             self.check(func, args)
         elif collector.any_capture_open():
             self.check_global(func, args)
-        return func(*args, **(kwargs or {}))
+        try:
+            return func(*args, **(kwargs or {}))
+        except RuntimeError as err:  # torch's raw CUDA refusals, said as the seam's errors
+            seam_error = translate_cuda_error(err, f"{func}")
+            if seam_error is None:
+                raise
+            raise seam_error from err
+
+
+#: Raw CUDA refusal text (H200, torch 2.11) -> the seam error class that says the same thing.
+_CUDA_REFUSALS: tuple[tuple[str, type[CaptureError], str], ...] = (
+    ("cublas_status_not_initialized", CaptureWarmupError,
+     "the first cuBLAS use happened inside a capture; run the forward once before capturing (capture_one's warmups)"),
+    ("unless the cpu tensor is pinned", PageableCopyError,
+     "copy between pageable host memory and the device inside graph capture; stage it through a pinned buffer"),
+    ("dependency created on uncaptured work", CaptureDependencyError,
+     "a capturing stream waited on work recorded outside the capture; synchronize it before the capture"),
+    ("operation not permitted when stream is capturing", CaptureInvalidatedError,
+     "CUDA refused it while a capture is open (global capture mode), and the capture is invalidated"),
+)
+
+
+def translate_cuda_error(err: BaseException, call: str) -> CaptureError | None:
+    """The seam error for a raw CUDA refusal of ``call`` inside a capture, or ``None`` if it is not one."""
+    text = str(err).lower()
+    for needle, cls, advice in _CUDA_REFUSALS:
+        if needle in text:
+            if cls is CaptureInvalidatedError:
+                collector.note_unsafe_call(call)
+            return cls(f"{call}: {advice} (CUDA: {str(err).splitlines()[0][:160]})")
+    return None
+
+
+#: Tensor methods that read device memory on the host without a visible aten op on the CPU
+#: (``.cpu()`` of a CPU tensor dispatches nothing), so they are caught one level up.
+_HOST_READS = frozenset({torch.Tensor.cpu, torch.Tensor.tolist, torch.Tensor.numpy, torch.Tensor.__bool__,
+                         torch.Tensor.__int__, torch.Tensor.__float__, torch.Tensor.__index__})
+_FROM_DATA = frozenset({torch.tensor, torch.as_tensor})
+#: Factories that make a fresh tensor on ``device=`` (the CPU when it is not given).
+_FACTORIES = frozenset({torch.tensor, torch.as_tensor, torch.zeros, torch.ones, torch.empty, torch.full,
+                        torch.arange, torch.rand, torch.randn, torch.randint, torch.linspace, torch.eye})
+
+
+class HostReadGuard(TorchFunctionMode):
+    """While any capture is open: a host read of device memory is refused (``CaptureSyncError``), and
+    on a capturing queue ``torch.tensor(data, device=...)`` is refused as the pageable copy it is."""
+
+    def __init__(self, kind_of: Callable[[torch.Tensor], MemoryKind], capturing_here: Callable[[], bool],
+                 device_target: Callable[[Any], bool], *, host_factories: bool = False) -> None:
+        super().__init__()
+        self._kind_of = kind_of
+        self._capturing_here = capturing_here
+        self._device_target = device_target
+        #: CPU emulator only: a factory called WITHOUT ``device=`` makes host memory (as on CUDA, where it
+        #: lands on the CPU), so it is made outside the recording instead of as a buffer of the graph.
+        self._host_factories = host_factories
+
+    def __torch_function__(self, func: Any, types: Any, args: tuple[Any, ...] = (), kwargs: Any = None) -> Any:
+        kwargs = kwargs or {}
+        if collector.any_capture_open():
+            if func in _HOST_READS and args and isinstance(args[0], torch.Tensor) and self._kind_of(args[0]) == "device":
+                name = getattr(func, "__name__", str(func))
+                collector.note_unsafe_call(f"Tensor.{name}() (a host read of device memory)")
+                raise CaptureSyncError(f"Tensor.{name}() while a graph capture is open reads device memory on the host; "
+                                       "read it after the capture (replay, then read) or keep it on the device")
+            if func in _FROM_DATA and kwargs.get("device") is not None and self._capturing_here() \
+                    and self._device_target(kwargs["device"]):
+                raise PageableCopyError(f"torch.{func.__name__}(data, device=...) inside graph capture copies pageable "
+                                        "host data to the device; make the tensor before the capture and refresh it "
+                                        "in place (PersistentStepInput)")
+            if self._host_factories and func in _FACTORIES and kwargs.get("device") is None:
+                with _disable_current_modes():
+                    return func(*args, **kwargs)
+        return func(*args, **kwargs)
 
 
 def check_copy(dst: MemoryKind, src: MemoryKind) -> None:

@@ -14,9 +14,9 @@ from typing import Any, Callable, Iterator
 
 import torch
 
-from seam.backend import Backend, Event, Queue, RawGraph, new_id
-from seam.capture_guard import CaptureGuard, MemoryKind, check_copy
-from seam.errors import CaptureInvalidatedError, CaptureStateError, CaptureUnsupportedError, UnjoinedForkError
+from seam.backend import Backend, Event, Queue, RawGraph, new_id, refuse_uncaptured_dependency
+from seam.capture_guard import CaptureGuard, HostReadGuard, MemoryKind, check_copy
+from seam.errors import CaptureError, CaptureInvalidatedError, CaptureStateError, CaptureUnsupportedError, UnjoinedForkError
 
 
 def memory_kind(t: torch.Tensor) -> MemoryKind:
@@ -45,6 +45,8 @@ class CudaBackend(Backend):
 
     name = "cuda"
     can_capture = True
+    #: The CUDA device (an instance attribute set in ``__init__``; shadows ``Backend.device``).
+    device: torch.device = torch.device("cuda")  # type: ignore[assignment]
 
     def __init__(self, device: int | str | torch.device = "cuda") -> None:
         if not torch.cuda.is_available():
@@ -52,6 +54,7 @@ class CudaBackend(Backend):
         self.device = torch.device(device)
         self._open: torch.cuda.CUDAGraph | None = None
         self._guard: CaptureGuard | None = None
+        self._host_reads: HostReadGuard | None = None
         super().__init__()
 
     def _make_queue(self) -> Queue:
@@ -82,7 +85,15 @@ class CudaBackend(Backend):
         return Event(new_id(), queue, 0, ev)
 
     def _native_wait_event(self, queue: Queue, event: Event) -> None:
-        queue.native.wait_event(event.native)
+        try:
+            queue.native.wait_event(event.native)
+        except RuntimeError as err:
+            if "uncaptured work" in str(err):
+                try:
+                    refuse_uncaptured_dependency(queue, event)
+                except CaptureError as mine:
+                    raise mine from err
+            raise
 
     def _native_event_synchronize(self, event: Event) -> None:
         event.native.synchronize()
@@ -98,7 +109,7 @@ class CudaBackend(Backend):
         return torch.zeros(shape, dtype=dtype, pin_memory=True)
 
     def _check_copy_in_capture(self, dst: torch.Tensor, src: torch.Tensor) -> None:
-        if self.capturing:
+        if torch.cuda.is_current_stream_capturing():
             check_copy(memory_kind(dst), memory_kind(src))
 
     def new_pool(self) -> Any:
@@ -113,10 +124,15 @@ class CudaBackend(Backend):
         self._open = graph
         self._guard = CaptureGuard(memory_kind, torch.cuda.is_current_stream_capturing)
         self._guard.__enter__()
+        self._host_reads = HostReadGuard(memory_kind, torch.cuda.is_current_stream_capturing,
+                                         lambda device: torch.device(device).type == "cuda")
+        self._host_reads.__enter__()
 
     def _close(self) -> torch.cuda.CUDAGraph:
-        graph, guard = self._open, self._guard
-        self._open, self._guard = None, None
+        graph, guard, host_reads = self._open, self._guard, self._host_reads
+        self._open, self._guard, self._host_reads = None, None, None
+        if host_reads is not None:
+            host_reads.__exit__(None, None, None)
         if guard is not None:
             guard.__exit__(None, None, None)
         if graph is None:

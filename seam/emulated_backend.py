@@ -13,38 +13,49 @@ from typing import Any
 
 import torch
 
-from seam.backend import Backend, Event, Queue, RawGraph, new_id
-from seam.capture_guard import check_copy
+from seam.backend import Backend, Event, Queue, RawGraph, new_id, refuse_uncaptured_dependency
+from seam.capture_guard import HostReadGuard, check_copy
 from seam.emulator import CaptureRecorder, DeviceRegistry, EmulatedGraph
 from seam.errors import CaptureStateError, UnjoinedForkError
 
 
 @dataclass
 class _ForkLedger:
-    """Which queues belong to the open capture, and whether each forked side queue was joined.
+    """Which queues belong to the open capture, and what each one's work is ordered after.
 
-    A side queue joins the capture when it waits on an event recorded on a capturing queue; it is
-    joined back when the origin queue waits on an event recorded on it AFTER its last operation.
+    A vector clock per queue: ``seen[q][p]`` is how many operations of queue ``p`` queue ``q`` is
+    ordered after. An event carries its queue's clock at its record; a wait merges it. A side queue
+    joins the capture by waiting on an event of a capturing queue; at the close every capturing
+    queue's operations must be covered by the origin's clock, DIRECTLY or TRANSITIVELY
+    (origin -> A -> B, B -> A, A -> origin is joined), and a fork that issued no work needs no join
+    (both as CUDA does: H200 ``transitive_join``, ``empty_fork_unjoined``).
     """
 
     origin: int
-    #: Operations issued per capturing queue (an event remembers the count at its record).
+    #: Operations issued per capturing queue.
     versions: dict[int, int] = field(default_factory=dict)
-    #: For each forked side queue: the version its last join covered (``-1``: never joined).
-    joined_at: dict[int, int] = field(default_factory=dict)
+    #: For each capturing queue, the operations of every queue it is ordered after.
+    seen: dict[int, dict[int, int]] = field(default_factory=dict)
 
     def captures(self, queue_id: int) -> bool:
-        return queue_id == self.origin or queue_id in self.joined_at
+        return queue_id in self.versions
+
+    def clock(self, queue_id: int) -> dict[int, int]:
+        """The queue's clock, its own operations included (what an event recorded now carries)."""
+        own = {queue_id: self.versions[queue_id]} if queue_id in self.versions else {}
+        return {**self.seen.get(queue_id, {}), **own}
 
     def on_wait(self, queue: Queue, event: Event) -> None:
-        if self.captures(event.queue.id) and not self.captures(queue.id):
-            self.joined_at[queue.id] = -1
-            self.versions.setdefault(queue.id, 0)
-        elif queue.id == self.origin and event.queue.id in self.joined_at:
-            self.joined_at[event.queue.id] = event.version
+        if not self.captures(event.queue.id):
+            return
+        self.versions.setdefault(queue.id, 0)
+        mine = self.seen.setdefault(queue.id, {})
+        for q, v in dict(event.clock).items():
+            mine[q] = max(mine.get(q, 0), v)
 
     def unjoined(self) -> list[int]:
-        return sorted(q for q, at in self.joined_at.items() if at != self.versions.get(q, 0))
+        covered = self.seen.get(self.origin, {})
+        return sorted(q for q, v in self.versions.items() if q != self.origin and v > covered.get(q, 0))
 
 
 class EmulatedBackend(Backend):
@@ -57,11 +68,12 @@ class EmulatedBackend(Backend):
         self.registry = DeviceRegistry()
         self._ledger: _ForkLedger | None = None
         self._recorder: CaptureRecorder | None = None
+        self._host_reads: HostReadGuard | None = None
         super().__init__()
 
     # -- memory --------------------------------------------------------------------------------
     def _native_alloc(self, shape: tuple[int, ...], dtype: torch.dtype) -> torch.Tensor:
-        t = torch.zeros(shape, dtype=dtype)
+        t = torch.zeros(shape, dtype=dtype, device="cpu")  # device= : inside a capture the fill is captured
         self.registry.mark(t, "device")
         return t
 
@@ -76,11 +88,16 @@ class EmulatedBackend(Backend):
 
     # -- events and the fork ledger ------------------------------------------------------------
     def _native_record_event(self, queue: Queue) -> Event:
-        version = self._ledger.versions.get(queue.id, 0) if self._ledger else 0
-        return Event(new_id(), queue, version)
+        if self._ledger is None:
+            return Event(new_id(), queue)
+        clock = self._ledger.clock(queue.id)
+        return Event(new_id(), queue, clock.get(queue.id, 0), clock=tuple(sorted(clock.items())),
+                     captured=self._ledger.captures(queue.id))
 
     def _native_wait_event(self, queue: Queue, event: Event) -> None:
         if self._ledger is not None:
+            if self._ledger.captures(queue.id) and not event.captured:
+                refuse_uncaptured_dependency(queue, event)
             self._ledger.on_wait(queue, event)
 
     def _recording(self) -> bool:
@@ -93,11 +110,17 @@ class EmulatedBackend(Backend):
 
     # -- capture ------------------------------------------------------------------------------
     def _native_begin_capture(self, queue: Queue, pool: Any) -> None:
-        self._ledger = _ForkLedger(origin=queue.id, versions={queue.id: 0})
+        self._ledger = _ForkLedger(origin=queue.id, versions={queue.id: 0}, seen={queue.id: {}})
         self._recorder = CaptureRecorder(self.registry, self._recording, self._count_op)
         self._recorder.__enter__()
+        self._host_reads = HostReadGuard(self.registry.kind_of, self._recording, lambda device: True,
+                                         host_factories=True)
+        self._host_reads.__enter__()
 
     def _close_recorder(self) -> EmulatedGraph:
+        host_reads, self._host_reads = self._host_reads, None
+        if host_reads is not None:
+            host_reads.__exit__(None, None, None)
         recorder, self._recorder = self._recorder, None
         if recorder is None:
             raise CaptureStateError("no capture is being recorded")

@@ -25,7 +25,7 @@ from dataclasses import dataclass, field
 from typing import Any, Callable
 
 import torch
-from torch.utils._pytree import tree_leaves
+from torch.utils._pytree import tree_leaves, tree_map
 
 from seam.backend import RawGraph
 from seam.capture_guard import CaptureGuard, MemoryKind
@@ -155,6 +155,12 @@ def _aliases_an_input(outputs: list[torch.Tensor], args: tuple[Any, ...], kwargs
     return any(id(t.untyped_storage()) in inputs for t in outputs)
 
 
+def _aliases(outputs: list[torch.Tensor]) -> list[torch.Tensor]:
+    """Storage aliases of the captured outputs: replay writes the captured ADDRESS, whatever the
+    Python tensor object was re-pointed to since."""
+    return [t.detach() for t in outputs]
+
+
 def _is_view(func: Any) -> bool:
     returns = func._schema.returns
     return bool(returns) and all(r.alias_info is not None and not r.alias_info.is_write for r in returns)
@@ -183,6 +189,10 @@ class CaptureRecorder(CaptureGuard):
                         self._registry.mark(t, "device")
             return result
         self.check(func, args)
+        if self._host_only(args, kwargs):
+            # Host memory is not captured: on CUDA a host op in the body runs ONCE, now, and never
+            # at replay (H200: ``host_op_in_body``). So it is neither recorded nor rolled back.
+            return func(*args, **kwargs)
         mutated = _mutated_args(func, args, kwargs)
         for t in mutated:
             self._save_before_write(t)
@@ -190,13 +200,30 @@ class CaptureRecorder(CaptureGuard):
         self._on_op()
         outputs = [t for t in tree_leaves(result) if isinstance(t, torch.Tensor)]
         if mutated:
-            self.graph.ops.append(RecordedOp(func, args, kwargs, outputs, True))
+            self.graph.ops.append(RecordedOp(func, *self._bake(args, kwargs), _aliases(outputs), True))
         elif outputs and not _is_view(func) and not _aliases_an_input(outputs, args, kwargs):
             for t in outputs:
                 self._registry.mark(t, "device")
                 self._born.setdefault(id(t.untyped_storage()), t)
-            self.graph.ops.append(RecordedOp.functional(func, args, kwargs, outputs))
+            self.graph.ops.append(RecordedOp.functional(func, *self._bake(args, kwargs), _aliases(outputs)))
         return result
+
+    def _host_only(self, args: tuple[Any, ...], kwargs: dict[str, Any]) -> bool:
+        """An op whose tensors are all host memory (a factory with no tensor argument is not)."""
+        tensors = [t for t in tree_leaves((args, kwargs)) if isinstance(t, torch.Tensor)]
+        return bool(tensors) and all(self._registry.kind_of(t) != "device" for t in tensors)
+
+    def _bake(self, args: tuple[Any, ...], kwargs: dict[str, Any]) -> tuple[tuple[Any, ...], dict[str, Any]]:
+        """What the graph reads at replay: device ADDRESSES (storage aliases, not the Python tensor
+        objects, so ``x.data = other`` after capture is not followed: H200 ``data_swap_after_capture``)
+        and host scalars BAKED at their capture-time value (H200 ``host_scalar_baked``)."""
+        def one(value: Any) -> Any:
+            if not isinstance(value, torch.Tensor):
+                return value
+            if value.dim() == 0 and self._registry.kind_of(value) == "pageable":
+                return value.detach().clone()
+            return value.detach()
+        return tree_map(one, args), tree_map(one, kwargs)
 
     def _save_before_write(self, t: torch.Tensor) -> None:
         storage = t.untyped_storage()

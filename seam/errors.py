@@ -38,6 +38,27 @@ class CaptureInvalidatedError(CaptureError):
     """
 
 
+class CaptureDependencyError(CaptureError):
+    """A capturing queue was made to wait on work recorded outside the capture (before it began).
+
+    Real CUDA: "dependency created on uncaptured work in another stream"
+    (``cudaErrorStreamCaptureIsolation``) at the wait.
+    """
+
+
+class CaptureWarmupError(CaptureError):
+    """A library's first use (cuBLAS handle creation) happened inside a capture.
+
+    Real CUDA: ``CUBLAS_STATUS_NOT_INITIALIZED`` at the first matmul captured before any ran
+    eagerly. ``capture_one``'s warmups avoid it.
+    """
+
+
+class BreakResultError(CaptureError):
+    """A PIECEWISE break returned a tensor: the next segment would bake the address of memory that
+    is freed after capture, and each replay's break result lands elsewhere."""
+
+
 class PageableCopyError(CaptureError):
     """A copy from pageable (non-pinned) host memory to the device inside capture.
 

@@ -26,7 +26,10 @@ import contextvars
 from types import TracebackType
 from typing import TYPE_CHECKING, Any, Callable, TypeVar
 
-from seam.errors import CaptureStateError
+import torch
+from torch.utils._pytree import tree_leaves
+
+from seam.errors import BreakResultError, CaptureStateError
 from seam.mode import CaptureMode
 from seam.monitor import preparing
 from seam.stats import bump
@@ -60,6 +63,10 @@ class GraphCaptureScope:
 
     # -- entering and leaving ------------------------------------------------------------------
     def __enter__(self) -> "GraphCaptureScope":
+        if self.graph.captured or self.graph.destroyed:
+            state = "destroyed" if self.graph.destroyed else "already captured"
+            raise CaptureStateError(f"a capture into a graph that is {state}: a BreakableGraph is captured once "
+                                    "(CUDA: a CUDAGraph already owning a graph refuses a second capture); make a new one")
         self.inert = not (cudagraph_enabled() and self.backend.can_capture)
         self._token = _current.set(self)
         if self.inert:
@@ -140,6 +147,11 @@ class GraphCaptureScope:
         bump("breaks")
         self.graph.add_break(fn)
         result = fn()
+        if any(isinstance(leaf, torch.Tensor) for leaf in tree_leaves(result)):
+            raise BreakResultError(
+                "a PIECEWISE break returned a tensor: the next segment would bake the address of memory freed "
+                "after capture, and each replay's result lands elsewhere; copy it into a buffer allocated before "
+                "the capture (backend.copy) and return nothing")
         self._open_segment()
         return result
 
