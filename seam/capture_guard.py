@@ -19,6 +19,7 @@ from seam.errors import (
     CaptureDependencyError,
     CaptureError,
     CaptureInvalidatedError,
+    CaptureStateError,
     CaptureSyncError,
     CaptureWarmupError,
     PageableCopyError,
@@ -83,8 +84,21 @@ class CaptureGuard(TorchDispatchMode):
                 "move it out of the captured region or keep the value on the device"
             )
 
-    def check(self, func: Any, args: tuple[Any, ...]) -> None:
-        """Raise if ``func(*args)`` is refused on a capturing queue."""
+    def check_outside(self, func: Any, args: tuple[Any, ...]) -> None:
+        """Raise if ``func(*args)``, issued on a queue OUTSIDE the open capture, is refused."""
+        self.check_global(func, args)
+        if self._reads_device(args) and _allocates(func):
+            # CUDA refuses the cudaMalloc such an op needs whenever the caching allocator has no block
+            # for that queue (H200: the same program passed or failed with the file order), so the
+            # seam refuses it always, on both arms.
+            collector.note_unsafe_call(f"{func} (device memory allocated outside the capture)")
+            raise CaptureStateError(
+                f"{func} on a queue outside the open graph capture allocates device memory: CUDA refuses the "
+                "allocation whenever its cache cannot serve it (global capture mode); run it before the capture, "
+                "or on the capturing queue, or in place into a buffer made before the capture")
+
+    def check(self, func: Any, args: tuple[Any, ...], kwargs: dict[str, Any] | None = None) -> None:
+        """Raise if ``func(*args, **kwargs)`` is refused on a capturing queue."""
         self.check_global(func, args)
         if func in MASK_INDEX_OPS and any(isinstance(t, torch.Tensor) and t.dtype in (torch.bool, torch.uint8)
                                           for t in tree_leaves(args[1:2])):
@@ -92,13 +106,14 @@ class CaptureGuard(TorchDispatchMode):
                 f"{func} with a boolean mask inside graph capture: the result's shape depends on device data "
                 "(a host sync); use torch.where or a fixed-size index instead")
         if func in COPY_OPS:
-            check_copy(self._kind_of(args[0]), self._kind_of(args[1]))
+            blocking = not (args[2] if len(args) > 2 else (kwargs or {}).get("non_blocking", False))
+            check_copy(self._kind_of(args[0]), self._kind_of(args[1]), blocking=blocking)
 
     def __torch_dispatch__(self, func: Any, types: Any, args: tuple[Any, ...] = (), kwargs: Any = None) -> Any:
         if self._capturing_here():
-            self.check(func, args)
+            self.check(func, args, kwargs or {})
         elif collector.any_capture_open():
-            self.check_global(func, args)
+            self.check_outside(func, args)
         try:
             return func(*args, **(kwargs or {}))
         except RuntimeError as err:  # torch's raw CUDA refusals, said as the seam's errors
@@ -175,8 +190,21 @@ class HostReadGuard(TorchFunctionMode):
         return func(*args, **kwargs)
 
 
-def check_copy(dst: MemoryKind, src: MemoryKind) -> None:
+def _allocates(func: Any) -> bool:
+    """Whether ``func`` returns fresh memory: not a view, writes none of its arguments, returns tensors."""
+    schema = func._schema
+    if any(a.alias_info is not None and a.alias_info.is_write for a in schema.arguments):
+        return False
+    returns = schema.returns
+    return bool(returns) and all(r.alias_info is None for r in returns) and any("Tensor" in str(r.type) for r in returns)
+
+
+def check_copy(dst: MemoryKind, src: MemoryKind, *, blocking: bool = False) -> None:
     """Refuse a copy that real CUDA refuses inside capture."""
+    if blocking and "device" in (dst, src) and {dst, src} != {"device"} and "pageable" not in (dst, src):
+        raise CaptureSyncError(
+            "a BLOCKING copy between pinned host memory and the device inside graph capture waits on the host "
+            "(CUDA refuses it: H200, tensor.copy_ without non_blocking); pass non_blocking=True or use backend.copy")
     if dst == "device" and src == "pageable":
         raise PageableCopyError(
             "copy from pageable host memory to the device inside graph capture; "

@@ -181,14 +181,14 @@ class CaptureRecorder(CaptureGuard):
     def __torch_dispatch__(self, func: Any, types: Any, args: tuple[Any, ...] = (), kwargs: Any = None) -> Any:
         kwargs = kwargs or {}
         if not self._recording():
-            self.check_global(func, args)  # CUDA's global capture mode: other queues too
+            self.check_outside(func, args)  # CUDA's global capture mode: other queues too
             result = func(*args, **kwargs)
             if self._reads_device((args, kwargs)):  # eager work on device memory stays on the device
                 for t in tree_leaves(result):
                     if isinstance(t, torch.Tensor) and self._registry.kind_of(t) == "pageable":
                         self._registry.mark(t, "device")
             return result
-        self.check(func, args)
+        self.check(func, args, kwargs)
         if self._host_only(args, kwargs):
             # Host memory is not captured: on CUDA a host op in the body runs ONCE, now, and never
             # at replay (H200: ``host_op_in_body``). So it is neither recorded nor rolled back.

@@ -155,11 +155,29 @@ def synchronize_of_another_backend_in_capture(p: Probe) -> None:
 
 @program("CaptureSyncError @ capture", "global capture mode", "item_on_other_stream")
 def host_read_on_a_queue_outside_the_capture(p: Probe) -> None:
+    total = p.b.alloc(1)  # device memory made before: only the READ happens in the capture
+    torch.sum(p.dev([1.0, 2.0]), 0, keepdim=True, out=total)
+    side = p.b.new_queue()
+    with p.capture():
+        with p.b.use_queue(side):
+            total.item()
+
+
+@program("CaptureStateError @ capture", "global capture mode", "zeros_on_other_stream_in_capture")
+def allocating_work_on_a_queue_outside_the_capture(p: Probe) -> None:
     w = p.dev([1.0, 2.0])
     side = p.b.new_queue()
     with p.capture():
         with p.b.use_queue(side):
-            w.sum().item()
+            w * 2
+
+
+@program("CaptureSyncError @ capture", "refusal")
+def blocking_copy_from_pinned_memory_in_capture(p: Probe) -> None:
+    x = p.dev([0.0, 0.0])
+    pinned = p.b.alloc_pinned(2)
+    with p.capture():
+        x.copy_(pinned)
 
 
 @program("CaptureInvalidatedError @ capture_end", "global capture mode")

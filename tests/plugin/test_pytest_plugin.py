@@ -5,9 +5,13 @@ from __future__ import annotations
 import os
 import subprocess
 import sys
+from importlib.metadata import entry_points
 from pathlib import Path
 
 import torch
+
+ROOT = Path(__file__).resolve().parents[2]
+INSTALLED = any(ep.value == "seam.pytest_plugin" for ep in entry_points(group="pytest11"))
 
 SUITE = '''
 import pytest
@@ -26,7 +30,10 @@ def _pytest(tmp_path: Path, arms: str | None) -> str:
     env = {k: v for k, v in os.environ.items() if k != "SEAM_ARMS"}
     if arms is not None:
         env["SEAM_ARMS"] = arms
-    proc = subprocess.run([sys.executable, "-m", "pytest", "-rs", "-v", "-p", "no:cacheprovider", str(tmp_path)],
+    # Where seamgate is not installed (a copied tree on a GPU machine) its entry point is missing: load it by name.
+    load = [] if INSTALLED else ["-p", "seam.pytest_plugin"]
+    env["PYTHONPATH"] = os.pathsep.join(filter(None, [str(ROOT), env.get("PYTHONPATH", "")]))
+    proc = subprocess.run([sys.executable, "-m", "pytest", "-rs", "-v", "-p", "no:cacheprovider", *load, str(tmp_path)],
                           cwd=tmp_path, env=env, capture_output=True, text=True, timeout=120)
     return proc.stdout + proc.stderr
 

@@ -120,6 +120,8 @@ def test_a_copy_inside_capture_is_refused_only_where_cuda_refuses_it(backend: Ba
         else:
             backend.copy(dst, src, backend.current_queue())
 
+    if via == "tensor.copy_" and name in ("pinned-to-device", "device-to-pinned"):
+        error = CaptureSyncError  # a BLOCKING copy to or from host memory waits on the host (H200 refuses it)
     if error is None:
         in_capture(backend, work)
     else:

@@ -139,11 +139,21 @@ def test_event_synchronize_during_a_capture_is_refused_even_for_an_event_of_anot
 
 def test_a_host_read_on_a_queue_outside_the_capture_is_refused(backend: Backend) -> None:
     side = backend.new_queue()
-    w = backend.to_device(torch.ones(4))
+    total = backend.alloc(1)  # device memory made before: only the READ happens in the capture
+    torch.sum(backend.to_device(torch.ones(4)), 0, keepdim=True, out=total)
     with pytest.raises(CaptureSyncError), torch.no_grad():
         with GraphCaptureScope(backend, backend.default_queue(), BreakableGraph(backend)):
             with backend.use_queue(side):
-                w.sum().item()
+                total.item()
+
+
+def test_work_that_allocates_on_a_queue_outside_the_capture_is_refused(backend: Backend) -> None:
+    side = backend.new_queue()
+    w = backend.to_device(torch.ones(4))
+    with pytest.raises(CaptureStateError, match="allocates device memory"), torch.no_grad():
+        with GraphCaptureScope(backend, backend.default_queue(), BreakableGraph(backend)):
+            with backend.use_queue(side):
+                w * 2
 
 
 def test_an_unsafe_call_caught_by_the_body_still_invalidates_the_capture(backend: Backend) -> None:
