@@ -71,6 +71,7 @@ def build_parser() -> argparse.ArgumentParser:
                              "has [tool.seamgate], else the current folder)")
     commands = parser.add_subparsers(dest="command", metavar="COMMAND", required=True)
     _add_validate(commands)
+    _add_gates(commands)
     _add_mutations(commands)
     _add_run(commands)
     return parser
@@ -107,6 +108,16 @@ def _add_validate(commands: argparse._SubParsersAction) -> None:
     parser.set_defaults(handler=cmd_validate)
 
 
+def _add_gates(commands: argparse._SubParsersAction) -> None:
+    parser = commands.add_parser("gates", help="list the gates", description="Work with the gate files.")
+    actions = parser.add_subparsers(dest="action", metavar="ACTION", required=True)
+    listing = actions.add_parser("list", help="a table of every gate: id, kind, source, arms, where",
+                                 description="List every gate of the gate files (validated first).")
+    listing.add_argument("gate_files", nargs="*", type=Path, metavar="GATE_FILE",
+                         help="gate files or folders (default: [tool.seamgate] gates)")
+    listing.set_defaults(handler=cmd_gates_list)
+
+
 def _add_mutations(commands: argparse._SubParsersAction) -> None:
     parser = commands.add_parser("mutations", help="list, show or check the named mutations",
                                  description="Work with the mutation catalog (mutations/catalog/*.yaml).")
@@ -122,6 +133,14 @@ def _add_mutations(commands: argparse._SubParsersAction) -> None:
                                            "compiles, and print its diff stat. Exits GATE_ERROR when any rots.")
     check.add_argument("mutation_ids", nargs="*", metavar="ID", help="mutations to check (default: all)")
     check.set_defaults(handler=cmd_mutations_check)
+    reds = actions.add_parser("reds", help="run one mutation and print its red set in gate YAML form",
+                              description="Run the mutation over a selection (default: the union of what the gates "
+                                          "naming it select) on the cpu-emulated arm, every case run, and print "
+                                          "the red cases as the `expect:` block a gate wants (`{arm}` for the arm).")
+    reds.add_argument("mutation_id", metavar="ID")
+    reds.add_argument("--select", action="append", default=[], metavar="PATH",
+                      help="a pytest path or node id to run (repeatable; default: what the gates naming ID select)")
+    reds.set_defaults(handler=cmd_mutations_reds)
 
 
 def _add_run(commands: argparse._SubParsersAction) -> None:
@@ -143,6 +162,14 @@ def _add_run(commands: argparse._SubParsersAction) -> None:
                         help="run only this platform arm of each gate (repeatable; e.g. --arm cuda on a GPU machine)")
     parser.add_argument("--fail-on-owed", action="store_true",
                         help="exit OWED when an arm could not run on this hardware")
+    parser.add_argument("--output", type=Path, default=None, metavar="DIR",
+                        help="keep this run's logs, JUnit, reach, outcomes.json and matrix.json in DIR "
+                             "(default: .seamgate/runs/<timestamp>, with .seamgate/runs/latest pointing at the newest)")
+    parser.add_argument("--dry-run", action="store_true", dest="dry_run",
+                        help="print the plan (rows, cases to run and to infer, estimated time) and run nothing")
+    parser.add_argument("--prove", action="store_true",
+                        help="run every case of every source state (default: a mutation's run executes only the "
+                             "cases whose baseline reach meets the changed lines; the rest are inferred, and marked so)")
     parser.add_argument("--project", type=Path, default=argparse.SUPPRESS, metavar="DIR",
                         help="the project root (same as the global --project)")
     parser.set_defaults(handler=cmd_run)
@@ -231,6 +258,47 @@ def cmd_mutations_check(args: argparse.Namespace) -> ExitCode:
         print(f"{len(bad)} of {len(chosen)} mutations do not apply cleanly: {', '.join(bad)}", file=sys.stderr)
         return ExitCode.GATE_ERROR
     print(f"OK: {len(chosen)} mutations apply and compile")
+    return ExitCode.OK
+
+
+def cmd_gates_list(args: argparse.Namespace) -> ExitCode:
+    from rich.console import Console
+    from rich.table import Table
+
+    root, config = project_of(args)
+    gates = load_gate_files(_gate_paths(args, root, config), project_root=root, catalog=load_project_catalog(root, config))
+    table = Table(title=f"{len(gates)} gates")
+    for column in ("id", "kind", "source", "arms", "select", "where"):
+        table.add_column(column, no_wrap=column != "select")
+    for g in gates:
+        table.add_row(g.id, g.kind, g.source.label(), ", ".join(g.arms), f"{len(g.select)} entries" if g.select else "-",
+                      f"{g.origin.file}:{g.origin.line}")
+    Console(width=max(120, Console().width)).print(table)
+    return ExitCode.OK if gates else ExitCode.NOTHING_JUDGED
+
+
+def cmd_mutations_reds(args: argparse.Namespace) -> ExitCode:
+    """Run one mutation (every case, no inference) and print its red set as a gate's ``expect`` block."""
+    from harness.reds import red_set_yaml, run_reds
+
+    root, config = project_of(args)
+    catalog = load_project_catalog(root, config)
+    mutation = _known(catalog, args.mutation_id)
+    select = tuple(args.select)
+    if not select:
+        paths = Project(root, config).gate_paths()
+        gates = load_gate_files(paths, project_root=root, catalog=catalog)
+        from harness.matrix import union_select
+
+        select = union_select(g.select for g in gates if g.source.mutation == mutation.id)
+    if not select:
+        raise CommandLineError(f"no gate names mutation {mutation.id!r}: say what to run with --select PATH "
+                               "(e.g. --select tests/seam)")
+    code, red, message = run_reds(root, catalog, mutation.id, select)
+    if red is None:
+        print(f"seamgate: mutation {mutation.id} could not be judged: {message}", file=sys.stderr)
+        return code
+    sys.stdout.write(red_set_yaml(mutation.id, select, red))
     return ExitCode.OK
 
 

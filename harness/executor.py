@@ -18,6 +18,7 @@ e.g. ``os._exit`` inside a test).
 from __future__ import annotations
 
 import itertools
+import json
 import os
 import re
 import signal
@@ -35,7 +36,7 @@ from reports.outcome import RunOutcome
 HARNESS_ROOT = Path(__file__).resolve().parents[1]
 #: Variables of the caller's environment a run never inherits (a gate states its own).
 _DROPPED_PREFIXES = ("SEAM_", "PYTEST_")
-_DROPPED = {"PYTHONPATH", "PYTHONHOME", "PYTHONSTARTUP", "PYTHONSAFEPATH"}
+_DROPPED = {"PYTHONPATH", "PYTHONHOME", "PYTHONSTARTUP", "PYTHONSAFEPATH", "SEAMGATE_REACH_OUT", "SEAMGATE_ONLY"}
 #: Seconds granted to a killed process group to be reaped before we stop waiting.
 _REAP_GRACE = 10.0
 
@@ -58,6 +59,10 @@ class Run:
     env: Mapping[str, str] = field(default_factory=dict)
     #: Seconds before the run's process group is killed and the run is a TIMEOUT.
     timeout: float = 600.0
+    #: Record each case's reach (``harness/pytest_reach.py``) into this file.
+    reach: Path | None = None
+    #: Run only these node ids of the (still wholly collected) selection; ``None``: every case.
+    only: frozenset[str] | None = None
 
 
 @dataclass(frozen=True)
@@ -100,15 +105,21 @@ def run_environment(env: Mapping[str, str], tree: Path | None, arm: str | None,
 
 
 def pytest_argv(run: Run, junit: Path, counts: Path) -> list[str]:
-    """The pytest command line of ``run`` (the project's own ini still applies)."""
+    """The pytest command line of ``run`` (the project's own ini still applies).
+
+    A collection error in one file does not stop the session (``--continue-on-collection-errors``):
+    a run may serve several gates, and each gate reads only its own part (``harness/matrix.py``).
+    """
+    reach = ["-p", "harness.pytest_reach"] if run.reach is not None or run.only is not None else []
     return [
         *run.select,
         "--rootdir", str(run.tree),
+        *reach,
         "-p", "harness.pytest_counting", "--seamgate-counts", str(counts),
         "-p", "no:cacheprovider",
         "--junitxml", str(junit), "-o", "junit_family=xunit2",
         "-o", "enable_assertion_pass_hook=true",
-        "--maxfail=0", "-q", "-rN",
+        "--maxfail=0", "--continue-on-collection-errors", "-q", "-rN",
     ]
 
 
@@ -132,9 +143,15 @@ class Executor:
         """Run pytest for ``run`` in a fresh process and read what it reported."""
         folder = self._run_dir(run.label)
         junit, counts = folder / "junit.xml", folder / "counts.json"
+        env = dict(run.env)
+        if run.reach is not None:
+            env["SEAMGATE_REACH_OUT"] = str(run.reach)
+        if run.only is not None:
+            (folder / "only.json").write_text(json.dumps(sorted(run.only)), encoding="utf-8")
+            env["SEAMGATE_ONLY"] = str(folder / "only.json")
         request = {
             "mode": "pytest", "argv": pytest_argv(run, junit, counts), "cwd": str(run.tree),
-            "env": run_environment(run.env, run.tree, run.arm),
+            "env": run_environment(env, run.tree, run.arm),
             "path_front": [str(run.tree)], "path_back": [str(HARNESS_ROOT)],
             "stdout": str(folder / "stdout.txt"), "stderr": str(folder / "stderr.txt"),
         }
@@ -153,8 +170,6 @@ class Executor:
         }
         end, status, _, detail = self._launch(request, call.timeout)
         if end == "completed" and status == 0 and result.is_file():
-            import json
-
             return CallOutcome(call.label, end, status, json.loads(result.read_text()))
         if end == "completed":
             end, detail = "crash", f"exited {status}: {_tail(folder / 'stderr.txt')}"

@@ -1,4 +1,9 @@
-"""The planner: gates -> checks (one per gate and arm) and the baselines they need.
+"""The planner: gates -> checks (one per gate and arm) and the matrix rows they read.
+
+Each row (a source state on one arm, under one environment) runs ONCE, over the union of the
+selections of every check that reads it; every check of a mutation also reads its baseline row
+(the working tree on the same arm), whose union therefore covers the mutation rows' selections.
+Two gates that share a mutation share its run.
 
 Choosing gates is deterministic: ``--gate ID`` keeps the named gates (an unknown id is a usage
 error naming the known ones); ``--shard K/N`` (1 <= K <= N) keeps the gates whose index in the
@@ -8,10 +13,11 @@ order the gate files were read in.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 from typing import Iterable, Mapping, Sequence
 
 from harness.errors import CommandLineError
+from harness.matrix import RowKey, union_select
 from harness.model import Gate
 
 
@@ -43,17 +49,31 @@ class Check:
         """The baseline this check needs (none for a lane gate without a selection)."""
         return BaselineKey.of(self.gate, self.arm) if self.gate.select else None
 
+    @property
+    def row(self) -> RowKey | None:
+        """The matrix row this check reads (none for a lane gate, which runs its own children)."""
+        if not self.gate.select or self.owed is not None:
+            return None
+        return RowKey(self.gate.source, self.arm, tuple(sorted(self.gate.env.items())))
+
 
 @dataclass(frozen=True)
 class Plan:
     """What one invocation will do, in order: baselines first, then checks."""
 
     checks: tuple[Check, ...]
-    baselines: tuple[BaselineKey, ...]
+    #: The baseline rows (the working tree on each arm and environment), in first-use order.
+    baselines: tuple[RowKey, ...] = ()
+    #: Every row to fill, baselines included, with the union selection it runs.
+    rows: Mapping[RowKey, tuple[str, ...]] = field(default_factory=dict)
 
     @property
     def gates(self) -> tuple[str, ...]:
         return tuple(dict.fromkeys(c.gate.id for c in self.checks))
+
+    def readers(self, row: RowKey) -> tuple[Check, ...]:
+        """The checks that read ``row`` (for a baseline row: every check on its arm and environment)."""
+        return tuple(c for c in self.checks if c.row is not None and (c.row == row or c.row.baseline == row))
 
 
 def select_gates(gates: Sequence[Gate], ids: Iterable[str] = ()) -> list[Gate]:
@@ -94,5 +114,12 @@ def make_plan(gates: Sequence[Gate], *, ids: Iterable[str] = (), shard: tuple[in
     unavailable = unavailable or {}
     chosen = shard_gates(select_gates(gates, ids), shard)
     checks = tuple(Check(g, arm, unavailable.get(arm)) for g in chosen for arm in g.arms)
-    baselines = tuple(dict.fromkeys(c.baseline for c in checks if c.owed is None and c.baseline))
-    return Plan(checks=checks, baselines=baselines)
+    selects: dict[RowKey, list[tuple[str, ...]]] = {}
+    for check in checks:
+        if check.row is not None:
+            selects.setdefault(check.row.baseline, []).append(check.gate.select)
+            if check.row.source.kind != "tree":
+                selects.setdefault(check.row, []).append(check.gate.select)
+    rows = {key: union_select(parts) for key, parts in selects.items()}
+    baselines = tuple(key for key in rows if key.source.kind == "tree")
+    return Plan(checks=checks, baselines=baselines, rows=rows)

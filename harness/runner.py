@@ -23,6 +23,7 @@ next run (folder names carry the pid), its children die with the fork server.
 from __future__ import annotations
 
 import argparse
+import contextlib
 import os
 import re
 import shutil
@@ -35,26 +36,21 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any, Callable, Mapping, Sequence
 
-from harness.evaluate import (
-    error_outcome,
-    exit_code_for,
-    expect_for_arm,
-    judge_red,
-    owed_outcome,
-    red_of_baseline,
-    run_timeout,
-)
-from harness.evidence import Record, load_records, resolve
+from harness.evaluate import error_outcome, exit_code_for, expect_for_arm, owed_outcome, red_of_baseline, run_timeout
+from harness.evidence import Record, gate_hash, load_records, resolve
 from harness.executor import Call, Executor, Run
 from harness.exit_codes import ExitCode
 from harness.forkserver import launcher as start_launcher
-from harness.lane import judge_lane
 from harness.lock import Locked, RepositoryLock
 from harness.model import Gate, SourceState
 from harness.project import Project
-from harness.planner import BaselineKey, Check, Plan, make_plan, restrict_arms, select_gates
-from harness.platforms import Platform, git_commit, hash_code_under_test
-from harness.redfirst import judge_red_first, materialize_ref
+from harness.judges import JUDGES, RUNS_ITS_OWN, Seen
+from harness.matrix import RowKey, fill, in_select, inferred_note, timeout_for, view
+from harness.planner import Check, Plan, make_plan, restrict_arms, select_gates
+from harness.reach import Reach, cases_to_run
+from harness.workspace import new_kept_folder, point_latest, write_matrix
+from harness.platforms import Platform, code_under_test, git_commit, hash_code_under_test
+from harness.redfirst import materialize_ref
 from reports.outcome import ArmOutcome, Report, RunOutcome, Verdict
 
 #: ``(project_root, dest, state) -> dest``: writes a source state's tree into the empty ``dest``.
@@ -85,6 +81,10 @@ class RunOptions:
     evidence: Mapping[tuple[str, str], Sequence[Record]] = field(default_factory=dict)
     #: ``--arm``: only these platform arms of each gate (empty: all).
     arms: tuple[str, ...] = ()
+    #: ``--prove``: run every case of every row (infer nothing from the baseline's reach).
+    prove: bool = False
+    #: ``--output DIR``: keep this run's results there (default: ``.seamgate/runs/<timestamp>``).
+    output: Path | None = None
 
     @classmethod
     def from_args(cls, args: argparse.Namespace, project: Project) -> RunOptions:
@@ -93,7 +93,8 @@ class RunOptions:
         return cls(
             jobs=max(1, int(jobs)), gate_ids=tuple(args.gate or ()), shard=args.shard,
             json=_path(args.json), junit=_path(args.junit), markdown=_path(args.markdown),
-            fail_on_owed=bool(args.fail_on_owed), arms=tuple(args.arm or ()),
+            fail_on_owed=bool(args.fail_on_owed), arms=tuple(args.arm or ()), prove=bool(getattr(args, "prove", False)),
+            output=_path(getattr(args, "output", None)),
             evidence=load_records(project.root, project.config.evidence),
         )
 
@@ -123,8 +124,35 @@ def run_command(args: argparse.Namespace) -> ExitCode:
     gates = restrict_arms(loaded, options.arms)
     select_gates(gates, options.gate_ids)  # an unknown --gate fails now, not after ~5 s
     why = _why_nothing(project, paths, loaded, options, named=bool(getattr(args, "named_gate_files", False)))
+    if getattr(args, "dry_run", False):
+        return dry_run(gates, project, catalog, options, why)
     return run_gates(gates, project=project.root, options=options, materializer=catalog_materializer(catalog),
                      nothing_reason=why)[1]
+
+
+def dry_run(gates: Sequence[Gate], project: Project, catalog: Any, options: RunOptions, why: str) -> ExitCode:
+    """``seamgate run --dry-run``: print the plan (``harness/preview.py``); nothing runs, nothing is written."""
+    from harness.preview import preview, render
+    from harness.workspace import latest
+    from mutations.apply import apply_to_text
+    from mutations.check import read_target
+
+    plan = make_plan(gates, ids=options.gate_ids, shard=options.shard)
+    if not plan.checks:
+        print(f"seamgate: nothing to judge: {why or 'no gate was selected'} -> exit NOTHING_JUDGED")
+        return ExitCode.NOTHING_JUDGED
+    changes: dict[str, dict[str, tuple[str, str]] | None] = {}
+    for key in plan.rows:
+        if key.source.kind == "mutation" and key.source.mutation in catalog:
+            mutation = catalog.get(key.source.mutation)
+            try:
+                original = read_target(project.root, mutation)
+                changes[mutation.id] = {mutation.target: (original, apply_to_text(original, mutation))}
+            except Exception:  # noqa: BLE001 - a rotted mutation is the run's ERROR; here: reach unknown
+                changes[mutation.id] = None
+    kept = latest(project.root) if (project.root / ".seamgate" / "runs").is_dir() else None
+    print(render(plan, preview(plan, kept, changes, prove=options.prove), options.jobs, kept))
+    return ExitCode.OK
 
 
 def _why_nothing(project: Project, paths: Sequence[Path], loaded: Sequence[Gate], options: RunOptions, *,
@@ -156,16 +184,30 @@ def _path(value: str | Path | None) -> Path | None:
     return Path(value) if value else None
 
 
-def catalog_materializer(catalog: Any) -> Materializer:
+class CatalogMaterializer:
     """The real materializer: ``mutations.offtree`` for the tree and mutations, git for refs."""
-    def materialize(project: Path, dest: Path, state: SourceState) -> Path:
+
+    def __init__(self, catalog: Any) -> None:
+        self.catalog = catalog
+
+    def __call__(self, project: Path, dest: Path, state: SourceState) -> Path:
         from mutations.offtree import materialize as offtree
 
         if state.kind == "ref":
             return materialize_ref(project, state.ref or "", state.overlay, dest)
-        mutation = catalog.get(state.mutation) if state.kind == "mutation" else None
+        mutation = self.catalog.get(state.mutation) if state.kind == "mutation" else None
         return offtree(project, dest, mutation)
-    return materialize
+
+    def changed_files(self, state: SourceState) -> tuple[str, ...] | None:
+        """The files ``state`` changes against the working tree; ``None`` when unknown (a git ref)."""
+        if state.kind == "mutation" and state.mutation in self.catalog:
+            return (self.catalog.get(state.mutation).target,)
+        return () if state.kind == "tree" else None
+
+
+def catalog_materializer(catalog: Any) -> Materializer:
+    """The real materializer (``CatalogMaterializer``)."""
+    return CatalogMaterializer(catalog)
 
 
 def run_gates(gates: Sequence[Gate], *, project: Path, options: RunOptions, materializer: Materializer,
@@ -197,9 +239,10 @@ def run_gates(gates: Sequence[Gate], *, project: Path, options: RunOptions, mate
         return Report(), ExitCode.LOCKED
     code = final_exit_code(report, fail_on_owed=options.fail_on_owed)
     _write_outputs(report, options, code)
+    session.keep(report, code)
     for line in session.flaky_lines():
         console.print(line, markup=False, soft_wrap=True)
-    print_report(report, console, code.name)
+    print_report(report, console, code.name, kept=session.kept)
     return report, code
 
 
@@ -221,7 +264,7 @@ def _write_outputs(report: Report, options: RunOptions, code: ExitCode) -> None:
 # --------------------------------------------------------------------------------------------
 
 class Session:
-    """One invocation's state: the temp folder, the launcher, the materialized source states."""
+    """One invocation's state: the temp folder, the launcher, the materialized trees, the matrix rows."""
 
     def __init__(self, project: Path, options: RunOptions, materializer: Materializer,
                  launcher: Any = None) -> None:
@@ -233,23 +276,30 @@ class Session:
         self.guard = threading.Lock()
         self.stopping = threading.Event()
         self.workdir: Path | None = None
+        #: This invocation's kept results (``harness/workspace.py``): logs, JUnit, reach, outcomes, matrix.
+        self.kept: Path | None = None
         self.executor: Executor | None = None
         self.finished: list[ArmOutcome] = []
         #: Baseline cases whose verdict changed between the two baseline runs: nodeid -> (kind, kind).
         self.flaky: dict[str, tuple[str, str]] = {}
+        #: The filled rows of the kill matrix (flaky cases removed), and the baselines' recorded reach.
+        self.rows: dict[RowKey, RunOutcome | Exception] = {}
+        self.reach: dict[RowKey, Reach | None] = {}
         self._code_hash: str | None = None
+        self._gate_hashes: dict[str, str] = {}
         self._commit: str | None = None
 
     def run(self, gates: Sequence[Gate]) -> Report:
         sweep_stale_workdirs()
         self.workdir = Path(tempfile.mkdtemp(prefix=f"{_WORKDIR_PREFIX}{os.getpid()}-"))
+        self.kept = new_kept_folder(self.project, self.options.output)
         previous = _install_signal_handlers()
         launcher = None
         plan: Plan | None = None
         try:
             launcher = self.shared_launcher or start_launcher(self.options.prefer_fork,
                                                               log=self.workdir / "forkserver.log")
-            self.executor = Executor(launcher, self.workdir)
+            self.executor = Executor(launcher, self.kept)
             platform = self.probe(gates)
             plan = make_plan(gates, ids=self.options.gate_ids, shard=self.options.shard,
                              unavailable=platform.unavailable_arms(_all_arms(gates)))
@@ -270,12 +320,41 @@ class Session:
             _restore_signal_handlers(previous)
             shutil.rmtree(self.workdir, ignore_errors=True)
 
+    def keep(self, report: Report, code: ExitCode) -> None:
+        """Write ``outcomes.json`` and ``matrix.json`` into the kept folder and point ``latest`` at it."""
+        from reports.json_out import write_json
+
+        if self.kept is None:
+            return
+        write_json(self.kept / "outcomes.json", report, int(code))
+        rows = {key.label(): {c.nodeid: {"kind": c.kind, "inferred": c.inferred, "duration": c.duration}
+                              for c in row.cases}
+                for key, row in self.rows.items() if isinstance(row, RunOutcome)}
+        write_matrix(self.kept / "matrix.json", rows)
+        if self.options.output is None:
+            point_latest(self.kept)
+
     def code_hash(self) -> str:
         """sha256 of the code under test, read once per invocation (evidence is checked against it)."""
         with self.guard:
             if self._code_hash is None:
                 self._code_hash = hash_code_under_test(self.project)
             return self._code_hash
+
+    def gate_hash(self, gate: Gate) -> str:
+        """sha256 of what ``gate``'s verdict depends on (``harness.evidence.gate_hash``): code under
+        test, the gate, its selected test files, its mutation's catalog entry. Read once per gate."""
+        code = self.code_hash()  # the invocation-wide part (and its zero-file check)
+        with self.guard:
+            if gate.id not in self._gate_hashes:
+                mutation = None
+                catalog = getattr(self.materializer, "catalog", None)
+                if gate.source.kind == "mutation" and gate.source.mutation and catalog is not None:
+                    with contextlib.suppress(KeyError):  # an unknown id is the gate's ERROR, judged elsewhere
+                        mutation = catalog.get(gate.source.mutation)
+                self._gate_hashes[gate.id] = gate_hash(self.project, gate, mutation, code_under_test(self.project)) \
+                    if code else ""
+            return self._gate_hashes[gate.id]
 
     def commit(self) -> str:
         with self.guard:
@@ -291,32 +370,98 @@ class Session:
         return Platform(facts=outcome.result)
 
     def run_plan(self, plan: Plan, platform: Platform) -> Report:
-        baselines = self.run_baselines(plan.baselines)
-        red = tuple(run for run in baselines.values() if red_of_baseline(run) or run.end != "completed")
+        """Baselines first; then every other row and every lane check, ``--jobs`` at a time.
+
+        A check is judged as soon as the rows it reads are filled, so gates finish as the run goes.
+        """
+        self.run_baselines(plan)
+        red = tuple(run for key in plan.baselines if isinstance(run := self.rows[key], RunOutcome)
+                    and (red_of_baseline(run) or run.end != "completed"))
         if red:
             return Report(baseline_red=red, unfinished=plan.gates)
-        outcomes = self.parallel([lambda c=c: self.judge(c, baselines, platform) for c in plan.checks],
-                                 "gates", on_done=self.finished.append)
-        return Report(outcomes=tuple(outcomes))
+        outcomes: dict[tuple[str, str], ArmOutcome] = {}
 
-    def run_baselines(self, keys: Sequence[BaselineKey]) -> dict[BaselineKey, RunOutcome]:
-        """Each baseline runs TWICE: a case whose verdict differs between the two is flaky.
+        def done(judged: list[tuple[Check, ArmOutcome]]) -> None:
+            for check, outcome in judged:
+                outcomes[(check.gate.id, check.arm)] = outcome
+                self.finished.append(outcome)
 
-        A flaky case is never counted as red (``self.flaky``; ``without_flaky``), and a baseline
-        is red only for cases red in both runs.
+        now = [c for c in plan.checks if c.owed is not None or (c.row is not None and c.row.source.kind == "tree")]
+        done([(c, self.judge(c, platform)) for c in now])
+        units: list[Callable[[], list[tuple[Check, ArmOutcome]]]] = []
+        for key, select in plan.rows.items():
+            if key.source.kind != "tree":
+                readers = [c for c in plan.checks if c.row == key]
+                units.append(lambda k=key, s=select, r=readers: self.fill_and_judge(k, s, r, platform))
+        for check in plan.checks:
+            if check.owed is None and check.gate.kind in RUNS_ITS_OWN:
+                units.append(lambda c=check: [(c, self.judge(c, platform))])
+        self.parallel(units, "rows", on_done=done)
+        keys = [(c.gate.id, c.arm) for c in plan.checks]
+        return Report(outcomes=tuple(outcomes[k] for k in keys if k in outcomes))
+
+    def run_baselines(self, plan: Plan) -> None:
+        """Each baseline row runs TWICE: a case whose verdict differs between the two is flaky.
+
+        The first run records every case's reach (not with ``--prove``, which infers nothing). A
+        flaky case is never counted as red (``self.flaky``; ``without_flaky``), and a baseline is
+        red only for cases red in both runs.
         """
         tree = self.tree(SourceState())
         if isinstance(tree, Exception):
             raise RuntimeError(f"cannot copy the working tree: {tree}") from tree
-        thunks = [lambda k=k, n=n: self.execute(Run(f"baseline{n} {k.arm} {' '.join(k.select)}", tree, k.select,
-                                                    k.arm, dict(k.env), BASELINE_TIMEOUT))
+        keys = list(plan.baselines)
+        reach_files = {key: None if self.options.prove else self.kept / reach_file_name(key) for key in keys}
+        thunks = [lambda k=k, n=n: self.execute(Run(
+                      f"baseline{n} {k.arm} {' '.join(plan.rows[k])}", tree, plan.rows[k], k.arm, dict(k.env),
+                      BASELINE_TIMEOUT,
+                      reach=reach_files[k] if not n else None))
                   for k in keys for n in ("", " (again)")]
         runs = self.parallel(thunks, "baselines")
         for first, second in zip(runs[::2], runs[1::2]):
             self.flaky.update(_flaky_cases(first, second))
         # A second run that did not finish makes the baseline red as surely as the first.
         chosen = [first if second.end == "completed" else second for first, second in zip(runs[::2], runs[1::2])]
-        return {k: self.without_flaky(r) for k, r in zip(keys, chosen)}
+        for key, run in zip(keys, chosen):
+            self.rows[key] = self.without_flaky(run)
+            self.reach[key] = Reach.read(reach_files[key]) if reach_files[key] is not None else None
+
+    def fill_and_judge(self, key: RowKey, select: tuple[str, ...], readers: Sequence[Check],
+                       platform: Platform) -> list[tuple[Check, ArmOutcome]]:
+        self.rows[key] = self.fill_row(key, select, readers)
+        return [(c, self.judge(c, platform)) for c in readers]
+
+    def fill_row(self, key: RowKey, select: tuple[str, ...], readers: Sequence[Check]) -> RunOutcome | Exception:
+        """Run ``key``'s source state once over ``select``: only the cases that reach the change.
+
+        Every other case of the baseline is copied into the row, marked inferred. ``--prove``, or
+        a change whose reach cannot be known, runs every case.
+        """
+        tree = self.tree(key.source)
+        if isinstance(tree, Exception):
+            return tree
+        baseline = view(self._baseline(key), select)
+        run_ids = None if self.options.prove else self.cases_to_run(key, tree, baseline)
+        timeout = timeout_for(baseline, run_ids, [c.gate.timeout for c in readers])
+        run = self.execute(Run(key.label(), tree, select, key.arm, dict(key.env), timeout, only=run_ids))
+        if run_ids is None:
+            return self.without_flaky(run)
+        return self.without_flaky(fill(run, baseline, run_ids))
+
+    def _baseline(self, key: RowKey) -> RunOutcome:
+        row = self.rows[key.baseline]
+        if isinstance(row, Exception):
+            raise row
+        return row
+
+    def cases_to_run(self, key: RowKey, tree: Path, baseline: RunOutcome) -> frozenset[str] | None:
+        """The baseline cases whose recorded reach meets the change; ``None``: run every case."""
+        changed = getattr(self.materializer, "changed_files", None)
+        files = changed(key.source) if changed is not None else None
+        original = self.tree(SourceState())
+        changes = None if files is None or isinstance(original, Exception) else \
+            {rel: (_text(original / rel), _text(tree / rel)) for rel in files}
+        return cases_to_run(changes, self.reach.get(key.baseline), (c.nodeid for c in baseline.cases))
 
     def without_flaky(self, run: RunOutcome) -> RunOutcome:
         """``run`` minus the flaky cases (they are neither red nor green)."""
@@ -376,44 +521,44 @@ class Session:
                     self.trees[state] = exc
             return self.trees[state]
 
-    def judge(self, check: Check, baselines: dict[BaselineKey, RunOutcome], platform: Platform) -> ArmOutcome:
+    def judge(self, check: Check, platform: Platform) -> ArmOutcome:
         gate, arm = check.gate, check.arm
         if check.owed is not None:
             records = self.options.evidence.get((gate.id, arm), ())
             if not records:
                 return owed_outcome(gate, arm, check.owed)
-            return resolve(owed_outcome(gate, arm, check.owed), list(records), self.code_hash())
-        baseline = baselines.get(check.baseline) if check.baseline else None
-        timeout = run_timeout(gate.timeout, baseline.wall if baseline else None)
-        tree = self.tree(gate.source)
-        if isinstance(tree, Exception):
-            return error_outcome(gate, arm, _tree_error(gate.source, tree))
-        outcome = self.judge_on(check, tree, baseline, timeout)
+            return resolve(owed_outcome(gate, arm, check.owed), list(records), self.gate_hash(gate))
+        outcome = self.judge_seen(check)
         if outcome.verdict is Verdict.PASS:
-            outcome = replace(outcome, provenance=platform.provenance(arm, self.project, code_hash=self.code_hash(),
+            outcome = replace(outcome, provenance=platform.provenance(arm, self.project, code_hash=self.gate_hash(gate),
                                                                       commit=self.commit()))
         return outcome
 
-    def judge_on(self, check: Check, tree: Path, baseline: RunOutcome | None, timeout: float) -> ArmOutcome:
+    def judge_seen(self, check: Check) -> ArmOutcome:
+        """Read the gate's part of its rows, and hand it to the judge of its kind."""
         gate, arm = check.gate, check.arm
-        if gate.kind == "lane-identity":
-            return judge_lane(gate, arm, self.executor, tree, timeout)
-        if gate.source.kind == "tree" and baseline is not None:
-            run = baseline
-        else:
-            run = self.execute(Run(f"{gate.source.label()} {arm}", tree, gate.select, arm, dict(gate.env), timeout))
+        judge = JUDGES[gate.kind]
+        if gate.kind in RUNS_ITS_OWN:
+            tree = self.tree(gate.source)
+            if isinstance(tree, Exception):
+                return error_outcome(gate, arm, _tree_error(gate.source, tree))
+            return judge(gate, arm, Seen(executor=self.executor, tree=tree, timeout=run_timeout(gate.timeout, None)))
+        row = self.rows[check.row]
+        if isinstance(row, Exception):
+            return error_outcome(gate, arm, _tree_error(gate.source, row))
         named_flaky = sorted(set(expect_for_arm(gate.expect, arm).red.nodeids or ()) & set(self.flaky))
         if named_flaky:
             return error_outcome(gate, arm, f"expected red case {', '.join(named_flaky)} is flaky in the baseline; "
                                             "it cannot be judged (fix the test, or expect another case)")
-        dropped = sorted(c.nodeid for c in run.cases if c.nodeid in self.flaky)
-        run = self.without_flaky(run)
-        if gate.kind == "red-first":
-            outcome = judge_red_first(gate, arm, run, baseline)
-        else:
-            outcome = judge_red(gate, arm, run, what=gate.source.label())
+        subject = view(row, gate.select)
+        dropped = sorted(nodeid for nodeid in self.flaky if in_select(nodeid, gate.select))
+        outcome = judge(gate, arm, Seen(subject=subject, baseline=view(self._baseline(check.row), gate.select)))
+        note = inferred_note(subject)
         if dropped:
-            outcome = replace(outcome, message=f"{outcome.message}; flaky, not counted: {', '.join(dropped)}")
+            note += f"; flaky, not counted: {', '.join(dropped)}"
+        if note:
+            outcome = replace(outcome, message=outcome.message + note,
+                              facts={**outcome.facts, "inferred": sum(1 for c in subject.cases if c.inferred)})
         return outcome
 
 
@@ -423,6 +568,18 @@ def _flaky_cases(first: RunOutcome, second: RunOutcome) -> dict[str, tuple[str, 
     red = ("failed", "error")
     return {c.nodeid: (c.kind, kinds[c.nodeid]) for c in first.cases
             if c.nodeid in kinds and (c.kind in red) != (kinds[c.nodeid] in red)}
+
+
+def reach_file_name(key: RowKey) -> str:
+    """The kept file of a baseline row's recorded reach (``seamgate run --dry-run`` reads it back)."""
+    return f"reach-{_slug(key.label())}.json"
+
+
+def _text(path: Path) -> str:
+    try:
+        return path.read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError):
+        return ""
 
 
 def _tree_error(state: SourceState, exc: Exception) -> str:

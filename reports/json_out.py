@@ -18,8 +18,10 @@ def run_to_json(run: RunOutcome) -> dict[str, Any]:
     return {
         "label": run.label, "end": run.end, "exit_code": run.exit_code, "wall": round(run.wall, 3),
         "session": round(run.session, 3), "detail": run.detail, "summary": run.summary(),
+        "inferred": sum(1 for c in run.cases if c.inferred), "log": run.log,
         "cases": [{"nodeid": c.nodeid, "kind": c.kind, "message": c.message,
-                   "assertions_passed": c.assertions_passed, "assertions_failed": c.assertions_failed}
+                   "assertions_passed": c.assertions_passed, "assertions_failed": c.assertions_failed,
+                   "inferred": c.inferred}
                   for c in run.cases],
     }
 

@@ -63,6 +63,9 @@ class CaseOutcome:
     assertions_failed: int = 0
     #: Seconds, as JUnit recorded them.
     duration: float = 0.0
+    #: Not run in this source state: copied from the baseline because the case's recorded reach
+    #: misses every changed line (``harness/reach.py``; ``--prove`` runs every case instead).
+    inferred: bool = False
 
     @property
     def red(self) -> bool:

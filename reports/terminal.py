@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Sequence
 
 from rich.console import Console
@@ -39,8 +40,9 @@ def message_lines(report: Report) -> list[str]:
             for o in report.outcomes]
 
 
-def print_report(report: Report, console: Console, exit_name: str) -> None:
-    """The table, the baseline trouble (if any), and a one-line total with the exit code."""
+def print_report(report: Report, console: Console, exit_name: str, kept: Path | None = None) -> None:
+    """The baseline trouble (if any), the table, where the results are kept, and a one-line total
+    with the exit code (always the last line: CI greps it)."""
     for run in report.baseline_red:
         red = [f"{c.nodeid} ({c.kind})" for c in run.cases if c.kind in ("failed", "error")]
         console.print(f"[bold red]BASELINE RED[/] {run.label}: {', '.join(red)} — nothing else was judged")
@@ -50,6 +52,8 @@ def print_report(report: Report, console: Console, exit_name: str) -> None:
             console.print(line, markup=False, soft_wrap=True, highlight=False)
     if report.interrupted:
         console.print(f"[yellow]interrupted[/]: not finished: {', '.join(report.unfinished) or 'none'}")
+    if kept is not None:
+        console.print(f"results kept in {kept}", markup=False, soft_wrap=True, highlight=False)
     console.print(totals(report.verdicts()) + f" -> exit {exit_name}")
 
 

@@ -18,7 +18,7 @@ GATE = "version: 1\ngates:\n  - {id: g, kind: replay, select: [tests], arms: [cp
 
 
 def project(root: Path, pyproject: str = "[tool.seamgate]\n", gates: str | None = None) -> Path:
-    files = {"pyproject.toml": pyproject, "tests/test_a.py": "def test_a():\n    assert True\n"}
+    files = {"pyproject.toml": pyproject, "calc/__init__.py": "ONE = 1\n", "tests/test_a.py": "def test_a():\n    assert True\n"}
     if gates is not None:
         files["gates/g.yaml"] = gates
     return write_project(root, files)

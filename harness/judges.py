@@ -1,0 +1,69 @@
+"""Judges: one per gate kind, one signature: ``(gate, arm, Seen) -> ArmOutcome``.
+
+A gate is a pure function of the matrix rows it reads (``Seen``): its part of its source state's
+row and its part of the baseline row. A new gate kind adds one judge here, its schema entry and its
+docs. Lane identity is the one kind that runs its own children (a fingerprint per side), so
+``Seen`` also carries what that needs.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Callable, Mapping
+
+from harness.evaluate import judge_red
+from harness.lane import judge_lane
+from harness.model import Gate
+from harness.redfirst import judge_red_first
+from reports.outcome import ArmOutcome, RunOutcome
+
+
+@dataclass(frozen=True)
+class Seen:
+    """What a gate reads from the matrix (and, for lane identity, how to run its sides)."""
+
+    #: The gate's part of its source state's row (the baseline row for a gate on the working tree).
+    subject: RunOutcome | None = None
+    #: The gate's part of the baseline row (the working tree, same arm and environment).
+    baseline: RunOutcome | None = None
+    #: Lane identity only: the executor, the source state's tree and the time limit per side.
+    executor: Any = None
+    tree: Path | None = None
+    timeout: float = 10.0
+
+
+Judge = Callable[[Gate, str, Seen], ArmOutcome]
+
+
+def _red(gate: Gate, arm: str, seen: Seen) -> ArmOutcome:
+    """Exactly the expected cases red in the gate's source state (``harness/evaluate.py``)."""
+    return judge_red(gate, arm, _need(seen.subject, gate), what=gate.source.label())
+
+
+def _red_first(gate: Gate, arm: str, seen: Seen) -> ArmOutcome:
+    """Red against the old code with exact counts, then green on the working tree."""
+    return judge_red_first(gate, arm, _need(seen.subject, gate), _need(seen.baseline, gate))
+
+
+def _lane(gate: Gate, arm: str, seen: Seen) -> ArmOutcome:
+    """The same work fingerprint from control and subject, each in a fresh child."""
+    if seen.executor is None or seen.tree is None:
+        raise ValueError(f"gate {gate.id}: a lane-identity judge needs an executor and a tree")
+    return judge_lane(gate, arm, seen.executor, seen.tree, seen.timeout)
+
+
+def _need(run: RunOutcome | None, gate: Gate) -> RunOutcome:
+    if run is None:
+        raise ValueError(f"gate {gate.id}: no row was filled for it")
+    return run
+
+
+#: The judge of each gate kind.
+JUDGES: Mapping[str, Judge] = {
+    "replay": _red, "isolation": _red, "rule": _red, "equivalence": _red, "platforms": _red,
+    "red-first": _red_first, "lane-identity": _lane,
+}
+
+#: Kinds whose judge runs children of its own instead of reading matrix rows.
+RUNS_ITS_OWN = frozenset({"lane-identity"})

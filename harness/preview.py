@@ -1,0 +1,94 @@
+"""``seamgate run --dry-run``: the plan, printed before anything runs.
+
+For each row of the kill matrix: its source state and arm, the cases its gates read, how many would
+run and how many would be inferred, and an estimated time. Cases to run and durations come from
+the newest kept run (``.seamgate/runs/latest``: the baselines' recorded reach and every cell's
+duration); without one, every case of every row is counted as running and the time is unknown.
+Arms that need hardware are listed as planned; whether this machine has it is probed at run time.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Mapping, Sequence
+
+from harness.matrix import RowKey, in_select
+from harness.planner import Plan
+from harness.reach import Reach, cases_to_run
+
+#: Seconds a run costs beyond its cases (start-up, collection), when the kept run cannot say.
+RUN_OVERHEAD = 3.0
+
+
+@dataclass(frozen=True)
+class RowPreview:
+    key: RowKey
+    select: tuple[str, ...]
+    #: Cases of the row (``None``: unknown, no kept run).
+    cases: int | None
+    #: Cases that would run (``None``: unknown).
+    run: int | None
+    #: Estimated seconds (``None``: unknown).
+    seconds: float | None
+
+
+def preview(plan: Plan, kept: Path | None, changes: Mapping[str, Mapping[str, tuple[str, str]] | None], *,
+            prove: bool) -> list[RowPreview]:
+    """One ``RowPreview`` per row; ``changes`` maps a mutation id to its changed files' texts."""
+    cells = _matrix(kept)
+    out = []
+    for key, select in plan.rows.items():
+        baseline = cells.get(key.baseline.label())
+        if baseline is None:
+            out.append(RowPreview(key, select, None, None, None))
+            continue
+        ids = [n for n in baseline if in_select(n, select)]
+        run: Sequence[str] = ids
+        if key.source.kind == "mutation" and not prove:
+            reach = Reach.read(kept / _reach_name(key.baseline)) if kept else None
+            chosen = cases_to_run(changes.get(key.source.mutation or ""), reach, ids)
+            run = ids if chosen is None else sorted(chosen)
+        runs = 2 if key.source.kind == "tree" else 1
+        seconds = runs * (RUN_OVERHEAD + sum(float(baseline[n].get("duration", 0.0)) for n in run))
+        out.append(RowPreview(key, select, len(ids), len(run), seconds))
+    return out
+
+
+def render(plan: Plan, rows: Sequence[RowPreview], jobs: int, kept: Path | None) -> str:
+    lanes = sum(1 for c in plan.checks if c.row is None and c.owed is None)
+    lines = [f"plan: {len(plan.checks)} checks of {len(plan.gates)} gates; {len(rows)} rows "
+             f"(each source state runs once per arm); {lanes} lane checks run their own children",
+             f"reach and durations from: {kept or 'no kept run (every case counts as running)'}"]
+    for row in rows:
+        if row.key.arm != "cpu-emulated":
+            lines.append(f"  {row.key.label()}: needs {row.key.arm} hardware (probed at run time; OWED without it)")
+        elif row.cases is None:
+            lines.append(f"  {row.key.label()}: {len(row.select)} select entries; cases unknown until a run")
+            continue
+        twice = " (run twice: the flaky check)" if row.key.source.kind == "tree" else ""
+        lines.append(f"  {row.key.label()}: {row.cases} cases, run {row.run}, inferred {row.cases - (row.run or 0)}, "
+                     f"~{row.seconds:.0f} s{twice}")
+    local = [r for r in rows if r.key.arm == "cpu-emulated"]
+    known = [r.seconds for r in local if r.seconds is not None]
+    if local and len(known) == len(local):
+        lines.append(f"estimated time: ~{sum(known) / max(1, jobs):.0f} s with --jobs {jobs}")
+    else:
+        lines.append("estimated time: unknown (run once to record the baseline's reach and durations)")
+    return "\n".join(lines)
+
+
+def _matrix(kept: Path | None) -> dict[str, dict[str, Any]]:
+    if kept is None:
+        return {}
+    try:
+        return json.loads((kept / "matrix.json").read_text(encoding="utf-8"))["rows"]
+    except (OSError, ValueError, KeyError):
+        return {}
+
+
+def _reach_name(key: RowKey) -> str:
+    from harness.runner import reach_file_name
+
+    return reach_file_name(key)

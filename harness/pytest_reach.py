@@ -1,0 +1,155 @@
+"""The reach plugin: which project lines each test case executes, and which cases a run keeps.
+
+Loaded with ``-p harness.pytest_reach`` (first among the ``-p`` plugins) and driven by two
+environment variables, so that it can act before pytest reads its options:
+
+- ``SEAMGATE_REACH_OUT=FILE``: measure. coverage.py (``Coverage(data_file=None)``, the C tracer on
+  Python 3.11, which has no ``sys.monitoring``) starts when this module is imported, i.e. before
+  the entry-point plugins, the conftests and the project are imported; every case runs under its
+  own dynamic context (its node id, through setup, call and teardown), and a fixture of a scope
+  wider than a function runs under ``fixture:NAME`` (its lines then reach every case that uses it,
+  not only the first). Lines run at import or collection have the empty context. A case that
+  starts a child process (``subprocess``, ``os.fork``, ``os.posix_spawn``, ``os.system``,
+  ``_posixsubprocess.fork_exec``) is listed as ``spawned``: what the child executes is not
+  measured, so its reach is unknown. The project functions on the stack at that moment are kept
+  as ``spawn_regions``: a case that runs any of them later may be reading the child's result from
+  a cache (``functools.cache`` over a child probe), so its reach is unknown too. The JSON written
+  at session finish: ``{"root", "files": {rel: {context: [lines]}}, "fixtures": {nodeid: [names]},
+  "spawned": [nodeids], "spawn_regions": [[rel, first, last]], "cases": [nodeids]}``.
+- ``SEAMGATE_ONLY=FILE``: keep. A JSON list of node ids; every collected item not in it is
+  deselected. The whole selection is still COLLECTED, so a mutation that breaks an import shows
+  as a collection error even where no kept case would have reached it.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any, Callable
+
+import pytest
+
+_OUT = os.environ.get("SEAMGATE_REACH_OUT")
+_ONLY = os.environ.get("SEAMGATE_ONLY")
+
+
+class _Recorder:
+    """coverage.py with one dynamic context per case; the bookkeeping of fixtures and children."""
+
+    def __init__(self, out: str, root: str) -> None:
+        import coverage
+
+        self.out, self.root = out, os.path.realpath(root)
+        self.cov = coverage.Coverage(data_file=None, config_file=False, branch=False, source=[self.root],
+                                     messages=False)
+        self.context = ""
+        self.fixtures: dict[str, list[str]] = {}
+        self.spawned: set[str] = set()
+        self.spawn_regions: set[tuple[str, int, int]] = set()
+        self.cases: list[str] = []
+        self.cov.start()
+        self._watch_children()
+
+    def switch(self, context: str) -> str:
+        previous, self.context = self.context, context
+        self.cov.switch_context(context)
+        return previous
+
+    def _watch_children(self) -> None:
+        """Mark the running case as ``spawned`` whenever it starts a child process."""
+        def noting(original: Callable[..., Any]) -> Callable[..., Any]:
+            def wrapper(*args: Any, **kwargs: Any) -> Any:
+                if self.context:
+                    self.spawned.add(self.context)
+                    self._note_stack()
+                return original(*args, **kwargs)
+            return wrapper
+
+        subprocess.Popen.__init__ = noting(subprocess.Popen.__init__)  # type: ignore[method-assign]
+        for name in ("fork", "forkpty", "posix_spawn", "posix_spawnp", "system"):
+            if hasattr(os, name):
+                setattr(os, name, noting(getattr(os, name)))
+        try:
+            import _posixsubprocess  # multiprocessing's spawn and forkserver start children here
+
+            _posixsubprocess.fork_exec = noting(_posixsubprocess.fork_exec)
+        except (ImportError, AttributeError):
+            pass
+
+    def _note_stack(self) -> None:
+        """Keep the body of every project function on the stack (file, first line, last line)."""
+        frame = sys._getframe(2)
+        while frame is not None:
+            code = frame.f_code
+            real = os.path.realpath(code.co_filename)
+            if code.co_name != "<module>" and real.startswith(self.root + os.sep):
+                lines = [line for _, _, line in code.co_lines() if line is not None]
+                if lines:
+                    self.spawn_regions.add((os.path.relpath(real, self.root), min(lines), max(lines)))
+            frame = frame.f_back
+
+    def write(self) -> None:
+        self.cov.stop()
+        data = self.cov.get_data()
+        files: dict[str, dict[str, list[int]]] = {}
+        for measured in data.measured_files():
+            real = os.path.realpath(measured)
+            if not real.startswith(self.root + os.sep):
+                continue
+            by_context: dict[str, list[int]] = {}
+            for line, contexts in data.contexts_by_lineno(measured).items():
+                for context in contexts:
+                    by_context.setdefault(context, []).append(line)
+            files[os.path.relpath(real, self.root)] = {c: sorted(v) for c, v in by_context.items()}
+        Path(self.out).write_text(json.dumps({
+            "root": self.root, "files": files, "fixtures": self.fixtures,
+            "spawned": sorted(self.spawned), "spawn_regions": sorted(self.spawn_regions), "cases": self.cases,
+        }), encoding="utf-8")
+
+
+_RECORDER = _Recorder(_OUT, os.getcwd()) if _OUT else None
+
+
+@pytest.hookimpl(hookwrapper=True)
+def pytest_runtest_protocol(item: pytest.Item, nextitem: pytest.Item | None):  # type: ignore[no-untyped-def]
+    if _RECORDER is None:
+        yield
+        return
+    _RECORDER.cases.append(item.nodeid)
+    _RECORDER.fixtures[item.nodeid] = list(getattr(item, "fixturenames", ()))
+    previous = _RECORDER.switch(item.nodeid)
+    try:
+        yield
+    finally:
+        _RECORDER.switch(previous)
+
+
+@pytest.hookimpl(hookwrapper=True)
+def pytest_fixture_setup(fixturedef: Any, request: Any):  # type: ignore[no-untyped-def]
+    if _RECORDER is None or fixturedef.scope == "function":
+        yield
+        return
+    previous = _RECORDER.switch(f"fixture:{fixturedef.argname}")
+    try:
+        yield
+    finally:
+        _RECORDER.switch(previous)
+
+
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    if not _ONLY:
+        return
+    keep = set(json.loads(Path(_ONLY).read_text(encoding="utf-8")))
+    kept = [item for item in items if item.nodeid in keep]
+    dropped = [item for item in items if item.nodeid not in keep]
+    if dropped:
+        config.hook.pytest_deselected(items=dropped)
+        items[:] = kept
+
+
+def pytest_sessionfinish(session: pytest.Session) -> None:
+    if _RECORDER is not None:
+        _RECORDER.write()

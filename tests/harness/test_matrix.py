@@ -1,0 +1,160 @@
+"""The kill matrix: one run per source state and arm over the union of what its gates read; only
+the cases whose recorded reach meets the change run; the rest are inferred, and marked so."""
+
+from __future__ import annotations
+
+import io
+import json
+from pathlib import Path
+
+import pytest
+
+from harness.exit_codes import ExitCode
+from harness.matrix import in_select, union_select, view
+from harness.model import RedSet
+from harness.reach import Reach, change_regions
+from harness.runner import RunOptions, catalog_materializer, run_gates
+from reports.outcome import CaseOutcome, RunOutcome, Verdict
+from tests.reports.fixture_projects import CALC, catalog, gate, mutation, shared_server, write_project
+
+ADD = "tests/test_add.py"
+MODULE = (
+    "import os\n"               # 1
+    "LIMIT = 3\n"               # 2
+    "\n"                        # 3
+    "def add(a, b):\n"          # 4
+    "    total = a + b\n"       # 5
+    "    return total\n"        # 6
+    "\n"                        # 7
+    "class Box:\n"              # 8
+    "    size = 2\n"            # 9
+    "    def get(self):\n"      # 10
+    "        return self.size\n"  # 11
+)
+
+
+def test_a_changed_function_body_is_that_body():
+    assert change_regions(MODULE, MODULE.replace("a + b", "a - b")) == [(5, 6)]
+    assert change_regions(MODULE, MODULE.replace("return self.size", "return 0")) == [(11, 11)]
+
+
+def test_an_import_or_a_def_line_reaches_through_the_whole_file():
+    assert change_regions(MODULE, MODULE.replace("import os", "import sys")) == [None]
+    assert change_regions(MODULE, MODULE.replace("def add(a, b)", "def add(a, b=1)")) == [None]
+
+
+def test_a_module_or_class_level_assignment_has_unknown_reach():
+    assert change_regions(MODULE, MODULE.replace("LIMIT = 3", "LIMIT = 4")) is None
+    small = "import os\n\n\ndef add(a, b):\n    return a + b\n"
+    assert change_regions(small, small.replace("def add(", "FAULT = 1\n\n\ndef add(")) is None  # written, not replaced
+    assert change_regions(MODULE, MODULE.replace("size = 2", "size = 3")) is None
+    assert change_regions(MODULE, MODULE.replace("class Box:", "class Box(object):")) is None
+
+
+def reach(files, fixtures=None, spawned=(), cases=("t::a", "t::b", "t::c")) -> Reach:
+    return Reach(files={f: {c: frozenset(v) for c, v in ctx.items()} for f, ctx in files.items()},
+                 fixtures=fixtures or {}, spawned=frozenset(spawned), cases=frozenset(cases))
+
+
+def test_a_case_reaches_a_region_when_it_ran_a_line_of_it_itself_or_through_a_wider_fixture():
+    r = reach({"m.py": {"t::a": [5], "t::b": [11], "fixture:model": [6], "": [1, 2, 4]}},
+              fixtures={"t::a": ("model",), "t::b": (), "t::c": ("model", "tmp_path")})
+    assert r.reaching("m.py", [(5, 6)]) == {"t::a", "t::c"}
+    assert r.reaching("m.py", [(11, 11)]) == {"t::b"}
+    assert r.reaching("m.py", [None]) == {"t::a", "t::b", "t::c"}
+    assert r.reaching("other.py", [(1, 9)]) == frozenset()
+
+
+def test_a_case_that_started_a_child_always_runs_and_a_body_run_at_import_is_unknown():
+    r = reach({"m.py": {"t::a": [5], "": [1, 6]}}, spawned=("t::c",))
+    assert r.reaching("m.py", [(11, 11)]) == {"t::c"}
+    assert r.reaching("m.py", [(5, 6)]) is None
+
+
+def test_the_union_selection_covers_each_case_once_and_a_view_reads_only_its_part():
+    assert union_select([("tests/seam", "tests/d/a.py"), ("tests/seam/x.py::t", "tests/d/")]) == ("tests/seam", "tests/d")
+    row = RunOutcome("r", "completed", 1, (CaseOutcome("tests/d/a.py::t", "failed"), CaseOutcome("tests/e.py::u", "passed")))
+    part = view(row, ("tests/e.py",))
+    assert [c.nodeid for c in part.cases] == ["tests/e.py::u"] and part.exit_code == 0
+    assert in_select("tests/d/a.py", ("tests/d/a.py::t",))  # a collection error of the file a node id names
+    assert view(row, ("tests/none.py",)).exit_code == 5
+
+
+SPAWN = {
+    **CALC,
+    "tests/probe.py": (
+        "import functools, subprocess, sys\n\n\n"
+        "@functools.cache\ndef child_says():\n"
+        "    return subprocess.run([sys.executable, '-c', 'print(6)'], capture_output=True, text=True).stdout.strip()\n\n\n"
+        "def answer():\n    return child_says()\n"
+    ),
+    "tests/test_child.py": (
+        "from calc.ops import mul\nfrom tests.probe import answer\n\n\n"
+        "def test_child_runs_mul():\n    assert answer() == '6' and mul(1, 1) == 1\n\n\n"
+        "def test_reads_the_cached_answer():\n    assert answer() == '6'\n"
+    ),
+}
+MUTATIONS = catalog(
+    mutation("add-zero-is-one", "return a + b", "return a + b + (1 if 0 in (a, b) else 0)"),
+    mutation("mul-off", "return a * b", "return a * b + 1"),
+)
+
+
+def run(project: Path, *gates, **options):
+    out = io.StringIO()
+    report, code = run_gates(list(gates), project=project, options=RunOptions(progress=False, **options),
+                             materializer=catalog_materializer(MUTATIONS), stdout=out, launcher=shared_server())
+    return report, code
+
+
+def cases_of(outcome) -> dict[str, tuple[str, bool]]:
+    return {c.nodeid: (c.kind, c.inferred) for c in outcome.runs[0].cases}
+
+
+def test_a_mutation_runs_only_the_cases_that_reach_it_and_infers_the_rest(tmp_path: Path):
+    project = write_project(tmp_path / "p", SPAWN)
+    g = gate("g", mutation="add-zero-is-one", red=RedSet(nodeids=(f"{ADD}::test_add_zero",)))
+    report, code = run(project, g, json=tmp_path / "r.json")
+    assert code is ExitCode.OK and report.outcomes[0].verdict is Verdict.PASS
+    assert cases_of(report.outcomes[0]) == {
+        f"{ADD}::test_add_small": ("passed", False), f"{ADD}::test_add_zero": ("failed", False),
+        "tests/test_mul.py::test_mul": ("passed", True),
+        "tests/test_child.py::test_child_runs_mul": ("passed", False),  # started a child: reach unknown
+        "tests/test_child.py::test_reads_the_cached_answer": ("passed", False),  # ran what started it
+    }
+    assert "1 of 5 cases inferred from the baseline" in report.outcomes[0].message
+    data = json.loads((tmp_path / "r.json").read_text())
+    assert [c["inferred"] for c in data["outcomes"][0]["runs"][0]["cases"]].count(True) == 1
+
+
+def test_prove_runs_every_case_and_reaches_the_same_verdicts(tmp_path: Path):
+    project = write_project(tmp_path / "p", SPAWN)
+    gates = [gate("add", mutation="add-zero-is-one", red=RedSet(nodeids=(f"{ADD}::test_add_zero",))),
+             gate("mul", mutation="mul-off", red=RedSet(count=1))]
+    fast, _ = run(project, *gates)
+    proved, _ = run(project, *gates, prove=True)
+    assert [(o.gate, o.verdict) for o in fast.outcomes] == [(o.gate, o.verdict) for o in proved.outcomes]
+    assert not any(inferred for o in proved.outcomes for _, inferred in cases_of(o).values())
+    assert {o.gate: o.verdict for o in fast.outcomes} == {"add": Verdict.PASS, "mul": Verdict.FAIL}
+
+
+def test_two_gates_reading_one_mutation_share_one_run(tmp_path: Path):
+    project = write_project(tmp_path / "p")
+    add_only = gate("a", mutation="add-zero-is-one", select=(ADD,), red=RedSet(nodeids=(f"{ADD}::test_add_zero",)))
+    everything = gate("b", mutation="add-zero-is-one", red=RedSet(nodeids=(f"{ADD}::test_add_zero",)))
+    report, _ = run(project, add_only, everything)
+    assert [o.verdict for o in report.outcomes] == [Verdict.PASS, Verdict.PASS]
+    [first], [second] = report.outcomes[0].runs, report.outcomes[1].runs
+    assert first.label == second.label and first.wall == second.wall  # the same run, read twice
+    assert {c.nodeid for c in first.cases} == {f"{ADD}::test_add_small", f"{ADD}::test_add_zero"}
+    assert len(second.cases) == 3
+
+
+def test_a_mutation_that_breaks_an_import_is_an_error_even_where_no_case_reaches_it(tmp_path: Path):
+    broken = catalog(mutation("ops-import", "def mul(a, b):", "import nonexistent_module_xyz\n\n\ndef mul(a, b):"))
+    project = write_project(tmp_path / "p")
+    out = io.StringIO()
+    report, code = run_gates([gate("g", mutation="ops-import", red=RedSet(count=0))], project=project,
+                             options=RunOptions(progress=False), materializer=catalog_materializer(broken),
+                             stdout=out, launcher=shared_server())
+    assert code is ExitCode.GATE_ERROR and report.outcomes[0].verdict is Verdict.ERROR
