@@ -141,5 +141,20 @@ def test_every_copy_is_allowed_outside_capture(backend: Backend, name: str) -> N
 
 def test_a_pageable_copy_error_says_to_stage_through_pinned_memory(backend: Backend) -> None:
     d, host = device(backend), pageable(backend)
-    with pytest.raises(PageableCopyError, match="pinned"):
+    with pytest.raises(PageableCopyError, match=r"^copy from pageable host memory to the device inside graph capture; "
+                                                r"stage it through a pinned buffer \(backend\.alloc_pinned / "
+                                                r"PersistentStepInput\)$"):
         in_capture(backend, lambda: d.copy_(host))
+
+
+def test_a_device_to_pageable_copy_error_says_it_is_a_host_sync(backend: Backend) -> None:
+    d, host = device(backend), pageable(backend)
+    with pytest.raises(CaptureSyncError, match="^device-to-pageable-host copy inside graph capture is a host sync$"):
+        in_capture(backend, lambda: host.copy_(d))
+
+
+def test_reading_a_host_tensor_inside_capture_is_host_work_not_a_sync(backend: Backend) -> None:
+    host = torch.tensor([4.0, 5.0])  # pageable host memory: no device value is read
+    seen = []
+    in_capture(backend, lambda: seen.append((host[0].item(), bool(host[1]), torch.nonzero(host).numel())))
+    assert seen == [(4.0, True, 2)]

@@ -72,8 +72,13 @@ def test_a_mode_builds_the_graph_in_that_mode(backend: Backend) -> None:
     assert done.graph.mode is CaptureMode.PIECEWISE and done.graph.captured
 
 
-def test_the_capture_happens_on_the_queue_it_is_given(backend: Backend) -> None:
+def test_the_warmups_and_the_capture_run_on_the_queue_it_is_given(backend: Backend) -> None:
     side = backend.new_queue()
+    queues = []
+    x = backend.alloc((1,))
+    capture_one(lambda: (queues.append(backend.current_queue().id), x + 1)[1], backend=backend,
+                graph=CaptureMode.FULL, warmups=2, queue=side)
+    assert queues == [side.id] * 3
     backend.trace.clear()
     recorded(backend, warmups=1, queue=side)
     begins = [e for e in backend.trace if e.op == "begin_capture"]

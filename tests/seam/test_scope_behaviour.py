@@ -108,6 +108,19 @@ def test_a_fork_the_body_joined_itself_is_not_joined_again_but_another_still_is(
     assert (stats.forks_tracked, stats.forks_auto_joined) == (2, 1)
 
 
+def test_the_module_level_join_reaches_the_open_scope_and_a_join_of_an_untracked_queue_is_harmless(
+        backend: Backend) -> None:
+    q, side, never = backend.default_queue(), backend.new_queue(), backend.new_queue()
+    with GraphCaptureScope(backend, q, BreakableGraph(backend)):
+        fork(backend, q, side)
+        note_fork(side)
+        join(backend, q, side)
+        note_join(side)
+        note_join(never)  # never forked: nothing to forget, no error
+    stats = get_graph_break_stats()
+    assert (stats.forks_tracked, stats.forks_auto_joined, stats.segments_captured) == (1, 0, 1)
+
+
 def test_the_module_level_calls_reach_the_open_scope_and_do_nothing_outside_one(backend: Backend) -> None:
     q, side = backend.default_queue(), backend.new_queue()
     note_fork(side)  # outside any scope: nothing to track
