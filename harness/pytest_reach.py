@@ -45,42 +45,66 @@ class _Recorder:
         self.out, self.root = out, os.path.realpath(root)
         self.cov = coverage.Coverage(data_file=None, config_file=False, branch=False, source=[self.root],
                                      messages=False)
+        self.children_dir = Path(out + ".children")
+        self.children_dir.mkdir(parents=True, exist_ok=True)
         self.context = ""
         self.fixtures: dict[str, list[str]] = {}
-        self.spawned: set[str] = set()
-        self.spawn_regions: set[tuple[str, int, int]] = set()
+        #: context -> [python children started, other children started]
+        self.spawned: dict[str, list[int]] = {}
+        self.spawn_regions: set[tuple[str, int, int, str]] = set()
         self.cases: list[str] = []
+        self.slots: dict[str, str] = {}
         self.cov.start()
         self._watch_children()
 
     def switch(self, context: str) -> str:
+        """Make ``context`` current: lines go to it, and so does every Python child started under it."""
         previous, self.context = self.context, context
         self.cov.switch_context(context)
+        if context:
+            os.environ["COVERAGE_PROCESS_START"] = str(self._child_config(context))
+        else:
+            os.environ.pop("COVERAGE_PROCESS_START", None)
         return previous
 
+    def _child_config(self, context: str) -> Path:
+        """A coverage config for the children of ``context``: their data lands in its own files.
+
+        coverage.py's ``.pth`` hook (installed with it) starts measuring in any Python child whose
+        environment names this file, so a child started with the case's environment is measured.
+        """
+        slot = self.slots.setdefault(context, f"c{len(self.slots):05d}")
+        config = self.children_dir / f"{slot}.ini"
+        if not config.exists():
+            config.write_text(f"[run]\ndata_file = {self.children_dir / (slot + '.data')}\nparallel = True\n"
+                              f"branch = False\nsource =\n    {self.root}\n", encoding="utf-8")
+        return config
+
     def _watch_children(self) -> None:
-        """Mark the running case as ``spawned`` whenever it starts a child process."""
-        def noting(original: Callable[..., Any]) -> Callable[..., Any]:
+        """Count, per context, the Python and the other children it starts (and where it started them)."""
+        def noting(original: Callable[..., Any], python: Callable[..., bool]) -> Callable[..., Any]:
             def wrapper(*args: Any, **kwargs: Any) -> Any:
                 if self.context:
-                    self.spawned.add(self.context)
+                    counts = self.spawned.setdefault(self.context, [0, 0])
+                    counts[0 if python(*args, **kwargs) else 1] += 1
                     self._note_stack()
                 return original(*args, **kwargs)
             return wrapper
 
-        subprocess.Popen.__init__ = noting(subprocess.Popen.__init__)  # type: ignore[method-assign]
+        never = lambda *a, **k: False  # noqa: E731 - a fork's child is not measured (its data is lost)
+        subprocess.Popen.__init__ = noting(subprocess.Popen.__init__, _popen_is_python)  # type: ignore[method-assign]
         for name in ("fork", "forkpty", "posix_spawn", "posix_spawnp", "system"):
             if hasattr(os, name):
-                setattr(os, name, noting(getattr(os, name)))
+                setattr(os, name, noting(getattr(os, name), never))
         try:
             import _posixsubprocess  # multiprocessing's spawn and forkserver start children here
 
-            _posixsubprocess.fork_exec = noting(_posixsubprocess.fork_exec)
+            _posixsubprocess.fork_exec = noting(_posixsubprocess.fork_exec, _fork_exec_is_python)
         except (ImportError, AttributeError):
             pass
 
     def _note_stack(self) -> None:
-        """Keep the body of every project function on the stack (file, first line, last line)."""
+        """Keep the body of every project function on the stack (file, first line, last line, context)."""
         frame = sys._getframe(2)
         while frame is not None:
             code = frame.f_code
@@ -88,11 +112,33 @@ class _Recorder:
             if code.co_name != "<module>" and real.startswith(self.root + os.sep):
                 lines = [line for _, _, line in code.co_lines() if line is not None]
                 if lines:
-                    self.spawn_regions.add((os.path.relpath(real, self.root), min(lines), max(lines)))
+                    self.spawn_regions.add((os.path.relpath(real, self.root), min(lines), max(lines), self.context))
             frame = frame.f_back
+
+    def children_lines(self) -> tuple[dict[str, dict[str, list[int]]], dict[str, int]]:
+        """What the measured children of each context executed, and how many data files each left."""
+        from coverage import CoverageData
+
+        found: dict[str, dict[str, set[int]]] = {}
+        files: dict[str, int] = {}
+        for context, slot in self.slots.items():
+            for data_file in self.children_dir.glob(f"{slot}.data.*"):
+                data = CoverageData(basename=str(data_file))
+                try:
+                    data.read()
+                except Exception:  # noqa: BLE001 - a child killed mid-write: its reach stays unknown
+                    continue
+                files[context] = files.get(context, 0) + 1
+                for measured in data.measured_files():
+                    real = os.path.realpath(measured)
+                    if real.startswith(self.root + os.sep):
+                        rel = os.path.relpath(real, self.root)
+                        found.setdefault(context, {}).setdefault(rel, set()).update(data.lines(measured) or ())
+        return {c: {f: sorted(v) for f, v in d.items()} for c, d in found.items()}, files
 
     def write(self) -> None:
         self.cov.stop()
+        os.environ.pop("COVERAGE_PROCESS_START", None)
         data = self.cov.get_data()
         files: dict[str, dict[str, list[int]]] = {}
         for measured in data.measured_files():
@@ -104,13 +150,46 @@ class _Recorder:
                 for context in contexts:
                     by_context.setdefault(context, []).append(line)
             files[os.path.relpath(real, self.root)] = {c: sorted(v) for c, v in by_context.items()}
+        children, data_files = self.children_lines()
+        # A context's children are known when it started only Python children and each left its data.
+        unknown = sorted(c for c, (python, other) in self.spawned.items() if other or data_files.get(c, 0) < python)
         Path(self.out).write_text(json.dumps({
-            "root": self.root, "files": files, "fixtures": self.fixtures,
-            "spawned": sorted(self.spawned), "spawn_regions": sorted(self.spawn_regions), "cases": self.cases,
+            "root": self.root, "files": files, "fixtures": self.fixtures, "children": children,
+            "spawned": unknown, "spawn_regions": sorted(self.spawn_regions), "cases": self.cases,
         }), encoding="utf-8")
 
 
-_RECORDER = _Recorder(_OUT, os.getcwd()) if _OUT else None
+def _is_python(program: Any) -> bool:
+    try:
+        return os.path.realpath(os.fsdecode(program)) == os.path.realpath(sys.executable)
+    except TypeError:
+        return False
+
+
+def _popen_is_python(_self: Any, args: Any, *rest: Any, **kwargs: Any) -> bool:
+    """A ``Popen`` of this interpreter (``[sys.executable, ...]``), not through a shell."""
+    if kwargs.get("shell") or kwargs.get("executable"):
+        return False
+    first = args[0] if isinstance(args, (list, tuple)) and args else args
+    return _is_python(first)
+
+
+def _fork_exec_is_python(args: Any, executables: Any, *rest: Any, **kwargs: Any) -> bool:
+    """``_posixsubprocess.fork_exec(args, executable_list, ...)`` running this interpreter."""
+    return bool(executables) and all(_is_python(e) for e in executables)
+
+
+def _recorder() -> _Recorder | None:
+    """The recorder when ``SEAMGATE_REACH_OUT`` asks for one and coverage.py is importable."""
+    if not _OUT:
+        return None
+    try:
+        return _Recorder(_OUT, os.getcwd())
+    except ImportError:  # no coverage here: nothing recorded, so every case of every mutation runs
+        return None
+
+
+_RECORDER = _recorder()
 
 
 @pytest.hookimpl(hookwrapper=True)

@@ -24,7 +24,7 @@ from __future__ import annotations
 import ast
 import difflib
 import json
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Iterable, Mapping
 
@@ -40,13 +40,15 @@ class Reach:
     files: Mapping[str, Mapping[str, frozenset[int]]]
     #: node id -> the fixtures it used (a ``fixture:NAME`` context counts for those cases).
     fixtures: Mapping[str, tuple[str, ...]]
-    #: Cases that started a child process: reach unknown.
+    #: Contexts whose children were not all measured (not Python, a fork, a clean environment).
     spawned: frozenset[str]
     #: Every case the measured run executed.
     cases: frozenset[str]
-    #: Function bodies that were on the stack when a child started: a case running any of them
-    #: may read that child's result from a cache, so its reach is unknown as well.
-    spawn_regions: tuple[tuple[str, int, int], ...] = ()
+    #: Function bodies on the stack when a context started a child, with that context: a case
+    #: running one of them may read that child's result from a cache, so it inherits its reach.
+    spawn_regions: tuple[tuple[str, int, int, str], ...] = ()
+    #: context -> file -> lines its (measured) Python children executed.
+    children: Mapping[str, Mapping[str, frozenset[int]]] = field(default_factory=dict)
 
     @classmethod
     def read(cls, path: Path) -> Reach | None:
@@ -56,18 +58,27 @@ class Reach:
         except (OSError, ValueError):
             return None
         files = {f: {c: frozenset(lines) for c, lines in ctx.items()} for f, ctx in data.get("files", {}).items()}
+        children = {c: {f: frozenset(lines) for f, lines in by_file.items()}
+                    for c, by_file in data.get("children", {}).items()}
         return cls(files=files, fixtures={k: tuple(v) for k, v in data.get("fixtures", {}).items()},
                    spawned=frozenset(data.get("spawned", ())), cases=frozenset(data.get("cases", ())),
-                   spawn_regions=tuple((f, int(a), int(b)) for f, a, b in data.get("spawn_regions", ())))
+                   spawn_regions=tuple((f, int(a), int(b), str(c)) for f, a, b, c in data.get("spawn_regions", ())),
+                   children=children)
 
     def unknown(self) -> frozenset[str]:
-        """Cases whose reach is unknown: they started a child, or ran code that did (see ``spawn_regions``)."""
-        found = set(self.spawned)
-        for file, first, last in self.spawn_regions:
-            for context, lines in self.files.get(file, {}).items():
-                if context and any(first <= line <= last for line in lines):
-                    found.add(context)
-        return self._with_fixture_users(found)
+        """Cases whose reach is unknown: an unmeasured child, or a cached result of one (``spawn_regions``)."""
+        return self._with_fixture_users(set(self.spawned) | self._inheritors(self.spawned))
+
+    def _inheritors(self, spawners: Iterable[str]) -> set[str]:
+        """Contexts that ran a function that was on the stack when one of ``spawners`` started a child."""
+        spawners = set(spawners)
+        found: set[str] = set()
+        for file, first, last, spawner in self.spawn_regions:
+            if spawner in spawners:
+                for context, lines in self.files.get(file, {}).items():
+                    if context and any(first <= line <= last for line in lines):
+                        found.add(context)
+        return found
 
     def _with_fixture_users(self, contexts: set[str]) -> frozenset[str]:
         """Node ids among ``contexts``, plus the cases using a ``fixture:NAME`` context among them."""
@@ -78,15 +89,23 @@ class Reach:
 
     def reaching(self, file: str, regions: Iterable[Region]) -> frozenset[str] | None:
         """The cases that executed a line of ``regions`` of ``file``; ``None``: unknown (run every case)."""
-        contexts = self.files.get(file, {})
         hit: set[str] = set()
         for region in regions:
-            for context, lines in contexts.items():
-                if region is None or any(region[0] <= line <= region[1] for line in lines):
+            for context, lines in self.files.get(file, {}).items():
+                if _meets(region, lines):
                     if context == "" and region is not None:
                         return None  # the changed body also ran at import or collection time
                     hit.add(context)
+            hit |= {context for context, by_file in self.children.items() if _meets(region, by_file.get(file, ()))}
+        hit |= self._inheritors(hit)
         return self._with_fixture_users(hit) | self.unknown()
+
+
+def _meets(region: Region, lines: Iterable[int]) -> bool:
+    lines = tuple(lines)
+    if region is None:
+        return bool(lines)
+    return any(region[0] <= line <= region[1] for line in lines)
 
 
 def cases_to_run(changes: Mapping[str, tuple[str, str]] | None, reach: Reach | None,

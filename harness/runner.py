@@ -52,6 +52,7 @@ from harness.workspace import new_kept_folder, point_latest, write_matrix
 from harness.platforms import Platform, code_under_test, git_commit, hash_code_under_test
 from harness.redfirst import materialize_ref
 from reports.outcome import ArmOutcome, Report, RunOutcome, Verdict
+from reports.terminal import GateProgress
 
 #: ``(project_root, dest, state) -> dest``: writes a source state's tree into the empty ``dest``.
 Materializer = Callable[[Path, Path, SourceState], Path]
@@ -285,6 +286,7 @@ class Session:
         #: The filled rows of the kill matrix (flaky cases removed), and the baselines' recorded reach.
         self.rows: dict[RowKey, RunOutcome | Exception] = {}
         self.reach: dict[RowKey, Reach | None] = {}
+        self.progress: GateProgress | None = None
         self._code_hash: str | None = None
         self._gate_hashes: dict[str, str] = {}
         self._commit: str | None = None
@@ -374,6 +376,17 @@ class Session:
 
         A check is judged as soon as the rows it reads are filled, so gates finish as the run goes.
         """
+        with GateProgress(len(plan.checks), self.progress_mode()) as progress:
+            self.progress = progress
+            return self._run_plan(plan, platform, progress)
+
+    def progress_mode(self) -> str:
+        """``tty`` (a bar), ``lines`` (one line per finished gate, for CI logs) or ``off``."""
+        if self.options.progress is False:
+            return "off"
+        return "tty" if self.options.progress or sys.stderr.isatty() else "lines"
+
+    def _run_plan(self, plan: Plan, platform: Platform, progress: GateProgress) -> Report:
         self.run_baselines(plan)
         red = tuple(run for key in plan.baselines if isinstance(run := self.rows[key], RunOutcome)
                     and (red_of_baseline(run) or run.end != "completed"))
@@ -385,6 +398,7 @@ class Session:
             for check, outcome in judged:
                 outcomes[(check.gate.id, check.arm)] = outcome
                 self.finished.append(outcome)
+                progress.finished(check.gate.id, check.arm, outcome.verdict.value)
 
         now = [c for c in plan.checks if c.owed is not None or (c.row is not None and c.row.source.kind == "tree")]
         done([(c, self.judge(c, platform)) for c in now])
@@ -476,23 +490,17 @@ class Session:
     def parallel(self, thunks: list[Callable[[], Any]], what: str,
                  on_done: Callable[[Any], None] | None = None) -> list[Any]:
         """Run thunks ``--jobs`` at a time, results in order; a signal interrupts the wait."""
-        from reports.terminal import progress
-
-        enabled = self.options.progress if self.options.progress is not None else sys.stderr.isatty()
         results: list[Any] = [None] * len(thunks)
         pool = ThreadPoolExecutor(max_workers=self.options.jobs, thread_name_prefix="seamgate-run")
         try:
-            with progress(len(thunks), enabled=enabled) as bar:
-                task = bar.add_task(what, total=len(thunks))
-                futures: dict[Future[Any], int] = {pool.submit(t): i for i, t in enumerate(thunks)}
-                pending = set(futures)
-                while pending:
-                    done, pending = wait(pending, timeout=0.2, return_when=FIRST_COMPLETED)
-                    for future in done:
-                        results[futures[future]] = future.result()
-                        if on_done is not None:
-                            on_done(results[futures[future]])
-                        bar.advance(task)
+            futures: dict[Future[Any], int] = {pool.submit(t): i for i, t in enumerate(thunks)}
+            pending = set(futures)
+            while pending:
+                done, pending = wait(pending, timeout=0.2, return_when=FIRST_COMPLETED)
+                for future in done:
+                    results[futures[future]] = future.result()
+                    if on_done is not None:
+                        on_done(results[futures[future]])
         except BaseException:
             # Stop feeding runs, kill the ones in flight, and let the workers drain before the
             # caller removes the temp folder under them.
@@ -506,7 +514,14 @@ class Session:
     def execute(self, run: Run) -> RunOutcome:
         if self.stopping.is_set():
             raise Interrupted(signal.SIGTERM)
-        return self.executor.execute(run)
+        progress = self.progress
+        if progress is not None:
+            progress.start(run.label)
+        try:
+            return self.executor.execute(run)
+        finally:
+            if progress is not None:
+                progress.stop(run.label)
 
     def tree(self, state: SourceState) -> Path | Exception:
         """The materialized tree of ``state`` (once per invocation), or why it could not be made."""

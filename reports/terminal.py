@@ -3,10 +3,12 @@
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Sequence
+from typing import Sequence, TextIO
 
 from rich.console import Console
-from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+from rich.progress import (
+    BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn, TimeRemainingColumn,
+)
 from rich.table import Table
 
 from reports.outcome import Report, Verdict
@@ -15,6 +17,68 @@ _STYLE = {
     Verdict.PASS: "green", Verdict.FAIL: "bold red", Verdict.ERROR: "bold magenta",
     Verdict.TIMEOUT: "magenta", Verdict.CRASH: "magenta", Verdict.OWED: "yellow", Verdict.STALE: "yellow",
 }
+
+
+class GateProgress:
+    """Progress for people and for CI logs.
+
+    On a terminal: a bar on stderr naming what runs now, gates done/total, elapsed and ETA. Elsewhere
+    (a CI log): one line per finished gate arm, ``[12/66] PASS g2-isolation-dense [cpu-emulated] 41 s``.
+    ``mode`` ``"off"`` prints nothing.
+    """
+
+    def __init__(self, total: int, mode: str, stream: TextIO | None = None) -> None:
+        import sys
+        import threading
+        import time
+
+        self.total, self.mode, self.done = total, mode, 0
+        self.stream = stream or sys.stderr
+        self.started = time.monotonic()
+        self.running: dict[str, None] = {}
+        self.lock = threading.Lock()
+        self.bar: Progress | None = None
+        if mode == "tty":
+            self.bar = Progress(TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(),
+                                TimeElapsedColumn(), TextColumn("ETA"), TimeRemainingColumn(),
+                                console=Console(file=self.stream), transient=True)
+            self.task = self.bar.add_task("starting", total=total)
+
+    def __enter__(self) -> GateProgress:
+        if self.bar is not None:
+            self.bar.start()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        if self.bar is not None:
+            self.bar.stop()
+
+    def start(self, label: str) -> None:
+        with self.lock:
+            self.running[label] = None
+            self._describe()
+
+    def stop(self, label: str) -> None:
+        with self.lock:
+            self.running.pop(label, None)
+            self._describe()
+
+    def finished(self, gate: str, arm: str, verdict: str) -> None:
+        import time
+
+        with self.lock:
+            self.done += 1
+            if self.bar is not None:
+                self.bar.advance(self.task)
+            elif self.mode == "lines":
+                elapsed = time.monotonic() - self.started
+                print(f"[{self.done}/{self.total}] {verdict} {gate} [{arm}] {elapsed:.0f} s", file=self.stream,
+                      flush=True)
+
+    def _describe(self) -> None:
+        if self.bar is not None:
+            now = ", ".join(list(self.running)[:2]) or "judging"
+            self.bar.update(self.task, description=now[:60])
 
 
 def progress(total: int, *, enabled: bool) -> Progress:

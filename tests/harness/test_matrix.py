@@ -65,10 +65,18 @@ def test_a_case_reaches_a_region_when_it_ran_a_line_of_it_itself_or_through_a_wi
     assert r.reaching("other.py", [(1, 9)]) == frozenset()
 
 
-def test_a_case_that_started_a_child_always_runs_and_a_body_run_at_import_is_unknown():
+def test_a_case_whose_child_was_not_measured_always_runs_and_a_body_run_at_import_is_unknown():
     r = reach({"m.py": {"t::a": [5], "": [1, 6]}}, spawned=("t::c",))
     assert r.reaching("m.py", [(11, 11)]) == {"t::c"}
     assert r.reaching("m.py", [(5, 6)]) is None
+
+
+def test_a_measured_child_reaches_for_its_case_and_for_every_case_reading_its_cached_result():
+    r = Reach(files={"probe.py": {"t::a": frozenset({3}), "t::b": frozenset({3})}}, fixtures={},
+              spawned=frozenset(), cases=frozenset({"t::a", "t::b", "t::c"}),
+              spawn_regions=(("probe.py", 2, 4, "t::a"),), children={"t::a": {"m.py": frozenset({5})}})
+    assert r.reaching("m.py", [(5, 6)]) == {"t::a", "t::b"}
+    assert r.reaching("m.py", [(11, 11)]) == frozenset()
 
 
 def test_the_union_selection_covers_each_case_once_and_a_view_reads_only_its_part():
@@ -85,13 +93,19 @@ SPAWN = {
     "tests/probe.py": (
         "import functools, subprocess, sys\n\n\n"
         "@functools.cache\ndef child_says():\n"
-        "    return subprocess.run([sys.executable, '-c', 'print(6)'], capture_output=True, text=True).stdout.strip()\n\n\n"
+        "    code = 'from calc.ops import add; print(add(3, 3))'\n"
+        "    return subprocess.run([sys.executable, '-c', code], capture_output=True, text=True).stdout.strip()\n\n\n"
         "def answer():\n    return child_says()\n"
     ),
     "tests/test_child.py": (
         "from calc.ops import mul\nfrom tests.probe import answer\n\n\n"
         "def test_child_runs_mul():\n    assert answer() == '6' and mul(1, 1) == 1\n\n\n"
         "def test_reads_the_cached_answer():\n    assert answer() == '6'\n"
+    ),
+    "tests/test_clean.py": (
+        "import os, subprocess, sys\n\n\n"
+        "def test_a_child_in_a_clean_environment():\n"
+        "    subprocess.run([sys.executable, '-c', 'pass'], env={'PATH': os.environ.get('PATH', '')}, check=True)\n"
     ),
 }
 MUTATIONS = catalog(
@@ -119,12 +133,19 @@ def test_a_mutation_runs_only_the_cases_that_reach_it_and_infers_the_rest(tmp_pa
     assert cases_of(report.outcomes[0]) == {
         f"{ADD}::test_add_small": ("passed", False), f"{ADD}::test_add_zero": ("failed", False),
         "tests/test_mul.py::test_mul": ("passed", True),
-        "tests/test_child.py::test_child_runs_mul": ("passed", False),  # started a child: reach unknown
-        "tests/test_child.py::test_reads_the_cached_answer": ("passed", False),  # ran what started it
+        "tests/test_child.py::test_child_runs_mul": ("passed", False),  # its measured child ran add
+        "tests/test_child.py::test_reads_the_cached_answer": ("passed", False),  # reads that child's result
+        "tests/test_clean.py::test_a_child_in_a_clean_environment": ("passed", False),  # child not measured
     }
-    assert "1 of 5 cases inferred from the baseline" in report.outcomes[0].message
+    assert "1 of 6 cases inferred from the baseline" in report.outcomes[0].message
     data = json.loads((tmp_path / "r.json").read_text())
     assert [c["inferred"] for c in data["outcomes"][0]["runs"][0]["cases"]].count(True) == 1
+    from harness.workspace import latest
+
+    [kept_reach] = latest(project).glob("reach-*.json")
+    recorded = json.loads(kept_reach.read_text())
+    assert recorded["spawned"] == ["tests/test_clean.py::test_a_child_in_a_clean_environment"]
+    assert 2 in recorded["children"]["tests/test_child.py::test_child_runs_mul"]["calc/ops.py"]  # add's body
 
 
 def test_prove_runs_every_case_and_reaches_the_same_verdicts(tmp_path: Path):

@@ -1,0 +1,33 @@
+"""Progress for CI logs: one line per finished gate arm on a stream that is not a terminal."""
+
+from __future__ import annotations
+
+import io
+from pathlib import Path
+
+from harness.model import RedSet
+from harness.runner import RunOptions, catalog_materializer, run_gates
+from reports.terminal import GateProgress
+from tests.reports.fixture_projects import catalog, gate, mutation, shared_server, write_project
+
+MUTATIONS = catalog(mutation("add-off-by-one", "return a + b", "return a + b + 1"))
+
+
+def test_off_a_terminal_each_finished_gate_arm_prints_one_line_with_done_and_total(tmp_path: Path, capsys) -> None:
+    project = write_project(tmp_path / "p")
+    gates = [gate("green", kind="replay"), gate("red", mutation="add-off-by-one", red=RedSet(files=("tests/test_add.py",)))]
+    run_gates(gates, project=project, options=RunOptions(progress=None), materializer=catalog_materializer(MUTATIONS),
+              stdout=io.StringIO(), launcher=shared_server())
+    lines = [line for line in capsys.readouterr().err.splitlines() if line.startswith("[")]
+    assert [line.split(" s")[0].rsplit(" ", 1)[0] for line in lines] == [
+        "[1/2] PASS green [cpu-emulated]", "[2/2] PASS red [cpu-emulated]"]
+
+
+def test_progress_off_prints_nothing_and_a_terminal_gets_a_bar_not_lines() -> None:
+    quiet, tty = io.StringIO(), io.StringIO()
+    with GateProgress(1, "off", quiet) as progress:
+        progress.finished("g", "cpu-emulated", "PASS")
+    with GateProgress(1, "tty", tty) as progress:
+        progress.start("baseline")
+        progress.finished("g", "cpu-emulated", "PASS")
+    assert quiet.getvalue() == "" and "[1/1]" not in tty.getvalue()
