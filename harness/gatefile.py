@@ -10,6 +10,8 @@ need the project (paths exist, mutation ids known, ids unique across files) are 
 
 from __future__ import annotations
 
+import os
+
 import re
 from pathlib import Path, PurePosixPath
 from typing import Sequence
@@ -32,7 +34,7 @@ LANE_BACKENDS: tuple[str, ...] = ("eager", "cpu-emulated", "cuda")
 #: Kinds whose meaning needs the code changed: they must name a mutation (or, red-first, a ref).
 _NEEDS_MUTATION: tuple[str, ...] = ("isolation", "rule")
 _LANE_KEYS = ("fingerprint", "control", "subject")
-_GATE_KEYS = ("id", "kind", "title", "source", "select", "env", "arms", "timeout", "expect", *_LANE_KEYS)
+_GATE_KEYS = ("id", "kind", "title", "source", "select", "env", "arms", "timeout", "expect", "proof", *_LANE_KEYS)
 _SOURCE_KEYS = ("tree", "mutation", "ref", "overlay")
 _EXPECT_KEYS = ("red", "counts", "green_after", "lane")
 _RED_KEYS = ("files", "nodeids", "count")
@@ -61,7 +63,7 @@ def load_gate_files(paths: Sequence[Path], *, project_root: Path, catalog: Catal
 
 def _load_file(path: Path, project_root: Path, catalog: Catalog) -> tuple[list[Gate], list[str]]:
     display = display_path(path, project_root)
-    if not path.exists():
+    if not os.path.lexists(path):  # a symlink loop exists: read_document names it
         return [], [f"{display}: no such gate file or folder; fix the path"]
     try:
         root = read_document(path, display)
@@ -132,9 +134,18 @@ class _GateReader:
             values["timeout"] = self.timeout(fields["timeout"], context)
         if "expect" in fields:
             values["expect"] = self.expect(fields["expect"], context)
+        if "proof" in fields:
+            values["proof"] = self.proof(fields["proof"], context)
         if kind == "lane-identity":
             values.update(self.lane(fields, context))
         return {key: value for key, value in values.items() if value is not None}
+
+    def proof(self, node: Node, context: str) -> SourceState | None:
+        """``proof: {mutation: ID}``: the mutation that shows a gate on the working tree can turn red."""
+        if not self.shape.keys(node, context, ("mutation",), required=("mutation",)):
+            return None
+        mutation = self.mutation_id(node.value["mutation"], context)
+        return SourceState(kind="mutation", mutation=mutation) if mutation else None
 
     def kind_rules(self, node: Node, context: str, kind: str, source: SourceState | None) -> None:
         """The rules that tie keys to kinds: lane fields, select, green_after, the source a kind needs."""
@@ -153,6 +164,10 @@ class _GateReader:
                                               "the gate runs); add it")
         self.expect_rules(node, context, kind)
         self.source_rules(node, context, kind, source)
+        if "proof" in fields and (kind == "lane-identity" or (source is not None and source.kind != "tree")):
+            self.shape.add(node.key_line_col("proof"), context,
+                           "'proof' is for a gate judged on the working tree (its own source already proves it "
+                           "can turn red); remove it")
 
     def expect_rules(self, node: Node, context: str, kind: str) -> None:
         expect = node.value.get("expect")

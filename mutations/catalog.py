@@ -8,6 +8,8 @@ separate question (``mutations.check``), because rot is a property of the code, 
 
 from __future__ import annotations
 
+import os
+
 from pathlib import Path
 from typing import Sequence
 
@@ -30,20 +32,38 @@ _OP_FIELDS: dict[str, tuple[str, str]] = {
 def catalog_files(paths: Sequence[Path]) -> list[Path]:
     """The YAML files named by ``paths``: a directory stands for its ``*.yaml``/``*.yml``, sorted."""
     files: list[Path] = []
+    seen: set[Path] = set()
     for path in paths:
-        if path.is_dir():
-            files.extend(sorted(p for p in path.iterdir() if p.suffix in (".yaml", ".yml") and p.is_file()))
-        else:
-            files.append(path)
+        try:
+            is_dir = path.is_dir()
+        except OSError:  # a symlink loop: read_document says so, naming the file
+            is_dir = False
+        found = sorted(p for p in path.iterdir() if p.suffix in (".yaml", ".yml")) if is_dir else [path]
+        for f in found:
+            key = _identity(f)
+            if key not in seen:  # one file named twice (or through a link) is read once
+                seen.add(key)
+                files.append(f)
     return files
+
+
+def _identity(path: Path) -> Path:
+    try:
+        return path.resolve(strict=True)
+    except (OSError, RuntimeError):
+        return path.absolute()
 
 
 def display_path(path: Path, project_root: Path) -> str:
     """``path`` as the user should read it: relative to the project root when inside it."""
-    try:
-        return path.resolve().relative_to(project_root.resolve()).as_posix()
-    except ValueError:
-        return str(path)
+    # The path as NAMED (links not followed: a link to /dev/zero or to itself is shown by its own name).
+    for named, root in ((Path(os.path.abspath(path)), Path(os.path.abspath(project_root))),
+                        (Path(os.path.abspath(path)), project_root.resolve())):
+        try:
+            return named.relative_to(root).as_posix()
+        except ValueError:
+            continue
+    return str(path)
 
 
 def load_catalog(paths: Sequence[Path], *, project_root: Path) -> Catalog:

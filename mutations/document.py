@@ -10,6 +10,9 @@ Both the gate-file loader and the mutation catalog read their files through this
 
 from __future__ import annotations
 
+import errno
+import stat
+
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -76,8 +79,11 @@ def read_document(path: Path, display: str) -> Node | None:
     tag, or duplicate keys (all duplicate keys and refused tags of the file are reported at once).
     """
     text = _read_text(path, display)
+    _check_nesting(text, display)
     try:
         root = yaml.compose(text, Loader=yaml.SafeLoader)
+    except RecursionError:
+        raise DocumentError([_too_deep(display)]) from None
     except yaml.MarkedYAMLError as exc:
         raise DocumentError([_yaml_problem(display, exc)]) from None
     except yaml.YAMLError as exc:
@@ -91,15 +97,52 @@ def read_document(path: Path, display: str) -> Node | None:
     return node
 
 
+#: How deep a seamgate YAML file may nest lists and mappings (a gate needs about 6 levels).
+MAX_DEPTH = 64
+
+
+def _too_deep(display: str) -> str:
+    return (f"{display}: lists and mappings nested deeper than {MAX_DEPTH} levels; a seamgate file needs a "
+            "few levels only: flatten the document")
+
+
+def _check_nesting(text: str, display: str) -> None:
+    """Refuse flow nesting (``[[[...``) or indentation deeper than ``MAX_DEPTH`` BEFORE composing:
+    PyYAML's composer recurses once per level and would end in a RecursionError."""
+    depth = deepest = 0
+    for ch in text:
+        if ch in "[{":
+            depth += 1
+            deepest = max(deepest, depth)
+        elif ch in "]}":
+            depth = max(0, depth - 1)
+    indents = {len(line) - len(line.lstrip(" -")) for line in text.splitlines() if line.strip()}
+    if deepest > MAX_DEPTH or len(indents) > MAX_DEPTH:
+        raise DocumentError([_too_deep(display)])
+
+
 def _read_text(path: Path, display: str) -> str:
+    """The file's text: a REGULAR file of at most ``MAX_BYTES``, read with that cap (a FIFO would
+    block, ``/dev/zero`` would never end, a symlink loop cannot be opened)."""
     try:
-        size = path.stat().st_size
-        if size > MAX_BYTES:
+        st = path.stat()
+    except OSError as exc:
+        why = "a symlink loop" if exc.errno == errno.ELOOP else (exc.strerror or str(exc))
+        raise DocumentError([f"{display}: cannot read the file: {why}; point to a regular YAML file"]) from None
+    if not stat.S_ISREG(st.st_mode):
+        kind = ("a FIFO (named pipe)" if stat.S_ISFIFO(st.st_mode) else "a device" if stat.S_ISCHR(st.st_mode)
+                or stat.S_ISBLK(st.st_mode) else "a socket" if stat.S_ISSOCK(st.st_mode) else "not a regular file")
+        raise DocumentError([f"{display}: is {kind}, not a regular file; seamgate reads YAML from regular files only"])
+    try:
+        if st.st_size > MAX_BYTES:
             raise DocumentError([
-                f"{display}: file is {size} bytes, over the {MAX_BYTES}-byte limit for a seamgate "
+                f"{display}: file is {st.st_size} bytes, over the {MAX_BYTES}-byte limit for a seamgate "
                 "YAML file; split it into several files"
             ])
-        data = path.read_bytes()
+        with open(path, "rb") as fh:
+            data = fh.read(MAX_BYTES + 1)
+        if len(data) > MAX_BYTES:
+            raise DocumentError([f"{display}: file grew past the {MAX_BYTES}-byte limit while read; split it"])
     except OSError as exc:
         raise DocumentError([f"{display}: cannot read the file: {exc.strerror or exc}"]) from None
     try:
@@ -134,7 +177,7 @@ class _Walker:
 
     def walk(self, node: yaml.Node, depth: int) -> Node:
         self.visited += 1
-        if self.visited > MAX_NODES or depth > 64:
+        if self.visited > MAX_NODES or depth > MAX_DEPTH:
             raise DocumentError([
                 f"{self.where(node)}: the document expands to too many values (aliases nested or "
                 "recursive); write the values out plainly"

@@ -197,6 +197,21 @@ def _outside_untouched(project: Path) -> list[str]:
     return [] if outside.read_text() == _OUTSIDE_TEXT else [f"{outside} (outside the project) was written"]
 
 
+def _symlink_loop(project: Path) -> None:
+    (project / "gates/g.yaml").unlink()
+    os.symlink("g.yaml", project / "gates/g.yaml")
+
+
+def _fifo(project: Path) -> None:
+    (project / "gates/g.yaml").unlink()
+    os.mkfifo(project / "gates/g.yaml")
+
+
+def _dev_zero(project: Path) -> None:
+    (project / "gates/g.yaml").unlink()
+    os.symlink("/dev/zero", project / "gates/g.yaml")
+
+
 def _second_gate_file(project: Path) -> None:
     (project / "gates/h.yaml").write_text(_gate(_RULE))
     (project / "gates/g.yaml").write_text(_gate(_RULE))
@@ -249,6 +264,18 @@ GATE_FILE_CASES: tuple[Case, ...] = (
          setup=_tag_gate("!!python/name:os.system"), proof=_tag_did_not_run),
     Case("gate-bad-version", "`version: 2`", ("validate",), ExitCode.USAGE_ERROR, _FILE + r".*version",
          {"gates/g.yaml": _gate(_RULE).replace("version: 1", "version: 2")}),
+    Case("gate-nested-600-flow", "`gates: [[[...]]]` nested 600 levels (1.2 KB)", ("validate",), ExitCode.USAGE_ERROR,
+         r"gates/g\.yaml: lists and mappings nested deeper than 64 levels.*flatten",
+         {"gates/g.yaml": "version: 1\ngates: " + "[" * 600 + "]" * 600 + "\n"}),
+    Case("gate-nested-600-block", "a block mapping nested 600 levels", ("validate",), ExitCode.USAGE_ERROR,
+         r"gates/g\.yaml: lists and mappings nested deeper than 64 levels.*flatten",
+         {"gates/g.yaml": "version: 1\ngates:\n" + "".join(" " * i + f"k{i}:\n" for i in range(1, 600))}),
+    Case("gate-symlink-loop", "a gate file that is a symlink to itself", ("validate",), ExitCode.USAGE_ERROR,
+         r"gates/g\.yaml: cannot read the file: a symlink loop; point to a regular YAML file", setup=_symlink_loop),
+    Case("gate-fifo", "a gate file that is a FIFO (used to hang)", ("validate",), ExitCode.USAGE_ERROR,
+         r"gates/g\.yaml: is a FIFO \(named pipe\), not a regular file", setup=_fifo),
+    Case("gate-dev-zero", "a gate file symlinked to /dev/zero (used to hang, memory growing)", ("validate",),
+         ExitCode.USAGE_ERROR, r"gates/g\.yaml: is a device, not a regular file", setup=_dev_zero),
     Case("gate-file-missing", "`seamgate validate gates/nope.yaml`", ("validate", "gates/nope.yaml"),
          ExitCode.USAGE_ERROR, r"gates/nope\.yaml: no such gate file"),
     Case("config-unknown-key", "`[tool.seamgate] jbos = 2`", ("validate",), ExitCode.USAGE_ERROR,
@@ -312,3 +339,9 @@ MUTATION_CASES: tuple[Case, ...] = (
 )
 
 CASES: tuple[Case, ...] = GATE_FILE_CASES + MUTATION_CASES
+
+#: Inputs that once failed and must now SUCCEED (each read as the user meant it).
+ACCEPTED: tuple[Case, ...] = (
+    Case("gate-same-file-twice", "`seamgate validate gates/g.yaml gates/g.yaml` (used to report its own id as a duplicate)",
+         ("validate", "gates/g.yaml", "gates/g.yaml"), ExitCode.OK, r"OK: 1 gates in 1 files", stream="out"),
+)

@@ -93,6 +93,8 @@ def tree_snapshot(root: Path) -> dict[str, str]:
                 entries[rel] = f"link {os.readlink(path)}"
             elif stat.S_ISDIR(info.st_mode):
                 entries[rel] = f"dir {mode:o}"
+            elif not stat.S_ISREG(info.st_mode):  # a FIFO or device node: never read (a FIFO blocks)
+                entries[rel] = f"special {stat.S_IFMT(info.st_mode):o} {mode:o}"
             else:
                 entries[rel] = f"file {mode:o} {hashlib.sha256(path.read_bytes()).hexdigest()}"
     return entries

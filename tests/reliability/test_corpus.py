@@ -3,13 +3,14 @@ naming the file, line or key and the fix; no traceback; the project tree is byte
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 
 import pytest
 import yaml
 
 from harness.exit_codes import ExitCode
-from tests.reliability.corpus import CASES, TAG_MARKER, Case, problems_of, run_case
+from tests.reliability.corpus import ACCEPTED, CASES, TAG_MARKER, Case, problems_of, run_case
 from tests.reliability.project import tree_changes, tree_snapshot, write_project
 
 
@@ -48,3 +49,9 @@ def test_the_tree_helper_sees_an_added_a_removed_a_rewritten_and_a_re_moded_file
     (project / ".seamgate/run.lock").write_text("1\n")
     assert tree_changes(before, tree_snapshot(project)) == [
         "removed tests/test_mul.py", "added new.py", "changed calc/__init__.py", "changed calc/ops.py"]
+
+
+@pytest.mark.parametrize("case", ACCEPTED, ids=lambda c: c.name)
+def test_an_input_that_once_failed_is_now_read_as_meant(case: Case, tmp_path: Path) -> None:
+    observed = run_case(case, tmp_path)
+    assert observed.code == case.code and re.search(case.message, observed.first_line) and observed.unchanged, observed
