@@ -6,6 +6,7 @@ uses the mutation silently stops meaning anything.
 
 from __future__ import annotations
 
+import ast
 import difflib
 from dataclasses import dataclass
 from pathlib import Path
@@ -16,7 +17,7 @@ from mutations.errors import MutationRotError
 from mutations.model import Mutation
 from mutations.target import resolve_target
 
-CheckStatus = Literal["ok", "rot", "no-compile"]
+CheckStatus = Literal["ok", "rot", "no-compile", "lint"]
 
 
 @dataclass(frozen=True)
@@ -28,7 +29,9 @@ class CheckResult:
     #: Its target, relative to the project root.
     target: str
     #: ``ok``; ``rot`` (no longer applies, or the target vanished); ``no-compile`` (applies, but
-    #: the mutated file is not valid Python, so every gate using it would be an ERROR, not a red).
+    #: the mutated file is not valid Python, so every gate using it would be an ERROR, not a red);
+    #: ``lint`` (compiles, but the mutation ADDS a redefinition or an undefined name: a mutant that
+    #: shadows its own code proves nothing about the code it meant to change).
     status: CheckStatus
     #: Lines added by the mutation (0 when it did not apply).
     added: int = 0
@@ -89,7 +92,27 @@ def check_mutation(project_root: Path, mutation: Mutation) -> CheckResult:
             f"mutation {mutation.id!r}: the mutated {where} does not compile: "
             f"{getattr(exc, 'msg', exc)}; fix the entry at {mutation.location}"
         ))
+    added_problems = lint_problems(mutated, mutation.target) - lint_problems(original, mutation.target)
+    if added_problems:
+        return CheckResult(mutation.id, mutation.target, "lint", added, removed, (
+            f"mutation {mutation.id!r}: the mutated {mutation.target} " + "; ".join(sorted(added_problems))
+            + f"; a mutation must not redefine a name or leave one undefined: fix the entry at {mutation.location}"
+        ))
     return CheckResult(mutation.id, mutation.target, "ok", added, removed)
+
+
+#: pyflakes messages that make a mutant meaningless (the rest, e.g. an unused import, are harmless).
+_LINT_KINDS = ("RedefinedWhileUnused", "UndefinedName", "UndefinedLocal", "DuplicateArgument")
+
+
+def lint_problems(source: str, filename: str) -> set[str]:
+    """The redefinitions and undefined names pyflakes finds in ``source``, without line numbers (so
+    the same problem before and after a mutation compares equal)."""
+    from pyflakes import checker
+
+    tree = ast.parse(source, filename=filename)
+    found = checker.Checker(tree, filename=filename)
+    return {str(m.message % m.message_args) for m in found.messages if type(m).__name__ in _LINT_KINDS}
 
 
 def diff_stat(original: str, mutated: str) -> tuple[int, int]:

@@ -56,3 +56,21 @@ def test_mutated_diff_is_a_unified_diff_of_the_target(tmp_path: Path) -> None:
 
 def test_diff_stat_counts_changed_lines_like_git() -> None:
     assert diff_stat("a\nb\nc\n", "a\nB\nc\nd\n") == (2, 1)
+
+
+def test_a_mutation_that_redefines_a_name_is_refused_naming_it(tmp_path: Path) -> None:
+    twice = "\n\ndef close(scope):\n    scope.end()\n"
+    result = check_mutation(project(tmp_path), mutation("insert-after", "    scope.end()\n", twice))
+    assert result.status == "lint" and "redefinition of unused 'close'" in (result.problem or "")
+    assert "c.yaml:2:5" in (result.problem or "")
+
+
+def test_a_mutation_that_leaves_a_name_undefined_is_refused(tmp_path: Path) -> None:
+    result = check_mutation(project(tmp_path), mutation("replace", "scope.end()", "scoop.end()"))
+    assert result.status == "lint" and "undefined name 'scoop'" in (result.problem or "")
+
+
+def test_a_redefinition_already_in_the_file_is_not_blamed_on_the_mutation(tmp_path: Path) -> None:
+    root = project(tmp_path)
+    (root / "seam/scope.py").write_text(SCOPE + "\n\ndef close(scope):\n    scope.end()\n")
+    assert check_mutation(root, mutation("replace", "    scope.join()\n", "    pass\n")).ok
