@@ -50,14 +50,30 @@ def test_an_unstaged_cell_has_no_pinned_block_and_still_refreshes(backend: Backe
     before = backend.stats.allocs
     cell = PersistentStepInput().bind(backend, backend.alloc((2,), torch.float32), staged=False)
     assert not cell.staged and backend.stats.allocs == before + 1  # only the caller's buffer
-    staged = PersistentStepInput().bind(backend, backend.alloc((2,), torch.float32))
+    staged = PersistentStepInput().bind(backend, backend.alloc((2,), torch.int64))
     assert staged.staged and backend.stats.allocs == before + 3  # buffer + pinned block
-    assert staged.staging.dtype == torch.float32 and staged.staging.numel() == 2
+    big = [2**40 + 1, -(2**53) - 3]  # int64 values no float staging block could carry exactly
+    staged.refresh_from_host(backend.default_queue(), big)
+    backend.synchronize()
+    assert staged.device.cpu().tolist() == big
     pinned = backend.alloc_pinned((2,), torch.int64)
     backend.host_write(pinned, torch.tensor([3, 4]))
     cell.refresh_from_host(backend.default_queue(), torch.tensor([1.5, 2.5]))
     backend.synchronize()
     assert cell.device.cpu().tolist() == [1.5, 2.5] and pinned.dtype == torch.int64
+
+
+def test_only_a_staged_cell_waits_for_its_previous_upload(backend: Backend) -> None:
+    q = backend.default_queue()
+    plain = PersistentStepInput().bind(backend, backend.alloc((2,), torch.int64), staged=False)
+    staged = PersistentStepInput().bind(backend, backend.alloc((2,), torch.int64))
+    backend.trace.clear()
+    for values in ([1, 2], [3, 4], [5, 6]):
+        plain.refresh_from_host(q, torch.tensor(values))
+    assert "event_synchronize" not in backend.trace_ops()  # nothing of its own to wait for
+    for values in ([1, 2], [3, 4], [5, 6]):
+        staged.refresh_from_host(q, values)
+    assert backend.trace_ops().count("event_synchronize") == 2  # before each rewrite of the block
 
 
 def test_a_float_cell_keeps_its_dtype_for_a_host_list() -> None:
@@ -109,3 +125,19 @@ def test_a_staged_refresh_inside_capture_is_replayed_from_the_staging_block(back
     cell.refresh_from_host(q, [5, 6])  # and a refresh after the capture still works on the same block
     backend.synchronize()
     assert cell.device.cpu().tolist() == [5, 6]
+
+
+def test_design_s4_a_pinned_upload_in_capture_is_allowed_even_after_an_earlier_staged_refresh(backend: Backend) -> None:
+    """RED on purpose (a product bug, reported): DESIGN §4 refuses only PAGEABLE host-to-device copies in
+    capture, but a second staged refresh makes the seam call its own ``event_synchronize`` (the wait
+    for the previous upload) inside the capture, which the seam then refuses as a host sync."""
+    q = backend.default_queue()
+    cell = PersistentStepInput().bind(backend, backend.alloc((2,), torch.int64))
+    cell.refresh_from_host(q, [1, 2])  # an ordinary step before the capture
+    g = BreakableGraph(backend, CaptureMode.FULL)
+    with GraphCaptureScope(backend, q, g):
+        cell.refresh_from_host(q, [3, 4])
+        out = cell.device * 10
+    g.replay()
+    backend.synchronize()
+    assert out.cpu().tolist() == [30, 40]
