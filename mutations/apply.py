@@ -9,7 +9,8 @@ mutation that silently stops applying would turn its gate into decoration.
 from __future__ import annotations
 
 from mutations.errors import MutationRotError
-from mutations.model import Mutation
+from mutations.model import NAMED_OPS, Mutation
+from mutations.named import apply_named
 from mutations.patch import PatchFormatError, PatchMismatch, apply_patch, parse_patch
 
 
@@ -17,6 +18,8 @@ def apply_to_text(text: str, mutation: Mutation) -> str:
     """``text`` (the target's source) with ``mutation`` applied; ``MutationRotError`` if it no longer applies."""
     if mutation.op == "patch":
         return _apply_patch(text, mutation)
+    if mutation.op in NAMED_OPS:
+        return apply_named(text, mutation)
     start = _anchor_start(text, mutation)
     end = start + len(mutation.anchor)
     if mutation.op == "delete":
@@ -44,6 +47,12 @@ def _anchor_start(text: str, mutation: Mutation) -> int:
     starts = anchor_starts(text, mutation.anchor)
     where = f"mutation {mutation.id!r} no longer applies"
     if not starts:
+        if "\r\n" in text and "\r\n" not in mutation.anchor and anchor_starts(text.replace("\r\n", "\n"), mutation.anchor):
+            raise MutationRotError(mutation.id, (
+                f"{where}: {mutation.target} has CRLF line endings and the anchor has LF ones (the code did not "
+                f"change; its line endings differ): convert the file to LF, or write the anchor with \\r\\n, "
+                f"in the catalog entry at {mutation.location}"
+            ))
         raise MutationRotError(mutation.id, (
             f"{where}: anchor not found in {mutation.target} (the code it targets changed; update the "
             f"catalog entry at {mutation.location})"

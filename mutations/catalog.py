@@ -15,17 +15,27 @@ from typing import Sequence
 
 from mutations.document import DocumentError, Node, read_document
 from mutations.errors import MutationCatalogError, MutationTargetError
+import re
+
 from mutations.model import OP_KINDS, Catalog, Location, Mutation, OpKind
 from mutations.patch import PatchFormatError, parse_patch
 from mutations.shape import ID_PATTERN, ShapeChecker, versioned_list
 from mutations.target import resolve_target, target_problem
 
 CATALOG_VERSION = 1
+#: A qualified name: dotted Python identifiers (``Class.method``, ``function``).
+QUALNAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*(\.[A-Za-z_][A-Za-z0-9_]*)*$")
 _ENTRY_KEYS = ("id", "title", "target", *OP_KINDS, "occurrence")
 _OP_FIELDS: dict[str, tuple[str, str]] = {
     "replace": ("old", "new"),
     "insert-before": ("anchor", "text"),
     "insert-after": ("anchor", "text"),
+}
+#: Named operations: the keys besides ``name`` -> (anchor field or "", text field or "").
+_NAMED_FIELDS: dict[str, tuple[str, str]] = {
+    "replace-def": ("", "text"),
+    "delete-call": ("call", ""),
+    "replace-in-def": ("old", "new"),
 }
 
 
@@ -116,10 +126,13 @@ def _entry(node: Node, shape: ShapeChecker, path: Path, project_root: Path) -> M
     if len(shape.problems) > before or None in (mutation_id, title, target, operation):
         return None
     anchor, text, patch_text, patch_file = operation  # type: ignore[misc]
+    name = None
+    if op in _NAMED_FIELDS:
+        name, patch_file = patch_file, None
     mutation = Mutation(
         id=mutation_id, title=title, target=target, op=op,  # type: ignore[arg-type]
         location=Location(shape.display, node.line, node.column),
-        anchor=anchor, text=text, occurrence=occurrence, patch=patch_text, patch_file=patch_file,
+        anchor=anchor, text=text, occurrence=occurrence, patch=patch_text, patch_file=patch_file, name=name,
     )
     return _check_patch_path(mutation, shape, node)
 
@@ -167,6 +180,8 @@ def _operation(
         return None if anchor is None else (anchor, "", None, None)
     if op == "patch":
         return _patch(node, shape, context, path)
+    if op in _NAMED_FIELDS:
+        return _named(node, op, shape, context)
     first, second = _OP_FIELDS[op]
     if not shape.keys(node, f"{context} {op}", (first, second), required=(first, second)):
         return None
@@ -178,6 +193,21 @@ def _operation(
         shape.add(node, context, f"{op}.{first} and {op}.{second} are equal, so the mutation changes nothing")
         return None
     return None if anchor is None or text is None else (anchor, text, None, None)
+
+
+def _named(node: Node, op: OpKind, shape: ShapeChecker, context: str) -> tuple[str, str, None, str] | None:
+    """``(anchor, text, None, name)`` of a named operation; the name rides in the 4th slot."""
+    anchor_key, text_key = _NAMED_FIELDS[op]
+    keys = tuple(k for k in ("name", anchor_key, text_key) if k)
+    if not shape.keys(node, f"{context} {op}", keys, required=keys) or any(k not in node.value for k in keys):
+        return None
+    name = shape.string(node.value["name"], context, f"{op}.name", QUALNAME)
+    anchor = shape.string(node.value[anchor_key], context, f"{op}.{anchor_key}") if anchor_key else ""
+    text = shape.string(node.value[text_key], context, f"{op}.{text_key}") if text_key else ""
+    if op == "replace-in-def" and anchor is not None and anchor == text:
+        shape.add(node, context, f"{op}.old and {op}.new are equal, so the mutation changes nothing")
+        return None
+    return None if None in (name, anchor, text) else (anchor, text, None, name)  # type: ignore[return-value]
 
 
 def _patch(node: Node, shape: ShapeChecker, context: str, path: Path) -> tuple[str, str, str, str | None] | None:
@@ -216,8 +246,8 @@ def _read_patch_file(node: Node, shape: ShapeChecker, context: str, folder: Path
 def _occurrence(node: Node, op: OpKind | None, shape: ShapeChecker, context: str) -> int | None:
     if "occurrence" not in node.value:
         return None
-    if op == "patch":
-        shape.add(node.key_line_col("occurrence"), context, "'occurrence' has no meaning for a patch; remove it")
+    if op in ("patch", "replace-def", "replace-in-def"):
+        shape.add(node.key_line_col("occurrence"), context, f"'occurrence' has no meaning for {op}; remove it")
         return None
     return shape.integer(node.value["occurrence"], context, "occurrence", minimum=1)
 

@@ -10,9 +10,14 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Iterator, Literal
 
-OpKind = Literal["delete", "replace", "insert-before", "insert-after", "patch"]
+OpKind = Literal["delete", "replace", "insert-before", "insert-after", "patch", "replace-def", "delete-call",
+                 "replace-in-def"]
 #: The operation keys of a catalog entry, in the order the docs list them.
-OP_KINDS: tuple[OpKind, ...] = ("delete", "replace", "insert-before", "insert-after", "patch")
+OP_KINDS: tuple[OpKind, ...] = ("delete", "replace", "insert-before", "insert-after", "patch", "replace-def",
+                                "delete-call", "replace-in-def")
+#: Operations anchored on a definition's qualified name (``Class.method``), which survive edits
+#: anywhere else in the file.
+NAMED_OPS: tuple[OpKind, ...] = ("replace-def", "delete-call", "replace-in-def")
 
 
 @dataclass(frozen=True)
@@ -55,6 +60,8 @@ class Mutation:
     patch: str | None = None
     #: The ``.diff``/``.patch`` file the diff was read from, when it came from a file.
     patch_file: str | None = None
+    #: The qualified name of the definition a named operation works in (``DenseDriver.step``).
+    name: str | None = None
 
 
 @dataclass(frozen=True)
