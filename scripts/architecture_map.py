@@ -12,18 +12,25 @@ import subprocess
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
+#: Product code: one line per file (a new module needs a first line that says what it is).
 SECTIONS = {
     "seam/": "The reference seam (imports nothing of ours)",
     "drivers/": "Reference drivers on the seam (`drivers -> seam`)",
-    "mutations/": "The mutation engine and the catalog of named mutations",
+    "mutations/": "The mutation engine (the catalog is data: see the folders below)",
     "harness/": "Gate loading, planning, execution, evaluation, CLI (`harness -> mutations, reports`)",
     "reports/": "Result model, JUnit ingestion, renderers",
-    "gates/": "The gate suite",
     "bench/": "Benchmarks (figures in docs/benchmarks.md)",
-    "evidence/": "Measurements from GPU machines, with provenance",
-    "docs/": "Documentation",
     "scripts/": "Set-up and maintenance scripts",
     ".ci/": "Continuous integration",
+}
+#: Data folders: listed as folders, so adding a gate, a catalog entry, a doc or a measurement never
+#: makes this map (and so the project's own tests) stale.
+DATA_FOLDERS = {
+    "gates/": "the gate suite: YAML gate files (`docs/gates.md`)",
+    "mutations/catalog/": "the named mutations: YAML catalogs and the diffs they name (`docs/mutations.md`)",
+    "evidence/": "measurements from GPU machines with their provenance (`evidence/README.md`)",
+    "evidence/history/": "older GPU measurements kept for the record, not read as evidence",
+    "docs/": "documentation",
 }
 TESTS = "tests/"
 TOP_LEVEL = {
@@ -41,6 +48,8 @@ TEST_FOLDERS = {
     "tests/harness/": "gate files, CLI, executor, fork server, evaluation, red-first, lane identity, SIGKILL",
     "tests/reports/": "the result model and renderers; fixture-project builders shared by harness tests",
     "tests/reliability/": "the hostile-input and fault corpus (and the command that writes docs/reliability.md)",
+    "tests/fidelity/": "the fidelity corpus: programs run on every arm against what the H200 does, the raw-CUDA witness, docs/fidelity.md",
+    "tests/realworld/": "fixture projects shaped like real ones (src layout installed editable, flat, setup.cfg)",
 }
 
 
@@ -67,6 +76,16 @@ def first_line(path: Path) -> str:
     return "(empty)"
 
 
+def _package_line(folder: Path) -> str:
+    """A test folder's own description: the first line of its ``__init__.py`` docstring, if any."""
+    init = folder / "__init__.py"
+    if init.is_file():
+        doc = ast.get_docstring(ast.parse(init.read_text(encoding="utf-8", errors="replace")))
+        if doc:
+            return doc.strip().splitlines()[0]
+    return ""
+
+
 def files() -> list[str]:
     out = subprocess.run(["git", "ls-files", "--cached", "--others", "--exclude-standard"],
                          cwd=ROOT, capture_output=True, text=True, check=True).stdout
@@ -82,17 +101,23 @@ def render() -> str:
     lines += ["## top level", "", "| file | what it is |", "|---|---|"]
     lines += [f"| `{p}` | {TOP_LEVEL.get(p) or first_line(ROOT / p).replace('|', '/')} |" for p in top]
     lines.append("")
+    data = sorted(DATA_FOLDERS, key=len, reverse=True)
     for prefix, title in SECTIONS.items():
-        rows = [p for p in all_files if p.startswith(prefix) and not p.endswith("__init__.py")]
+        rows = [p for p in all_files if p.startswith(prefix) and not p.endswith("__init__.py")
+                and not any(p.startswith(d) for d in data)]
         if not rows:
             continue
         lines += [f"## `{prefix}` — {title}", "", "| file | what it is |", "|---|---|"]
         lines += [f"| `{p}` | {first_line(ROOT / p).replace('|', '/')} |" for p in rows]
         lines.append("")
+    folders = sorted({d for d in DATA_FOLDERS if any(p.startswith(d) for p in all_files)})
+    lines += ["## Data folders", "", "| folder | what it holds |", "|---|---|"]
+    lines += [f"| `{d}` | {DATA_FOLDERS[d]} |" for d in folders]
+    lines.append("")
     test_dirs = sorted({str(Path(p).parent) + "/" for p in all_files if p.startswith(TESTS)})
     lines += ["## `tests/` — the project's own tests, mirroring the folders above", "", "| folder | what it is |", "|---|---|"]
     for d in test_dirs:
-        lines.append(f"| `{d}` | {TEST_FOLDERS.get(d, 'UNDESCRIBED: add this folder to TEST_FOLDERS')} |")
+        lines.append(f"| `{d}` | {TEST_FOLDERS.get(d) or _package_line(ROOT / d) or 'tests'} |")
     return "\n".join(lines) + "\n"
 
 
