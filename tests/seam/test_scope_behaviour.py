@@ -200,6 +200,40 @@ def test_an_error_raised_by_the_break_function_itself_comes_out_unchanged(backen
     assert captures_again(backend)
 
 
+class CleanupFails(BreakableGraph):
+    def destroy(self) -> None:
+        raise RuntimeError("cleanup failed")
+
+
+def test_an_error_while_aborting_is_kept_aside_and_never_replaces_the_bodys(backend: Backend) -> None:
+    g = CleanupFails(backend, CaptureMode.FULL)
+    scope = GraphCaptureScope(backend, backend.default_queue(), g)
+    with pytest.raises(BodyError, match="first"):
+        with scope:
+            raise BodyError("first")
+    assert isinstance(scope.secondary_error, RuntimeError) and str(scope.secondary_error) == "cleanup failed"
+    assert not backend.capturing and current_scope() is None
+
+
+def test_a_clean_scope_has_no_secondary_error(backend: Backend) -> None:
+    scope = GraphCaptureScope(backend, backend.default_queue(), BreakableGraph(backend))
+    with scope:
+        pass
+    assert scope.secondary_error is None
+
+
+@pytest.mark.parametrize("returns", ["tensor", "tuple-with-a-tensor"])
+def test_a_piecewise_break_that_returns_a_tensor_is_refused(backend: Backend, returns: str) -> None:
+    t = backend.alloc((1,))
+    value = t if returns == "tensor" else (1, {"x": t})
+    with pytest.raises(CaptureError, match="^a PIECEWISE break returned a tensor: the next segment would bake"):
+        with GraphCaptureScope(backend, backend.default_queue(), BreakableGraph(backend, CaptureMode.PIECEWISE)) as s:
+            s.break_point(lambda: value)
+    assert not backend.capturing
+    with GraphCaptureScope(backend, backend.default_queue(), BreakableGraph(backend, CaptureMode.FULL)) as s:
+        assert s.break_point(lambda: value) is value  # FULL: the break is captured inline, any result goes
+
+
 def test_an_interrupt_in_the_body_still_aborts_the_capture(backend: Backend) -> None:
     q = backend.default_queue()
     g = BreakableGraph(backend, CaptureMode.FULL)
