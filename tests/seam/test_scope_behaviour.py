@@ -290,7 +290,9 @@ def test_a_swapped_buffer_under_either_registered_input_is_refused_by_name(backe
     before = out.cpu().tolist()
     victim = a if moved == "tokens" else b
     victim.data = backend.to_device(torch.tensor([0.0, 0.0]))  # same Python object, new address
-    with pytest.raises(AddressChangedError, match=rf"^{moved} moved from 0x[0-9a-f]+ \(captured\) to 0x[0-9a-f]+"):
+    with pytest.raises(AddressChangedError, match=rf"^{moved} moved from 0x[0-9a-f]+ \(captured\) to 0x[0-9a-f]+: "
+                                                  r"the graph would read the old buffer; refresh the input in place "
+                                                  r"\(PersistentStepInput\) or recapture$"):
         g.replay()
     assert get_graph_break_stats().replays == 1  # refused before any segment ran
     assert out.cpu().tolist() == before
