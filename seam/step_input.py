@@ -21,6 +21,7 @@ from typing import TYPE_CHECKING, Sequence
 
 import torch
 
+from seam import collector
 from seam.errors import StepInputError
 
 if TYPE_CHECKING:
@@ -70,6 +71,8 @@ class PersistentStepInput:
         self.last_source = StepInputSource.UNSET
         #: The event after the last upload out of the staging block (``None``: the block is free).
         self._staging_busy: Event | None = None
+        #: A staging block replaced inside a capture, with the event of the upload that may still read it.
+        self._retired: tuple[torch.Tensor, Event] | None = None
 
     # -- binding -------------------------------------------------------------------------------
     def bind(self, backend: "Backend", device: torch.Tensor, *, staged: bool = True) -> "PersistentStepInput":
@@ -80,6 +83,7 @@ class PersistentStepInput:
         self.device = device
         self.staging = backend.alloc_pinned((device.numel(),), device.dtype) if staged else None
         self._staging_busy = None
+        self._retired = None
         self.host_refreshes = self.device_refreshes = 0
         self.last_source = StepInputSource.UNSET
         _counters["binds"] += 1
@@ -120,8 +124,19 @@ class PersistentStepInput:
             # The previous upload may still be reading the staging block (an ASYNC copy): wait for
             # it before the host overwrites the block. The H200 showed the race under load.
             if self._staging_busy is not None:
-                backend.event_synchronize(self._staging_busy)  # type: ignore[union-attr]
+                if collector.any_capture_open():
+                    # A host wait is refused while a capture is open (CUDA's global mode): write a FRESH
+                    # staging block instead of waiting for the one the previous upload may still read.
+                    # The graph and every later refresh use the new block; the old one is kept alive
+                    # until that upload is known done.
+                    self._retired = (self.staging, self._staging_busy)
+                    self.staging = backend.alloc_pinned(tuple(self.staging.shape), self.staging.dtype)  # type: ignore[union-attr]
+                else:
+                    backend.event_synchronize(self._staging_busy)  # type: ignore[union-attr]
                 self._staging_busy = None
+            if self._retired is not None and not collector.any_capture_open():
+                backend.event_synchronize(self._retired[1])  # type: ignore[union-attr]
+                self._retired = None
             backend.host_write(self.staging[:n], host)  # type: ignore[union-attr]
             host = self.staging[:n]
         backend.copy(device.view(-1)[:n], host, queue)  # type: ignore[union-attr]
