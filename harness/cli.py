@@ -18,8 +18,9 @@ from pathlib import Path
 from typing import Callable, Sequence
 
 from harness.config import Config
+from harness.can_fail import never_fail_problems
 from harness.errors import (
-    CommandLineError, EnvironmentProblem, SeamgateUsageError, environment_message, exit_code_for,
+    CommandLineError, EnvironmentProblem, GateFileError, SeamgateUsageError, environment_message, exit_code_for,
 )
 from harness.exit_codes import ExitCode
 from harness.model import ARM_NAMES
@@ -212,6 +213,9 @@ def cmd_validate(args: argparse.Namespace) -> ExitCode:
     catalog = load_project_catalog(root, config)
     paths = _gate_paths(args, root, config)
     gates = load_gate_files(paths, project_root=root, catalog=catalog)
+    problems = never_fail_problems(gates)
+    if problems:
+        raise GateFileError(problems)
     files = catalog_files([p for p in paths if p.exists()])
     print(f"OK: {len(gates)} gates in {len(files)} files")
     return ExitCode.OK

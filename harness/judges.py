@@ -12,11 +12,13 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Callable, Mapping
 
-from harness.evaluate import judge_red
+from dataclasses import replace
+
+from harness.evaluate import judge_red, trouble
 from harness.lane import judge_lane
 from harness.model import Gate
 from harness.redfirst import judge_red_first
-from reports.outcome import ArmOutcome, RunOutcome
+from reports.outcome import ArmOutcome, RunOutcome, Verdict
 
 
 @dataclass(frozen=True)
@@ -27,6 +29,8 @@ class Seen:
     subject: RunOutcome | None = None
     #: The gate's part of the baseline row (the working tree, same arm and environment).
     baseline: RunOutcome | None = None
+    #: The gate's part of its ``proof`` mutation's row (a gate on the working tree only).
+    proof: RunOutcome | None = None
     #: Lane identity only: the executor, the source state's tree and the time limit per side.
     executor: Any = None
     tree: Path | None = None
@@ -37,8 +41,28 @@ Judge = Callable[[Gate, str, Seen], ArmOutcome]
 
 
 def _red(gate: Gate, arm: str, seen: Seen) -> ArmOutcome:
-    """Exactly the expected cases red in the gate's source state (``harness/evaluate.py``)."""
-    return judge_red(gate, arm, _need(seen.subject, gate), what=gate.source.label())
+    """Exactly the expected cases red in the gate's source state (``harness/evaluate.py``); for a gate
+    on the working tree with a ``proof``, that mutation must also red part of the same selection."""
+    outcome = judge_red(gate, arm, _need(seen.subject, gate), what=gate.source.label())
+    if gate.proof is None or outcome.verdict is not Verdict.PASS:
+        return outcome
+    return _proved(gate, outcome, _need(seen.proof, gate))
+
+
+def _proved(gate: Gate, outcome: ArmOutcome, proof: RunOutcome) -> ArmOutcome:
+    """PASS only when the proof mutation reds at least one case of the selection: it CAN fail."""
+    what = f"proof {gate.proof.label() if gate.proof else ''}"
+    bad = trouble(proof, what)
+    runs = (*outcome.runs, proof)
+    if bad is not None:
+        return replace(outcome.with_verdict(*bad), runs=runs)
+    red = proof.red
+    if not red:
+        return replace(outcome.with_verdict(Verdict.FAIL, f"{what} reds none of the {len(proof.cases)} cases of "
+                                            "this selection: the gate could never fail; name a mutation its "
+                                            "cases catch (seamgate mutations reds ID)"), runs=runs)
+    return replace(outcome, message=f"{outcome.message}; {what} reds {len(red)} of {len(proof.cases)} cases "
+                                    "(the selection can fail)", runs=runs)
 
 
 def _red_first(gate: Gate, arm: str, seen: Seen) -> ArmOutcome:

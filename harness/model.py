@@ -100,6 +100,9 @@ class Gate:
     #: Seconds per run; ``None`` derives it from the baseline's duration.
     timeout: float | None = None
     expect: Expectation = field(default_factory=Expectation)
+    #: A gate on the working tree: the mutation whose row must red part of ``select`` (the proof
+    #: that this gate's selection can turn red at all; without it the gate could never fail).
+    proof: SourceState | None = None
     #: Lane identity only: ``module:callable`` returning a work fingerprint mapping.
     fingerprint: str | None = None
     control: LaneSide | None = None

@@ -50,6 +50,12 @@ class Check:
         return BaselineKey.of(self.gate, self.arm) if self.gate.select else None
 
     @property
+    def proof_row(self) -> RowKey | None:
+        """The row of the gate's ``proof`` mutation (a gate on the working tree must be able to fail)."""
+        row = self.row
+        return RowKey(self.gate.proof, row.arm, row.env) if row is not None and self.gate.proof else None
+
+    @property
     def row(self) -> RowKey | None:
         """The matrix row this check reads (none for a lane gate, which runs its own children)."""
         if not self.gate.select or self.owed is not None:
@@ -73,7 +79,8 @@ class Plan:
 
     def readers(self, row: RowKey) -> tuple[Check, ...]:
         """The checks that read ``row`` (for a baseline row: every check on its arm and environment)."""
-        return tuple(c for c in self.checks if c.row is not None and (c.row == row or c.row.baseline == row))
+        return tuple(c for c in self.checks if c.row is not None
+                     and (c.row == row or c.row.baseline == row or c.proof_row == row))
 
 
 def select_gates(gates: Sequence[Gate], ids: Iterable[str] = ()) -> list[Gate]:
@@ -120,6 +127,8 @@ def make_plan(gates: Sequence[Gate], *, ids: Iterable[str] = (), shard: tuple[in
             selects.setdefault(check.row.baseline, []).append(check.gate.select)
             if check.row.source.kind != "tree":
                 selects.setdefault(check.row, []).append(check.gate.select)
+            if check.proof_row is not None:
+                selects.setdefault(check.proof_row, []).append(check.gate.select)
     rows = {key: union_select(parts) for key, parts in selects.items()}
     baselines = tuple(key for key in rows if key.source.kind == "tree")
     return Plan(checks=checks, baselines=baselines, rows=rows)

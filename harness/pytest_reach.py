@@ -9,8 +9,8 @@ environment variables, so that it can act before pytest reads its options:
   own dynamic context (its node id, through setup, call and teardown), and a fixture of a scope
   wider than a function runs under ``fixture:NAME`` (its lines then reach every case that uses it,
   not only the first). Lines run at import or collection have the empty context. A case that
-  starts a child process (``subprocess``, ``os.fork``, ``os.posix_spawn``, ``os.system``,
-  ``_posixsubprocess.fork_exec``) is listed as ``spawned``: what the child executes is not
+  starts a child process (``_posixsubprocess.fork_exec``, which ``subprocess`` and
+  multiprocessing use; ``os.fork``, ``os.posix_spawn``, ``os.system``) is listed as ``spawned``: what the child executes is not
   measured, so its reach is unknown. The project functions on the stack at that moment are kept
   as ``spawn_regions``: a case that runs any of them later may be reading the child's result from
   a cache (``functools.cache`` over a child probe), so its reach is unknown too. The JSON written
@@ -76,30 +76,37 @@ class _Recorder:
         slot = self.slots.setdefault(context, f"c{len(self.slots):05d}")
         config = self.children_dir / f"{slot}.ini"
         if not config.exists():
+            # ``patch = _exit``: a multiprocessing child ends with os._exit, which would lose its data.
             config.write_text(f"[run]\ndata_file = {self.children_dir / (slot + '.data')}\nparallel = True\n"
-                              f"branch = False\nsource =\n    {self.root}\n", encoding="utf-8")
+                              f"branch = False\npatch = _exit\nsigterm = True\nsource =\n    {self.root}\n", encoding="utf-8")
         return config
 
     def _watch_children(self) -> None:
         """Count, per context, the Python and the other children it starts (and where it started them)."""
         def noting(original: Callable[..., Any], python: Callable[..., bool]) -> Callable[..., Any]:
             def wrapper(*args: Any, **kwargs: Any) -> Any:
-                if self.context:
+                kind = python(*args, **kwargs) if self.context else None
+                if kind is not None:
                     counts = self.spawned.setdefault(self.context, [0, 0])
-                    counts[0 if python(*args, **kwargs) else 1] += 1
+                    counts[0 if kind else 1] += 1
                     self._note_stack()
                 return original(*args, **kwargs)
             return wrapper
 
         never = lambda *a, **k: False  # noqa: E731 - a fork's child is not measured (its data is lost)
-        subprocess.Popen.__init__ = noting(subprocess.Popen.__init__, _popen_is_python)  # type: ignore[method-assign]
-        for name in ("fork", "forkpty", "posix_spawn", "posix_spawnp", "system"):
+        # ``subprocess.Popen`` starts its children through ``_posixsubprocess.fork_exec`` (counted
+        # below) or ``os.posix_spawn``; wrapping Popen too would count each child twice.
+        spawn_is_python = lambda path, *a, **k: _is_python(path)  # noqa: E731 - posix_spawn(path, argv, env)
+        for name, python in (("fork", never), ("forkpty", never), ("posix_spawn", spawn_is_python),
+                             ("posix_spawnp", never), ("system", never)):
             if hasattr(os, name):
-                setattr(os, name, noting(getattr(os, name), never))
+                setattr(os, name, noting(getattr(os, name), python))
         try:
             import _posixsubprocess  # multiprocessing's spawn and forkserver start children here
 
             _posixsubprocess.fork_exec = noting(_posixsubprocess.fork_exec, _fork_exec_is_python)
+            if hasattr(subprocess, "_fork_exec"):  # subprocess keeps its own reference to it
+                subprocess._fork_exec = noting(subprocess._fork_exec, _fork_exec_is_python)
         except (ImportError, AttributeError):
             pass
 
@@ -109,7 +116,8 @@ class _Recorder:
         while frame is not None:
             code = frame.f_code
             real = os.path.realpath(code.co_filename)
-            if code.co_name != "<module>" and real.startswith(self.root + os.sep):
+            if code.co_name != "<module>" and not code.co_filename.startswith("<") \
+                    and real.startswith(self.root + os.sep):
                 lines = [line for _, _, line in code.co_lines() if line is not None]
                 if lines:
                     self.spawn_regions.add((os.path.relpath(real, self.root), min(lines), max(lines), self.context))
@@ -155,7 +163,8 @@ class _Recorder:
         unknown = sorted(c for c, (python, other) in self.spawned.items() if other or data_files.get(c, 0) < python)
         Path(self.out).write_text(json.dumps({
             "root": self.root, "files": files, "fixtures": self.fixtures, "children": children,
-            "spawned": unknown, "spawn_regions": sorted(self.spawn_regions), "cases": self.cases,
+            "spawned": unknown, "spawn_counts": {c: [*n, data_files.get(c, 0)] for c, n in self.spawned.items()},
+            "spawn_regions": sorted(self.spawn_regions), "cases": self.cases,
         }), encoding="utf-8")
 
 
@@ -166,16 +175,14 @@ def _is_python(program: Any) -> bool:
         return False
 
 
-def _popen_is_python(_self: Any, args: Any, *rest: Any, **kwargs: Any) -> bool:
-    """A ``Popen`` of this interpreter (``[sys.executable, ...]``), not through a shell."""
-    if kwargs.get("shell") or kwargs.get("executable"):
-        return False
-    first = args[0] if isinstance(args, (list, tuple)) and args else args
-    return _is_python(first)
+def _fork_exec_is_python(args: Any, executables: Any, *rest: Any, **kwargs: Any) -> bool | None:
+    """``_posixsubprocess.fork_exec(args, executable_list, ...)`` running this interpreter.
 
-
-def _fork_exec_is_python(args: Any, executables: Any, *rest: Any, **kwargs: Any) -> bool:
-    """``_posixsubprocess.fork_exec(args, executable_list, ...)`` running this interpreter."""
+    ``None`` (not counted): multiprocessing's resource tracker, which runs only the standard
+    library and outlives the session, so its data could never be read in time.
+    """
+    if any(b"multiprocessing.resource_tracker" in os.fsencode(a) for a in (args or ()) if isinstance(a, (str, bytes))):
+        return None
     return bool(executables) and all(_is_python(e) for e in executables)
 
 

@@ -400,12 +400,13 @@ class Session:
                 self.finished.append(outcome)
                 progress.finished(check.gate.id, check.arm, outcome.verdict.value)
 
-        now = [c for c in plan.checks if c.owed is not None or (c.row is not None and c.row.source.kind == "tree")]
+        now = [c for c in plan.checks if c.owed is not None
+               or (c.row is not None and c.row.source.kind == "tree" and c.proof_row is None)]
         done([(c, self.judge(c, platform)) for c in now])
         units: list[Callable[[], list[tuple[Check, ArmOutcome]]]] = []
         for key, select in plan.rows.items():
             if key.source.kind != "tree":
-                readers = [c for c in plan.checks if c.row == key]
+                readers = [c for c in plan.checks if c.owed is None and (c.row == key or c.proof_row == key)]
                 units.append(lambda k=key, s=select, r=readers: self.fill_and_judge(k, s, r, platform))
         for check in plan.checks:
             if check.owed is None and check.gate.kind in RUNS_ITS_OWN:
@@ -567,7 +568,11 @@ class Session:
                                             "it cannot be judged (fix the test, or expect another case)")
         subject = view(row, gate.select)
         dropped = sorted(nodeid for nodeid in self.flaky if in_select(nodeid, gate.select))
-        outcome = judge(gate, arm, Seen(subject=subject, baseline=view(self._baseline(check.row), gate.select)))
+        proof = self.rows.get(check.proof_row) if check.proof_row is not None else None
+        if isinstance(proof, Exception):
+            return error_outcome(gate, arm, _tree_error(gate.proof, proof))
+        outcome = judge(gate, arm, Seen(subject=subject, baseline=view(self._baseline(check.row), gate.select),
+                                        proof=view(proof, gate.select) if proof is not None else None))
         note = inferred_note(subject)
         if dropped:
             note += f"; flaky, not counted: {', '.join(dropped)}"

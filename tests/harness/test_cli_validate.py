@@ -24,7 +24,7 @@ FILES = {
         "version: 1\ngates:\n"
         "  - {id: g3-join, kind: rule, source: {mutation: seam-no-auto-join}, select: [tests/seam],\n"
         "     expect: {red: {nodeids: ['tests/seam/test_scope.py::test_join']}}}\n"
-        "  - {id: g1-replay, kind: replay, select: [tests/seam]}\n"
+        "  - {id: g1-replay, kind: replay, select: [tests/seam], proof: {mutation: seam-no-auto-join}}\n"
     ),
 }
 
@@ -62,7 +62,7 @@ def test_a_bad_gate_file_exits_usage_error_naming_file_line_column_and_key_witho
     result = run(project, "validate")
     assert result.returncode == ExitCode.USAGE_ERROR
     assert result.stderr == ("seamgate: error: gates/bad.yaml:6:5: gate 'g2-dense': unknown key 'expcet' — did you "
-                             "mean 'expect'? (allowed: id, kind, title, source, select, env, arms, timeout, expect, "
+                             "mean 'expect'? (allowed: id, kind, title, source, select, env, arms, timeout, expect, proof, "
                              "fingerprint, control, subject)\n")
     assert result.stdout == ""
 
@@ -78,7 +78,7 @@ def test_an_object_tag_is_refused_and_its_command_never_runs(project: Path) -> N
 
 
 def test_duplicate_gate_ids_across_named_files_fail_validation(project: Path, capsys: pytest.CaptureFixture[str]) -> None:
-    (project / "gates/copy.yaml").write_text("version: 1\ngates:\n  - {id: g1-replay, kind: replay, select: [tests/seam]}\n")
+    (project / "gates/copy.yaml").write_text("version: 1\ngates:\n  - {id: g1-replay, kind: replay, select: [tests/seam], proof: {mutation: seam-no-auto-join}}\n")
     code = main(["--project", str(project), "validate", str(project / "gates")])
     assert code == ExitCode.USAGE_ERROR
     assert "gates/g3.yaml:5:5: gate 'g1-replay': id already used at gates/copy.yaml:3:5" in capsys.readouterr().err
@@ -102,3 +102,20 @@ def test_an_unknown_key_in_the_seamgate_table_fails_naming_key_and_file(project:
 def test_a_project_folder_that_does_not_exist_is_a_usage_error(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     assert main(["--project", str(tmp_path / "nope"), "validate"]) == ExitCode.USAGE_ERROR
     assert "--project" in capsys.readouterr().err
+
+
+def test_a_gate_on_the_working_tree_without_a_proof_is_refused_as_one_that_could_never_fail(
+        project: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    (project / "gates/g1.yaml").write_text("version: 1\ngates:\n  - {id: g1-bare, kind: replay, select: [tests/seam]}\n")
+    assert main(["--project", str(project), "validate"]) == ExitCode.USAGE_ERROR
+    err = capsys.readouterr().err
+    assert "gates/g1.yaml:3:5: gate 'g1-bare': judged only on the working tree" in err
+    assert "could never fail" in err and "proof: {mutation: ID}" in err
+
+
+def test_a_proof_on_a_mutation_gate_is_refused(project: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    (project / "gates/g3.yaml").write_text(
+        "version: 1\ngates:\n  - {id: g3-x, kind: rule, source: {mutation: seam-no-auto-join}, select: [tests/seam],\n"
+        "     proof: {mutation: seam-no-auto-join}, expect: {red: {count: 1}}}\n")
+    assert main(["--project", str(project), "validate"]) == ExitCode.USAGE_ERROR
+    assert "'proof' is for a gate judged on the working tree" in capsys.readouterr().err

@@ -179,3 +179,18 @@ def test_a_mutation_that_breaks_an_import_is_an_error_even_where_no_case_reaches
                              options=RunOptions(progress=False), materializer=catalog_materializer(broken),
                              stdout=out, launcher=shared_server())
     assert code is ExitCode.GATE_ERROR and report.outcomes[0].verdict is Verdict.ERROR
+
+
+def test_a_gate_on_the_working_tree_passes_only_when_its_proof_mutation_reds_part_of_its_selection(tmp_path: Path):
+    from dataclasses import replace as with_
+
+    from harness.model import SourceState
+
+    project = write_project(tmp_path / "p")
+    proved = with_(gate("proved", kind="replay", select=(ADD,)), proof=SourceState(kind="mutation", mutation="add-zero-is-one"))
+    vacuous = with_(gate("vacuous", kind="replay", select=(ADD,)), proof=SourceState(kind="mutation", mutation="mul-off"))
+    report, code = run(project, proved, vacuous)
+    by_gate = {o.gate: o for o in report.outcomes}
+    assert by_gate["proved"].verdict is Verdict.PASS and "proof mutation add-zero-is-one reds 1 of 2 cases" in by_gate["proved"].message
+    assert by_gate["vacuous"].verdict is Verdict.FAIL and "could never fail" in by_gate["vacuous"].message
+    assert code is ExitCode.GATE_FAILED
