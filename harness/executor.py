@@ -3,8 +3,11 @@
 A run is a value. Every run is a fresh process (a fork-server child, or a fresh interpreter where
 fork is unavailable), because switches are read once per process. pytest runs:
 
-- in the materialized tree (cwd), with that tree FIRST on ``sys.path``/``PYTHONPATH`` so the code
-  under test is the tree's, never an installed or editable copy;
+- in the materialized tree (cwd), with that tree's import roots (the root, ``src/``, the configured
+  package folders: ``harness/import_roots.py``) FIRST on ``sys.path``/``PYTHONPATH`` and a finder that
+  resolves the project's top-level names there ahead of editable ``.pth`` lines and import finders;
+  the counting plugin records every project module loaded from OUTSIDE the tree, and such a run holds
+  an error case naming the module and its path (the gate is an ERROR, never PASS or FAIL);
 - without fail-fast (``--maxfail=0`` overrides a project's ``-x``), with ``--junitxml``,
   ``-p no:cacheprovider`` and the counting plugin ``-p harness.pytest_counting``;
 - with ``SEAM_ARMS=<arm>`` and the gate's environment; ``SEAM_*`` and ``PYTEST_*`` variables of the
@@ -29,14 +32,16 @@ from pathlib import Path
 from typing import Any, Mapping
 
 from harness.forkserver import CHILD_SETUP_FAILED, ForkServer, FreshInterpreter
+from harness.import_roots import NAMES_ENV, ROOTS_ENV, import_roots, top_level_names
 from reports.junit_in import SideFile, read_cases
-from reports.outcome import RunOutcome
+from reports.outcome import CaseOutcome, RunOutcome
 
 #: The folder that holds the ``harness`` package; appended (last) to a run's path for the plugin.
 HARNESS_ROOT = Path(__file__).resolve().parents[1]
 #: Variables of the caller's environment a run never inherits (a gate states its own).
 _DROPPED_PREFIXES = ("SEAM_", "PYTEST_")
-_DROPPED = {"PYTHONPATH", "PYTHONHOME", "PYTHONSTARTUP", "PYTHONSAFEPATH", "SEAMGATE_REACH_OUT", "SEAMGATE_ONLY"}
+_DROPPED = {"PYTHONPATH", "PYTHONHOME", "PYTHONSTARTUP", "PYTHONSAFEPATH", "SEAMGATE_REACH_OUT", "SEAMGATE_ONLY",
+            ROOTS_ENV, NAMES_ENV}
 #: Seconds granted to a killed process group to be reaped before we stop waiting.
 _REAP_GRACE = 10.0
 
@@ -96,12 +101,23 @@ def run_environment(env: Mapping[str, str], tree: Path | None, arm: str | None,
     source = dict(os.environ if base is None else base)
     out = {k: v for k, v in source.items() if k not in _DROPPED and not k.startswith(_DROPPED_PREFIXES)}
     out.update(env)
-    paths = ([str(tree)] if tree else []) + [str(HARNESS_ROOT)]
-    out["PYTHONPATH"] = os.pathsep.join(paths)
+    roots = [str(r) for r in import_roots(tree)] if tree else []
+    out["PYTHONPATH"] = os.pathsep.join(roots + [str(HARNESS_ROOT)])
+    if tree:
+        out[ROOTS_ENV] = os.pathsep.join(roots)
+        out[NAMES_ENV] = ",".join(top_level_names([Path(r) for r in roots]))
     out["PYTHONDONTWRITEBYTECODE"] = "1"
     if arm is not None:
         out["SEAM_ARMS"] = arm
     return out
+
+
+def _front(tree: Path | None) -> dict[str, list[str]]:
+    """``path_front`` (the tree's import roots) and ``claim`` (its top-level names) of a request."""
+    if tree is None:
+        return {"path_front": [], "claim": []}
+    roots = import_roots(tree)
+    return {"path_front": [str(r) for r in roots], "claim": top_level_names(roots)}
 
 
 def pytest_argv(run: Run, junit: Path, counts: Path) -> list[str]:
@@ -152,7 +168,7 @@ class Executor:
         request = {
             "mode": "pytest", "argv": pytest_argv(run, junit, counts), "cwd": str(run.tree),
             "env": run_environment(env, run.tree, run.arm),
-            "path_front": [str(run.tree)], "path_back": [str(HARNESS_ROOT)],
+            **_front(run.tree), "path_back": [str(HARNESS_ROOT)],
             "stdout": str(folder / "stdout.txt"), "stderr": str(folder / "stderr.txt"),
         }
         end, status, wall, detail = self._launch(request, run.timeout)
@@ -165,7 +181,7 @@ class Executor:
         request = {
             "mode": "call", "target": call.target, "arg": call.arg, "result": str(result),
             "cwd": str(call.tree or folder), "env": run_environment(call.env, call.tree, None),
-            "path_front": [str(call.tree)] if call.tree else [], "path_back": [str(HARNESS_ROOT)],
+            **_front(call.tree), "path_back": [str(HARNESS_ROOT)],
             "stdout": str(folder / "stdout.txt"), "stderr": str(folder / "stderr.txt"),
         }
         end, status, _, detail = self._launch(request, call.timeout)
@@ -199,7 +215,28 @@ def _outcome(label: str, end: str, status: int | None, wall: float, detail: str,
         why = "child setup failed" if status == CHILD_SETUP_FAILED else "pytest wrote no JUnit report"
         text = f"exited {status}, {why}: {_tail(folder / 'stderr.txt') or _tail(folder / 'stdout.txt')}"
         return RunOutcome(label, "crash", status, (), wall, 0.0, text, log)
+    foreign = _foreign(folder / "counts.json")
+    if foreign:
+        cases = (foreign, *cases)
     return RunOutcome(label, "completed", status, cases, wall, side.session_seconds, "", log)
+
+
+def _foreign(counts: Path) -> CaseOutcome | None:
+    """An error case when the run imported project modules from outside its tree (the copy's code did not run)."""
+    try:
+        found = json.loads(counts.read_text(encoding="utf-8")).get("foreign_imports") or []
+    except (OSError, ValueError, AttributeError):
+        return None
+    if not found:
+        return None
+    shown = "; ".join(f"{f['module']} from {f['path']}" for f in found[:3])
+    more = f" (and {len(found) - 3} more)" if len(found) > 3 else ""
+    return CaseOutcome(
+        nodeid="", kind="error",
+        message=(f"the copy's code is not what ran: project module {shown}{more}, outside the copy; an editable "
+                 "install's .pth or import finder came first, or the package folder is not configured "
+                 "(pyproject [tool.setuptools] package-dir / packages.find where, setup.cfg [options] package_dir)"),
+    )
 
 
 def _signal_name(number: int) -> str:

@@ -9,14 +9,15 @@ The invariant that makes a forked child as good as a fresh interpreter: the serv
 project module (no ``seam``, ``drivers``, ``harness`` or user code). It is started as
 ``python -I <this file>``, so neither the script's folder nor the current folder is on
 ``sys.path`` and ``PYTHONPATH`` is ignored; the child puts the materialized tree first on
-``sys.path`` before pytest imports anything of the project. Torch itself is shared: environment
+``sys.path`` before pytest imports anything of the project, and a finder ahead of every installed
+one resolves the project's top-level names (``claim``) in the copy only (``harness/import_roots.py``). Torch itself is shared: environment
 variables that torch reads at import time are read once, by the server.
 
 This file is deliberately stdlib-only and imports nothing of ours, because it runs as a script.
 
 Protocol: JSON lines. Client to server on the server's stdin::
 
-    {"op": "run", "id": 7, "cwd": ..., "env": {...}, "path_front": [...], "path_back": [...],
+    {"op": "run", "id": 7, "cwd": ..., "env": {...}, "path_front": [...], "path_back": [...], "claim": [...],
      "stdout": FILE, "stderr": FILE, "mode": "pytest", "argv": [...]}
     {"op": "run", ..., "mode": "call", "target": "pkg.mod:fn", "arg": "eager", "result": FILE}
     {"op": "modules", "id": 8}
@@ -88,8 +89,42 @@ def _enter(request: Mapping[str, Any]) -> None:
     os.environ.update(request["env"])
     front, back = list(request.get("path_front", ())), list(request.get("path_back", ()))
     sys.path[:] = front + [p for p in sys.path if p not in front and p not in back] + back
+    if request.get("claim"):
+        _claim(front, request["claim"])
     sys.dont_write_bytecode = True
     importlib.invalidate_caches()
+
+
+class _CopyFirst:
+    """A meta-path finder that finds the project's top-level modules in the copy's roots ONLY.
+
+    An editable install's import finder (setuptools' ``__editable__`` finders) or ``.pth`` line
+    points at the ORIGINAL tree; this finder sits ahead of every path-based and installed finder
+    (after the builtin and frozen importers), so ``import pkg`` resolves to the copy whatever else
+    the environment holds. Submodules follow their parent's ``__path__``, which is the copy's.
+    """
+
+    def __init__(self, roots: list[str], names: list[str]) -> None:
+        self.roots, self.names = roots, frozenset(names)
+
+    def find_spec(self, name: str, path: Any = None, target: Any = None) -> Any:
+        if "." in name or name not in self.names:
+            return None
+        from importlib.machinery import PathFinder
+
+        spec = PathFinder.find_spec(name, self.roots)
+        # A bare folder (namespace portion) yields to the normal search, as it would on sys.path.
+        return spec if spec is not None and spec.loader is not None else None
+
+
+def _claim(roots: list[str], names: list[str]) -> None:
+    from importlib.machinery import BuiltinImporter, FrozenImporter
+
+    sys.meta_path[:] = [f for f in sys.meta_path if not isinstance(f, _CopyFirst)]
+    at = 0
+    while at < len(sys.meta_path) and sys.meta_path[at] in (BuiltinImporter, FrozenImporter):
+        at += 1
+    sys.meta_path.insert(at, _CopyFirst(roots, names))
 
 
 def _act(request: Mapping[str, Any]) -> int:
@@ -228,7 +263,11 @@ def _kill_group(pid: int) -> None:
 
 
 def _preload(modules: list[str]) -> None:
+    import importlib.util
+
     for name in modules:
+        if importlib.util.find_spec(name) is None:
+            continue  # torch is optional: a project without it still gets a fork server
         importlib.import_module(name)
     if "pytest" in modules:
         # pytest imports its default plugins lazily, per session; do it once here instead.
@@ -239,7 +278,9 @@ def _preload(modules: list[str]) -> None:
                 importlib.import_module(f"_pytest.{plugin}")
             except ImportError:
                 pass
-        _preload_installed_plugins()
+        # Installed pytest11 plugins are NOT imported here: pytest marks each plugin module for
+        # assertion rewriting, and one imported before the session warns "Module already imported
+        # so cannot be rewritten" (an error under a project's ``filterwarnings = error``).
         _warm_pytest()
 
 
@@ -264,33 +305,6 @@ def _warm_pytest() -> None:
         finally:
             os.chdir(cwd)
             del os.environ["PYTEST_DISABLE_PLUGIN_AUTOLOAD"]
-
-
-def _preload_installed_plugins() -> None:
-    """Import the pytest11 plugins of installed (not editable) distributions: never project code.
-
-    An editable install (``pip install -e``) points at a source tree, and a run must import that
-    code from ITS tree, so those entry points are left for the child to load.
-    """
-    from importlib import metadata
-
-    for dist in metadata.distributions():
-        plugins = [ep for ep in dist.entry_points if ep.group == "pytest11"]
-        if not plugins or _is_editable(dist):
-            continue
-        for ep in plugins:
-            try:
-                importlib.import_module(ep.module)
-            except Exception:  # noqa: BLE001 - a broken third-party plugin fails in the run instead
-                pass
-
-
-def _is_editable(dist: Any) -> bool:
-    try:
-        direct = json.loads(dist.read_text("direct_url.json") or "{}")
-    except ValueError:
-        return False
-    return bool(direct.get("dir_info", {}).get("editable"))
 
 
 def server_main(preload: list[str]) -> None:

@@ -11,7 +11,10 @@ ended; this file adds what JUnit cannot say:
   not a red;
 - the JUnit ``classname``/``name`` pytest derives from each node id, so the reader maps JUnit
   testcases back to node ids exactly;
-- the session's own duration (the fork-server benchmark subtracts it to get the overhead).
+- the session's own duration (the fork-server benchmark subtracts it to get the overhead);
+- ``foreign_imports``: every loaded module of the project (a top-level name of the tree's import
+  roots, ``harness/import_roots.py``) whose file lies OUTSIDE the tree, so the executor can make the
+  run an ERROR when the copy's code is not what ran (an editable install's ``.pth`` came first).
 
 The file is written at session finish; a run killed before that has no side-file, and the reader
 treats that as "no counts" (the run is a TIMEOUT or CRASH anyway).
@@ -21,10 +24,14 @@ from __future__ import annotations
 
 import json
 import os
+import sys
 import time
+from pathlib import Path
 from typing import Any
 
 import pytest
+
+from harness.import_roots import NAMES_ENV, ROOTS_ENV, foreign_imports
 
 #: Exceptions that mean the code under test could not even be imported: an ERROR, never a red.
 _BROKEN_SOURCE = (ImportError, SyntaxError)
@@ -114,11 +121,21 @@ class _Counter:
             "exitstatus": int(exitstatus),
             "cases": self.cases,
             "collect_errors": self.collect_errors,
+            "foreign_imports": _foreign_imports(),
         }
         tmp = f"{self.path}.tmp"
         with open(tmp, "w", encoding="utf-8") as fh:
             json.dump(payload, fh)
         os.replace(tmp, self.path)
+
+
+def _foreign_imports() -> list[dict[str, str]]:
+    """Project modules loaded from outside the tree (empty when the executor named no roots)."""
+    roots = [r for r in os.environ.get(ROOTS_ENV, "").split(os.pathsep) if r]
+    names = {n for n in os.environ.get(NAMES_ENV, "").split(",") if n}
+    if not roots or not names:
+        return []
+    return foreign_imports(dict(sys.modules), Path(roots[0]), names)
 
 
 #: Later phases may only overwrite an outcome with a worse one (a teardown error beats a pass).

@@ -1,0 +1,120 @@
+"""Three small real-layout projects written by the tests, each with one named mutation and its known red set.
+
+- ``srcpkg``: src layout configured in pyproject (``package-dir = {"" = "src"}``), installed EDITABLE
+  into a temporary venv (a real ``pip install -e --no-build-isolation --no-deps``; setuptools then
+  writes ``__editable__.rw_srcpkg-0.1.pth`` holding the ORIGINAL ``src/`` path);
+- ``flatpkg``: flat layout, ``filterwarnings = error`` in its pytest settings;
+- ``cfgpkg``: packages under ``lib/``, configured in setup.cfg (``[options] package_dir = =lib``).
+
+The temporary venv is made with ``--system-site-packages`` from the interpreter running the tests; a
+``.pth`` file in it runs ``site.addsitedir`` on that interpreter's own site-packages (a venv made from
+a venv sees the BASE interpreter's packages, not the outer venv's), so seamgate and pytest are found.
+"""
+
+from __future__ import annotations
+
+import os
+import site
+import subprocess
+import sys
+import sysconfig
+from pathlib import Path
+
+GIT_ENV = {"GIT_AUTHOR_NAME": "t", "GIT_AUTHOR_EMAIL": "t@t", "GIT_COMMITTER_NAME": "t",
+           "GIT_COMMITTER_EMAIL": "t@t", "PATH": "/usr/bin:/bin:/usr/local/bin"}
+
+_TESTS = (
+    "from {pkg}.core import add, scale\n\n\n"
+    "def test_add_small():\n    assert add(1, 2) == 3\n\n\n"
+    "def test_add_negative():\n    assert add(-1, -2) == -3\n\n\n"
+    "def test_scale():\n    assert scale(2, 3) == 6\n"
+)
+_CORE = "def add(a, b):\n    return a + b\n\n\ndef scale(x, k):\n    return x * k\n"
+_CATALOG = (
+    "version: 1\nmutations:\n"
+    "  - id: add-subtracts\n    title: add subtracts\n    target: {target}\n"
+    "    replace: {{old: \"return a + b\", new: \"return a - b\"}}\n"
+)
+_GATE = (
+    "version: 1\ngates:\n"
+    "  - id: add-rule\n    kind: rule\n    title: add-subtracts reds the two add tests only\n"
+    "    source: {mutation: add-subtracts}\n    select: [tests]\n    arms: [cpu-emulated]\n"
+    "    expect:\n      red:\n        nodeids:\n"
+    "          - tests/test_core.py::test_add_small\n          - tests/test_core.py::test_add_negative\n"
+    "      counts: {failed: 2}\n"
+)
+#: The red set every project's gate states (and ``seamgate run`` must find exactly).
+RED = ["tests/test_core.py::test_add_negative", "tests/test_core.py::test_add_small"]
+_SEAMGATE = "\n[tool.seamgate]\ngates = [\"gates\"]\ncatalog = [\"mutations\"]\n"
+
+PROJECTS: dict[str, dict[str, str]] = {
+    "srcpkg": {
+        "pyproject.toml": (
+            "[build-system]\nrequires = [\"setuptools>=61\"]\nbuild-backend = \"setuptools.build_meta\"\n\n"
+            "[project]\nname = \"rw-srcpkg\"\nversion = \"0.1\"\n\n"
+            "[tool.setuptools]\npackage-dir = {\"\" = \"src\"}\n\n"
+            "[tool.setuptools.packages.find]\nwhere = [\"src\"]\n" + _SEAMGATE
+        ),
+        "src/srcpkg/__init__.py": "",
+        "src/srcpkg/core.py": _CORE,
+        "tests/test_core.py": _TESTS.format(pkg="srcpkg"),
+        "mutations/catalog.yaml": _CATALOG.format(target="src/srcpkg/core.py"),
+        "gates/rule.yaml": _GATE,
+    },
+    "flatpkg": {
+        "pyproject.toml": (
+            "[project]\nname = \"rw-flatpkg\"\nversion = \"0.1\"\n\n"
+            "[tool.pytest.ini_options]\nfilterwarnings = [\"error\"]\n" + _SEAMGATE
+        ),
+        "flatpkg/__init__.py": "",
+        "flatpkg/core.py": _CORE,
+        "tests/test_core.py": _TESTS.format(pkg="flatpkg"),
+        "mutations/catalog.yaml": _CATALOG.format(target="flatpkg/core.py"),
+        "gates/rule.yaml": _GATE,
+    },
+    "cfgpkg": {
+        "pyproject.toml": _SEAMGATE.lstrip(),
+        "setup.cfg": "[metadata]\nname = rw-cfgpkg\nversion = 0.1\n\n[options]\npackage_dir =\n    =lib\n"
+                     "packages = find:\n\n[options.packages.find]\nwhere = lib\n",
+        "lib/cfgpkg/__init__.py": "",
+        "lib/cfgpkg/core.py": _CORE,
+        "tests/test_core.py": _TESTS.format(pkg="cfgpkg"),
+        "mutations/catalog.yaml": _CATALOG.format(target="lib/cfgpkg/core.py"),
+        "gates/rule.yaml": _GATE,
+    },
+}
+
+
+def write(root: Path, name: str) -> Path:
+    """Write project ``name`` under ``root`` as a git repository with one commit; returns its folder."""
+    folder = root / name
+    for rel, text in PROJECTS[name].items():
+        path = folder / rel
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(text)
+    for args in (["init", "-q"], ["add", "-A"], ["commit", "-qm", "init"]):
+        subprocess.run(["git", *args], cwd=folder, check=True, capture_output=True, env={**GIT_ENV, "HOME": str(root)})
+    return folder
+
+
+def make_venv(where: Path) -> Path:
+    """A venv that sees this interpreter's packages; returns its python."""
+    subprocess.run([sys.executable, "-m", "venv", "--without-pip", "--system-site-packages", str(where)],
+                   check=True, capture_output=True)
+    python = where / "bin" / "python"
+    purelib = subprocess.run([str(python), "-c", "import sysconfig; print(sysconfig.get_paths()['purelib'])"],
+                             check=True, capture_output=True, text=True).stdout.strip()
+    outer = [p for p in site.getsitepackages() if Path(p).is_dir()] or [sysconfig.get_paths()["purelib"]]
+    lines = "".join(f"import site; site.addsitedir({p!r})\n" for p in outer)
+    Path(purelib, "_outer_site.pth").write_text(lines)
+    return python
+
+
+def install_editable(python: Path, project: Path) -> str:
+    """``pip install -e`` of ``project`` into ``python``'s venv (offline); returns pip's output."""
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("PIP_", "PYTHON"))}
+    done = subprocess.run([str(python), "-m", "pip", "install", "-q", "--no-build-isolation", "--no-deps",
+                           "--no-index", "-e", str(project)], capture_output=True, text=True, env=env, timeout=300)
+    if done.returncode != 0:
+        raise RuntimeError(f"pip install -e failed:\n{done.stdout}\n{done.stderr}")
+    return done.stdout + done.stderr
