@@ -41,7 +41,8 @@ _RED_KEYS = ("files", "nodeids", "count")
 _COUNT_KEYS = ("cases", "passed", "failed", "assertions")
 _ENV_NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
 _FINGERPRINT = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*(\.[A-Za-z_][A-Za-z0-9_]*)*:[A-Za-z_][A-Za-z0-9_]*$")
-_REF = re.compile(r"^[^\s~^:?*\[\\-][^\s~^:?*\[\\]*$")
+#: A git ref name (no space ~ ^ : ? * [ \\, no leading '-', no '..') with optional ``~N``/``^N`` suffixes (``HEAD~1``).
+_REF = re.compile(r"^(?!.*\.\.)[^\s~^:?*\[\\-][^\s~^:?*\[\\]*(?:[~^][0-9]*)*$")
 
 
 def load_gate_files(paths: Sequence[Path], *, project_root: Path, catalog: Catalog) -> list[Gate]:
@@ -190,6 +191,10 @@ class _GateReader:
         if kind == "red-first" and kind_of_source == "tree":
             self.shape.add(where, context, "a red-first gate must be red against the UNMIGRATED code: give "
                                            "source {mutation: ID} or {ref: REF, overlay: [new test paths]}")
+        if "expect" not in node.value and kind_of_source != "tree" and kind != "lane-identity":
+            self.shape.add(node, context, "missing 'expect': a gate on changed code must say which cases turn red "
+                                          "(expect: {red: {nodeids: [...]}}); write expect: {red: {count: 0}} if "
+                                          "it really means all green")
         if kind in _NEEDS_MUTATION and kind_of_source != "mutation":
             article = "an" if kind[0] in "aeiou" else "a"
             self.shape.add(where, context, f"{article} {kind} gate judges what a named mutation reds: give "
