@@ -166,6 +166,9 @@ def _add_run(commands: argparse._SubParsersAction) -> None:
     parser.add_argument("--output", type=Path, default=None, metavar="DIR",
                         help="keep this run's logs, JUnit, reach, outcomes.json and matrix.json in DIR "
                              "(default: .seamgate/runs/<timestamp>, with .seamgate/runs/latest pointing at the newest)")
+    parser.add_argument("--no-reuse", action="store_true", dest="no_reuse",
+                        help="run every row again (default: take a row kept by the newest run when nothing it read "
+                             "changed: the file contents its cases reached, its test files, the mutation)")
     parser.add_argument("--dry-run", action="store_true", dest="dry_run",
                         help="print the plan (rows, cases to run and to infer, estimated time) and run nothing")
     parser.add_argument("--prove", action="store_true",

@@ -24,6 +24,7 @@ from __future__ import annotations
 
 import argparse
 import contextlib
+import hashlib
 import os
 import re
 import shutil
@@ -48,7 +49,8 @@ from harness.judges import JUDGES, RUNS_ITS_OWN, Seen
 from harness.matrix import RowKey, fill, in_select, inferred_note, timeout_for, view
 from harness.planner import Check, Plan, make_plan, restrict_arms, select_gates
 from harness.reach import Reach, cases_to_run
-from harness.workspace import new_kept_folder, point_latest, write_matrix
+from harness.reuse import digest, file_hashes, files_read, load_kept_rows, run_from_data, run_to_data, write_kept_rows
+from harness.workspace import latest, new_kept_folder, point_latest, write_matrix
 from harness.platforms import Platform, code_under_test, git_commit, hash_code_under_test
 from harness.redfirst import materialize_ref
 from reports.outcome import ArmOutcome, Report, RunOutcome, Verdict
@@ -86,6 +88,9 @@ class RunOptions:
     prove: bool = False
     #: ``--output DIR``: keep this run's results there (default: ``.seamgate/runs/<timestamp>``).
     output: Path | None = None
+    #: Take rows kept by the newest run when nothing they read changed (``harness/reuse.py``);
+    #: the command line turns it on (``--no-reuse`` off), a programmatic caller asks for it.
+    reuse: bool = False
 
     @classmethod
     def from_args(cls, args: argparse.Namespace, project: Project) -> RunOptions:
@@ -95,7 +100,7 @@ class RunOptions:
             jobs=max(1, int(jobs)), gate_ids=tuple(args.gate or ()), shard=args.shard,
             json=_path(args.json), junit=_path(args.junit), markdown=_path(args.markdown),
             fail_on_owed=bool(args.fail_on_owed), arms=tuple(args.arm or ()), prove=bool(getattr(args, "prove", False)),
-            output=_path(getattr(args, "output", None)),
+            output=_path(getattr(args, "output", None)), reuse=not getattr(args, "no_reuse", False),
             evidence=load_records(project.root, project.config.evidence),
         )
 
@@ -287,6 +292,12 @@ class Session:
         self.rows: dict[RowKey, RunOutcome | Exception] = {}
         self.reach: dict[RowKey, Reach | None] = {}
         self.progress: GateProgress | None = None
+        #: Rows kept by the newest run (label -> digest, run), this run's rows to keep, and the reused ones.
+        self.previous: dict[str, dict[str, Any]] = {}
+        self.previous_folder: Path | None = None
+        self.kept_rows: dict[str, dict[str, Any]] = {}
+        self.reused: set[RowKey] = set()
+        self._hashes: dict[str, str] | None = None
         self._code_hash: str | None = None
         self._gate_hashes: dict[str, str] = {}
         self._commit: str | None = None
@@ -294,6 +305,9 @@ class Session:
     def run(self, gates: Sequence[Gate]) -> Report:
         sweep_stale_workdirs()
         self.workdir = Path(tempfile.mkdtemp(prefix=f"{_WORKDIR_PREFIX}{os.getpid()}-"))
+        if self.options.reuse:
+            self.previous_folder = latest(self.project)
+            self.previous = load_kept_rows(self.previous_folder)
         self.kept = new_kept_folder(self.project, self.options.output)
         previous = _install_signal_handlers()
         launcher = None
@@ -333,6 +347,7 @@ class Session:
                               for c in row.cases}
                 for key, row in self.rows.items() if isinstance(row, RunOutcome)}
         write_matrix(self.kept / "matrix.json", rows)
+        write_kept_rows(self.kept, self.kept_rows)
         if self.options.output is None:
             point_latest(self.kept)
 
@@ -425,7 +440,7 @@ class Session:
         tree = self.tree(SourceState())
         if isinstance(tree, Exception):
             raise RuntimeError(f"cannot copy the working tree: {tree}") from tree
-        keys = list(plan.baselines)
+        keys = [key for key in plan.baselines if not self.reuse_baseline(key, plan.rows[key])]
         reach_files = {key: None if self.options.prove else self.kept / reach_file_name(key) for key in keys}
         thunks = [lambda k=k, n=n: self.execute(Run(
                       f"baseline{n} {k.arm} {' '.join(plan.rows[k])}", tree, plan.rows[k], k.arm, dict(k.env),
@@ -440,6 +455,50 @@ class Session:
         for key, run in zip(keys, chosen):
             self.rows[key] = self.without_flaky(run)
             self.reach[key] = Reach.read(reach_files[key]) if reach_files[key] is not None else None
+            if run.end == "completed":
+                self.remember(key, self.baseline_digest(key, plan.rows[key]), self.rows[key])
+
+    def carried(self, run: RunOutcome) -> RunOutcome:
+        """A reused run with its log folder copied into this run's kept folder (its messages name files
+        that outlive the old folder's pruning)."""
+        old = Path(run.log).parent if run.log else None
+        if old is None or not old.is_dir():
+            return run
+        new = self.kept / "runs" / f"reused-{old.name}"
+        shutil.copytree(old, new, dirs_exist_ok=True)
+        return replace(run, log=str(new / Path(run.log).name))
+
+    def hashes(self) -> dict[str, str]:
+        with self.guard:
+            if self._hashes is None:
+                self._hashes = file_hashes(self.project)
+            return self._hashes
+
+    def baseline_digest(self, key: RowKey, select: tuple[str, ...]) -> str:
+        return digest(key.label(), select, self.options.prove, "baseline", None, self.hashes())
+
+    def remember(self, key: RowKey, row_digest: str, run: RunOutcome) -> None:
+        with self.guard:
+            self.kept_rows[key.label()] = {"digest": row_digest, "run": run_to_data(run),
+                                           "flaky": {n: list(v) for n, v in self.flaky.items()}}
+
+    def reuse_baseline(self, key: RowKey, select: tuple[str, ...]) -> bool:
+        """Take the kept baseline row (and its reach) when no project file changed since."""
+        if not self.options.reuse or self.previous_folder is None:
+            return False
+        kept = self.previous.get(key.label())
+        row_digest = self.baseline_digest(key, select)
+        old_reach = self.previous_folder / reach_file_name(key)
+        if kept is None or kept.get("digest") != row_digest or (not self.options.prove and not old_reach.is_file()):
+            return False
+        self.rows[key] = self.carried(run_from_data(kept["run"]))
+        self.flaky.update({n: tuple(v) for n, v in kept.get("flaky", {}).items()})
+        if not self.options.prove:
+            shutil.copyfile(old_reach, self.kept / reach_file_name(key))
+            self.reach[key] = Reach.read(self.kept / reach_file_name(key))
+        self.reused.add(key)
+        self.remember(key, row_digest, self.rows[key])
+        return True
 
     def fill_and_judge(self, key: RowKey, select: tuple[str, ...], readers: Sequence[Check],
                        platform: Platform) -> list[tuple[Check, ArmOutcome]]:
@@ -456,6 +515,29 @@ class Session:
         if isinstance(tree, Exception):
             return tree
         baseline = view(self._baseline(key), select)
+        row_digest = self.row_digest(key, select, tree, baseline)
+        kept = self.previous.get(key.label()) if self.options.reuse else None
+        if kept is not None and kept.get("digest") == row_digest:
+            self.reused.add(key)
+            run = self.carried(run_from_data(kept["run"]))
+            self.remember(key, row_digest, run)
+            return self.without_flaky(run)
+        filled = self._fill(key, select, readers, tree, baseline)
+        if filled.end == "completed":
+            self.remember(key, row_digest, filled)
+        return filled
+
+    def row_digest(self, key: RowKey, select: tuple[str, ...], tree: Path, baseline: RunOutcome) -> str:
+        """What a mutation's row depends on (``harness/reuse.py``)."""
+        changed = getattr(self.materializer, "changed_files", None)
+        files = changed(key.source) if changed is not None else None
+        text = "".join(f"{rel}\0{_text(tree / rel)}" for rel in files) if files is not None else key.source.label()
+        extra = hashlib.sha256(text.encode()).hexdigest()
+        read = files_read(self.reach.get(key.baseline), (c.nodeid for c in baseline.cases), self.hashes(), select)
+        return digest(key.label(), select, self.options.prove, extra, read, self.hashes())
+
+    def _fill(self, key: RowKey, select: tuple[str, ...], readers: Sequence[Check], tree: Path,
+              baseline: RunOutcome) -> RunOutcome:
         run_ids = None if self.options.prove else self.cases_to_run(key, tree, baseline)
         timeout = timeout_for(baseline, run_ids, [c.gate.timeout for c in readers])
         run = self.execute(Run(key.label(), tree, select, key.arm, dict(key.env), timeout, only=run_ids))
@@ -574,6 +656,8 @@ class Session:
         outcome = judge(gate, arm, Seen(subject=subject, baseline=view(self._baseline(check.row), gate.select),
                                         proof=view(proof, gate.select) if proof is not None else None))
         note = inferred_note(subject)
+        if check.row in self.reused or check.row.baseline in self.reused:
+            note += "; rows reused from the previous run (nothing they read changed)"
         if dropped:
             note += f"; flaky, not counted: {', '.join(dropped)}"
         if note:

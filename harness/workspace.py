@@ -51,9 +51,14 @@ def new_kept_folder(project: Path, output: Path | None = None) -> Path:
         return output.resolve()
     root = runs_root(project)
     stamp = time.strftime("%Y%m%dT%H%M%SZ", time.gmtime())
-    folder = root / f"{stamp}-{os.getpid()}"
-    folder.mkdir(parents=True, exist_ok=False)
-    return folder
+    for n in range(1, 1000):  # two runs of one process within a second: -2, -3, ...
+        folder = root / (f"{stamp}-{os.getpid()}" + (f"-{n}" if n > 1 else ""))
+        try:
+            folder.mkdir(parents=True, exist_ok=False)
+            return folder
+        except FileExistsError:
+            continue
+    raise FileExistsError(f"no free run folder under {root}")
 
 
 def point_latest(folder: Path) -> None:

@@ -53,3 +53,31 @@ def test_only_the_newest_folders_are_kept(tmp_path: Path):
     removed = prune(root)
     assert len(removed) == 3 and len(list(root.iterdir())) == KEEP
     assert sorted(p.name for p in removed) == [f"2026010{i:02d}T000000Z-1" for i in range(3)]
+
+
+def test_a_second_run_with_nothing_changed_reuses_every_row_and_a_change_reruns_only_the_rows_reaching_it(tmp_path: Path):
+    from harness.exit_codes import ExitCode
+    from reports.outcome import Verdict
+
+    project = write_project(tmp_path / "p")
+    mutations = catalog(mutation("add-off-by-one", "return a + b", "return a + b + 1"),
+                        mutation("mul-off", "return a * b", "return a * b + 1"))
+    gates = [gate("add", mutation="add-off-by-one", red=RedSet(files=(ADD,))),
+             gate("mul", mutation="mul-off", red=RedSet(files=("tests/test_mul.py",)))]
+
+    def go(**options):
+        return run_gates(gates, project=project, options=RunOptions(progress=False, reuse=True, **options),
+                         materializer=catalog_materializer(mutations), stdout=io.StringIO(), launcher=shared_server())
+
+    first, _ = go()
+    second, code = go()
+    assert code is ExitCode.OK and [o.verdict for o in second.outcomes] == [Verdict.PASS, Verdict.PASS]
+    assert all("reused from the previous run" in o.message for o in second.outcomes)
+    assert [o.runs[0].cases for o in second.outcomes] == [o.runs[0].cases for o in first.outcomes]
+    assert all(Path(r.log).is_file() and Path(r.log).is_relative_to(latest(project)) for o in second.outcomes for r in o.runs)
+    (project / "tests/test_add.py").write_text((project / "tests/test_add.py").read_text() + "\n# touched\n")
+    third, _ = go()
+    by_gate = {o.gate: o.message for o in third.outcomes}
+    assert "reused" not in by_gate["add"]  # its cases read tests/test_add.py (the baseline re-ran too)
+    fourth, _ = go(prove=True)
+    assert not any("reused" in o.message for o in fourth.outcomes)  # --prove never takes a default run's rows

@@ -1,0 +1,95 @@
+"""Reuse: a row of the kill matrix kept by the newest run is taken again when nothing it read changed.
+
+Each filled row is kept in ``rows.json`` with a DIGEST of what it depends on: its label and
+selection, the mode (``--prove`` or not), the mutated file's text, and the content of every file
+its cases read. For a mutation's row those files are the ones its cases reached in the baseline
+(their own lines, their fixtures', their measured children's), each case's own test file, every
+``conftest.py`` and ``pyproject.toml``, and the list of files under each selected folder (a new
+test file changes it). A row holding a case whose reach is unknown, and every baseline row, depend
+on every file of the project. ``--no-reuse`` turns this off; ``--prove`` never reuses a default run.
+
+So a second ``seamgate run`` with nothing changed reuses every row; after a one-line change in
+``drivers/dense.py``, the baseline and the rows whose cases reach that file run again, and the
+others are taken as they were (PIT's and Stryker's incremental re-test, at row granularity).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from dataclasses import asdict
+from pathlib import Path
+from typing import Any, Iterable, Mapping
+
+from harness.reach import Reach
+from reports.outcome import CaseOutcome, RunOutcome
+
+ROWS_FILE = "rows.json"
+
+
+def file_hashes(project: Path) -> dict[str, str]:
+    """sha256 of every project file (git's tracked and untracked-not-ignored files), by relative path."""
+    from mutations.offtree import project_files
+
+    out = {}
+    for rel in project_files(project):
+        path = project / rel
+        if path.is_file() and not rel.startswith(".seamgate/"):
+            out[rel] = hashlib.sha256(path.read_bytes()).hexdigest()
+    return out
+
+
+def files_read(reach: Reach | None, case_ids: Iterable[str], hashes: Mapping[str, str],
+               select: Iterable[str]) -> set[str] | None:
+    """The project files the cases ``case_ids`` depend on; ``None``: every file (reach unknown)."""
+    ids = set(case_ids)
+    if reach is None or ids & reach.unknown() or ids - reach.cases:
+        return None
+    used_fixtures = {f"fixture:{name}" for case in ids for name in reach.fixtures.get(case, ())}
+    contexts = ids | used_fixtures
+    files = {rel for rel, by_context in reach.files.items() if contexts & set(by_context)}
+    files |= {rel for context in contexts for rel in reach.children.get(context, {})}
+    files |= {case.split("::", 1)[0] for case in ids}
+    files |= {rel for rel in hashes if rel.endswith("conftest.py") or rel == "pyproject.toml"}
+    return files
+
+
+def digest(label: str, select: Iterable[str], prove: bool, extra: str, files: set[str] | None,
+           hashes: Mapping[str, str]) -> str:
+    """What a row depends on, as one sha256."""
+    h = hashlib.sha256()
+    select = tuple(select)
+    h.update(json.dumps([label, select, prove, extra]).encode())
+    under = sorted(rel for rel in hashes for entry in select
+                   if rel == entry.split("::", 1)[0] or rel.startswith(entry.rstrip("/") + "/"))
+    h.update(json.dumps(under).encode())
+    for rel in sorted(hashes if files is None else files):
+        h.update(f"{rel}\0{hashes.get(rel, 'missing')}\0".encode())
+    return h.hexdigest()
+
+
+def run_to_data(run: RunOutcome) -> dict[str, Any]:
+    data = asdict(run)
+    data["cases"] = [asdict(c) for c in run.cases]
+    return data
+
+
+def run_from_data(data: Mapping[str, Any]) -> RunOutcome:
+    cases = tuple(CaseOutcome(**c) for c in data.get("cases", ()))
+    return RunOutcome(**{**data, "cases": cases})
+
+
+def load_kept_rows(kept: Path | None) -> dict[str, dict[str, Any]]:
+    """label -> {"digest", "run", "flaky"?} from a kept run folder (empty when none or unreadable)."""
+    if kept is None:
+        return {}
+    try:
+        return json.loads((kept / ROWS_FILE).read_text(encoding="utf-8"))["rows"]
+    except (OSError, ValueError, KeyError):
+        return {}
+
+
+def write_kept_rows(kept: Path, rows: Mapping[str, Mapping[str, Any]]) -> None:
+    from reports.json_out import write_atomic
+
+    write_atomic(kept / ROWS_FILE, json.dumps({"schema": 1, "rows": rows}) + "\n")
