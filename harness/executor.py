@@ -27,7 +27,7 @@ import re
 import signal
 import threading
 import time
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any, Mapping
 
@@ -172,7 +172,12 @@ class Executor:
             "stdout": str(folder / "stdout.txt"), "stderr": str(folder / "stderr.txt"),
         }
         end, status, wall, detail = self._launch(request, run.timeout)
-        return _outcome(run.label, end, status, wall, detail, folder)
+        outcome = _outcome(run.label, end, status, wall, detail, folder)
+        if run.only is None and outcome.end == "completed" and outcome.exit_code == 5 and not outcome.cases:
+            why = (f"pytest collected no test from {' '.join(run.select)} (exit 5): a run that judges nothing is "
+                   f"an error, never green; see {folder / 'stdout.txt'}: {_tail(folder / 'stdout.txt', 300)}")
+            outcome = replace(outcome, cases=(CaseOutcome(nodeid="", kind="error", message=why),))
+        return outcome
 
     def call(self, call: Call) -> CallOutcome:
         """Invoke ``call.target(call.arg)`` in a fresh child; its JSON result comes back."""
@@ -215,10 +220,31 @@ def _outcome(label: str, end: str, status: int | None, wall: float, detail: str,
         why = "child setup failed" if status == CHILD_SETUP_FAILED else "pytest wrote no JUnit report"
         text = f"exited {status}, {why}: {_tail(folder / 'stderr.txt') or _tail(folder / 'stdout.txt')}"
         return RunOutcome(label, "crash", status, (), wall, 0.0, text, log)
+    cases = _with_collect_errors(cases, folder / "counts.json")
     foreign = _foreign(folder / "counts.json")
     if foreign:
         cases = (foreign, *cases)
     return RunOutcome(label, "completed", status, cases, wall, side.session_seconds, "", log)
+
+
+def _with_collect_errors(cases: tuple[CaseOutcome, ...], counts: Path) -> tuple[CaseOutcome, ...]:
+    """A collection error says what broke (``ModuleNotFoundError: No module named 'x'``), not only
+    JUnit's "collection failure": the counting plugin kept pytest's own report of it."""
+    try:
+        errors = json.loads(counts.read_text(encoding="utf-8")).get("collect_errors") or []
+    except (OSError, ValueError, AttributeError):
+        return cases
+    why = {e.get("nodeid", ""): _underlying(str(e.get("message", ""))) for e in errors}
+    return tuple(replace(c, message=why[c.nodeid]) if c.kind == "error" and why.get(c.nodeid) else c for c in cases)
+
+
+def _underlying(longrepr: str) -> str:
+    """The error lines of a collection report (``E   ModuleNotFoundError: ...``), else its last line."""
+    lines = [line[1:].strip() for line in longrepr.splitlines() if line.startswith("E ") and line[1:].strip()]
+    if lines:
+        return "collection failed: " + " ".join(lines)[-600:]
+    rest = [line.strip() for line in longrepr.splitlines() if line.strip()]
+    return "collection failed: " + (rest[-1][-600:] if rest else "no detail")
 
 
 def _foreign(counts: Path) -> CaseOutcome | None:

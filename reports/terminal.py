@@ -108,8 +108,11 @@ def print_report(report: Report, console: Console, exit_name: str, kept: Path | 
     """The baseline trouble (if any), the table, where the results are kept, and a one-line total
     with the exit code (always the last line: CI greps it)."""
     for run in report.baseline_red:
-        red = [f"{c.nodeid} ({c.kind})" for c in run.cases if c.kind in ("failed", "error")]
-        console.print(f"[bold red]BASELINE RED[/] {run.label}: {', '.join(red)} — nothing else was judged")
+        red = [f"{c.nodeid or '(session)'} ({c.kind}{': ' + c.message if c.kind == 'error' and c.message else ''})"
+               for c in run.cases if c.kind in ("failed", "error")]
+        why = ", ".join(red) or f"{run.end}: {run.detail or 'no detail'}"
+        console.print(f"[bold red]BASELINE RED[/] {run.label}: ", end="")
+        console.print(f"{why} — nothing else was judged", markup=False, soft_wrap=True, highlight=False)
     if report.outcomes:
         console.print(results_table(report))
         for line in message_lines(report):
