@@ -15,7 +15,7 @@ from typing import Any
 from harness.errors import ConfigError
 from mutations.shape import unknown_key_message
 
-_KEYS = ("gates", "catalog", "jobs", "evidence")
+_KEYS = ("gates", "catalog", "jobs", "evidence", "copy_include", "copy_exclude")
 _TABLE = re.compile(r"^\s*\[tool\.seamgate\]\s*(#.*)?$", re.MULTILINE)
 
 
@@ -31,6 +31,10 @@ class Config:
     jobs: int = 1
     #: JSON reports measured on other machines (``harness/evidence.py``): OWED arms look there.
     evidence: tuple[str, ...] = ("evidence",)
+    #: Glob patterns of files every copy holds even when git ignores them (a generated ``_version.py``).
+    copy_include: tuple[str, ...] = ()
+    #: Glob patterns of files (or folders) no copy holds (``mutations/offtree.py`` says what a copy is).
+    copy_exclude: tuple[str, ...] = ()
     #: The file the settings came from (``None``: defaults, no ``[tool.seamgate]`` table).
     source: str | None = None
 
@@ -85,9 +89,22 @@ def _from_table(table: dict[str, Any], path: Path, text: str) -> Config:
     jobs = table.get("jobs", Config.jobs)
     if isinstance(jobs, bool) or not isinstance(jobs, int) or jobs < 1:
         problems.append(f"{_where(path, text, 'jobs')}: [tool.seamgate]: 'jobs' must be an integer >= 1, got {jobs!r}")
+    copy_include = _patterns(table, "copy_include", path, text, problems)
+    copy_exclude = _patterns(table, "copy_exclude", path, text, problems)
     if problems:
         raise ConfigError("\n".join(problems))
-    return Config(gates=gates, catalog=catalog, jobs=jobs, evidence=evidence, source=str(path))
+    return Config(gates=gates, catalog=catalog, jobs=jobs, evidence=evidence, copy_include=copy_include,
+                  copy_exclude=copy_exclude, source=str(path))
+
+
+def _patterns(table: dict[str, Any], key: str, path: Path, text: str, problems: list[str]) -> tuple[str, ...]:
+    """A list of glob patterns relative to the project: no absolute path, no '..'."""
+    value = _paths(table, key, path, text, problems, ())
+    for pattern in value:
+        if pattern.startswith(("/", "\\")) or ".." in pattern.replace("\\", "/").split("/"):
+            problems.append(f"{_where(path, text, key)}: [tool.seamgate]: {key!r} pattern {pattern!r} must be "
+                            "relative to the project, without '..' (e.g. 'src/pkg/_version.py')")
+    return value
 
 
 def _paths(table: dict[str, Any], key: str, path: Path, text: str, problems: list[str],

@@ -7,10 +7,13 @@ never reach through the link into the user's files.
 
 from __future__ import annotations
 
+import fnmatch
 import os
 import shutil
 import subprocess
-from pathlib import Path
+import tomllib
+from dataclasses import dataclass
+from pathlib import Path, PurePosixPath
 
 from mutations.apply import apply_to_text
 from mutations.check import read_target
@@ -20,28 +23,100 @@ from mutations.target import resolve_target
 
 #: Folders the fallback walk (project not in git) never copies.
 _SKIPPED_DIRS = frozenset({".git", ".venv", "venv", "__pycache__", ".seamgate", ".pytest_cache", ".mypy_cache"})
+#: Untracked folder names that are virtual environments whatever they hold.
+_VENV_NAMES = frozenset({".venv", "venv"})
 
 
-def project_files(project_root: Path) -> list[str]:
-    """The project's files relative to ``project_root``: git's tracked + untracked-not-ignored.
+@dataclass(frozen=True)
+class CopyRules:
+    """What a copy holds besides git's tracked + untracked-not-ignored files (``[tool.seamgate]``).
+
+    ``include``: glob patterns (relative to the project) of files copied even when git ignores them,
+    e.g. a generated ``src/pkg/_version.py``. ``exclude``: glob patterns never copied. The keys are
+    validated by ``harness/config.py`` (``copy_include``, ``copy_exclude``); this reads them leniently.
+    """
+
+    include: tuple[str, ...] = ()
+    exclude: tuple[str, ...] = ()
+
+    @classmethod
+    def load(cls, project_root: Path) -> CopyRules:
+        try:
+            data = tomllib.loads((project_root / "pyproject.toml").read_text(encoding="utf-8"))
+        except (OSError, UnicodeDecodeError, tomllib.TOMLDecodeError):
+            return cls()
+        table = data.get("tool", {}).get("seamgate", {})
+        table = table if isinstance(table, dict) else {}
+
+        def strings(key: str) -> tuple[str, ...]:
+            value = table.get(key, [])
+            return tuple(v for v in value if isinstance(v, str) and v) if isinstance(value, list) else ()
+
+        return cls(include=strings("copy_include"), exclude=strings("copy_exclude"))
+
+
+def project_files(project_root: Path, rules: CopyRules | None = None) -> list[str]:
+    """What a copy of the project holds, relative to ``project_root``:
+
+    - git's tracked files, and its untracked files that are not ignored, EXCEPT an untracked virtual
+      environment (a folder named ``.venv``/``venv``, one holding ``pyvenv.cfg``, or any
+      ``site-packages`` folder) and anything under ``.seamgate/`` (seamgate's own lock and results);
+    - plus the files ``rules.include`` matches, ignored or not (a generated ``_version.py``);
+    - minus the files ``rules.exclude`` matches.
 
     Outside a git work tree (or without git), a walk that skips ``.git``, virtual environments
     and caches.
     """
+    rules = rules if rules is not None else CopyRules.load(project_root)
     try:
-        listed = subprocess.run(
-            ["git", "ls-files", "-z", "--cached", "--others", "--exclude-standard"],
-            cwd=project_root, capture_output=True, check=True,
-        ).stdout
+        tracked = _git(project_root, "--cached")
+        others = _git(project_root, "--others", "--exclude-standard", "--directory")
     except (OSError, subprocess.CalledProcessError):
-        return _walk(project_root)
-    return sorted({name for name in os.fsdecode(listed).split("\0") if name})
+        names = set(_walk(project_root))
+    else:
+        names = set(tracked)
+        for entry in others:
+            if not entry.endswith("/"):
+                names.add(entry)
+            elif not _is_environment(project_root, entry.rstrip("/")):
+                names.update(n for n in _git(project_root, "--others", "--exclude-standard", "--", entry)
+                             if not _under_environment(project_root, n))
+    names = {n for n in names if n != ".seamgate" and not n.startswith(".seamgate/")}
+    for pattern in rules.include:
+        names.update(p.relative_to(project_root).as_posix() for p in project_root.glob(pattern)
+                     if p.is_file() and ".seamgate" not in p.relative_to(project_root).parts)
+    return sorted(n for n in names if not any(_matches(n, pattern) for pattern in rules.exclude))
+
+
+def _git(project_root: Path, *args: str) -> list[str]:
+    listed = subprocess.run(["git", "ls-files", "-z", *args], cwd=project_root, capture_output=True,
+                            check=True).stdout
+    return [name for name in os.fsdecode(listed).split("\0") if name]
+
+
+def _is_environment(project_root: Path, rel: str) -> bool:
+    folder = project_root / rel
+    return (folder.name in _VENV_NAMES or folder.name == "site-packages"
+            or (folder / "pyvenv.cfg").is_file() or folder.name == ".seamgate")
+
+
+def _under_environment(project_root: Path, rel: str) -> bool:
+    parts = PurePosixPath(rel).parts
+    return any(_is_environment(project_root, "/".join(parts[:i])) for i in range(1, len(parts)))
+
+
+def _matches(name: str, pattern: str) -> bool:
+    """``pattern`` (fnmatch; ``*`` crosses ``/``) matches the file or a folder above it (``data`` excludes ``data/x``)."""
+    pattern = pattern.rstrip("/")
+    parts = PurePosixPath(name).parts
+    return any(fnmatch.fnmatchcase("/".join(parts[:i]), pattern) for i in range(1, len(parts) + 1))
 
 
 def _walk(project_root: Path) -> list[str]:
     files: list[str] = []
     for folder, dirs, names in os.walk(project_root):
-        dirs[:] = sorted(d for d in dirs if d not in _SKIPPED_DIRS and not d.endswith(".egg-info"))
+        dirs[:] = sorted(d for d in dirs if d not in _SKIPPED_DIRS and not d.endswith(".egg-info")
+                         and not (Path(folder) / d / "pyvenv.cfg").is_file())
         base = Path(folder).relative_to(project_root)
         files.extend((base / name).as_posix() for name in sorted(names) if not name.endswith(".pyc"))
     return files
