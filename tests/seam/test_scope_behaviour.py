@@ -342,9 +342,28 @@ def test_a_persistent_step_input_keeps_its_address_until_it_is_bound_elsewhere(b
 
 def test_a_graph_that_was_never_captured_or_was_destroyed_refuses_to_replay(backend: Backend) -> None:
     g = BreakableGraph(backend, CaptureMode.FULL)
-    with pytest.raises(CaptureStateError, match="not captured"):
+    with pytest.raises(CaptureStateError, match="^replay of a graph that is not captured$"):
         g.replay()
     g2, *_ = captured_sum(backend)
     g2.destroy()
-    with pytest.raises(CaptureStateError, match="destroyed"):
+    with pytest.raises(CaptureStateError, match="^replay of a graph that is destroyed$"):
         g2.replay()
+
+
+def test_a_replay_runs_every_segment_and_break_on_the_queue_it_is_given(backend: Backend) -> None:
+    q, side = backend.default_queue(), backend.new_queue()
+    x = backend.to_device(torch.tensor([1.0]))
+    break_queues = []
+    g = BreakableGraph(backend, CaptureMode.PIECEWISE)
+    with GraphCaptureScope(backend, q, g) as scope:
+        x.add_(1)
+        scope.break_point(lambda: break_queues.append(backend.current_queue().id))
+        x.mul_(2)
+    for queue, expected in ((side, side.id), (None, q.id)):
+        backend.trace.clear()
+        break_queues.clear()
+        g.replay(queue)
+        replays = [e.queue for e in backend.trace if e.op == "replay"]
+        assert replays == [expected, expected] and break_queues == [expected]
+    backend.synchronize()
+    assert x.cpu().item() == 10.0  # nothing ran in capture; two replays: 1 -> (1 + 1) * 2 = 4 -> (4 + 1) * 2 = 10
