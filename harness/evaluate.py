@@ -52,7 +52,7 @@ def trouble(run: RunOutcome, what: str) -> tuple[Verdict, str] | None:
     if run.errors:
         first = run.errors[0]
         more = f" (and {len(run.errors) - 1} more)" if len(run.errors) > 1 else ""
-        return Verdict.ERROR, (f"{what} broke import/collection/setup: {first.nodeid}: "
+        return Verdict.ERROR, (f"{what} broke import/collection/setup: {first.nodeid or 'the session'}: "
                                f"{_one_line(first.message)}{more}; an error, not a red")
     if run.exit_code in _PYTEST_TROUBLE:
         return Verdict.ERROR, f"{what}: {_PYTEST_TROUBLE[run.exit_code]} (exit {run.exit_code}); see {run.log}"
