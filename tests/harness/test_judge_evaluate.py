@@ -158,6 +158,10 @@ ROWS: dict[str, Row] = {
                                      exit_code=2), RedSet(files=("tests/x.py",)), Verdict.ERROR,
                             ("mutation m broke import/collection/setup: tests/x.py: ImportError: no module",
                              "an error, not a red"), ("(and", "more\n")),
+    "a-session-level-error-names-the-session": Row(observed(c("", "error", passed=0, message="conftest exploded")),
+                                                   RedSet(count=0), Verdict.ERROR,
+                                                   ("mutation m broke import/collection/setup: the session: "
+                                                    "conftest exploded; an error, not a red",)),
     "one-error-says-nothing-more": Row(observed(c(A, "error", passed=0, message="E1")), RedSet(nodeids=(A,)),
                                        Verdict.ERROR, ("tests/x.py::test_a: E1; an error, not a red",)),
     "an-error-without-a-message": Row(observed(c(A, "error", passed=0, message="  \n ")), RedSet(nodeids=(A,)),
