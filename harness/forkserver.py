@@ -263,12 +263,14 @@ def _kill_group(pid: int) -> None:
 
 
 def _preload(modules: list[str]) -> None:
-    import importlib.util
-
     for name in modules:
-        if importlib.util.find_spec(name) is None:
-            continue  # torch is optional: a project without it still gets a fork server
-        importlib.import_module(name)
+        try:
+            importlib.import_module(name)
+        except ImportError:
+            if name == "pytest":
+                raise
+            # torch is optional: a project without it still gets a fork server
+
     if "pytest" in modules:
         # pytest imports its default plugins lazily, per session; do it once here instead.
         from _pytest.config import default_plugins

@@ -191,7 +191,8 @@ class _GateReader:
         if kind == "red-first" and kind_of_source == "tree":
             self.shape.add(where, context, "a red-first gate must be red against the UNMIGRATED code: give "
                                            "source {mutation: ID} or {ref: REF, overlay: [new test paths]}")
-        if "expect" not in node.value and kind_of_source != "tree" and kind != "lane-identity":
+        misspelt = any(key not in _GATE_KEYS for key in node.value)  # reported already; it may be 'expcet'
+        if "expect" not in node.value and not misspelt and kind_of_source != "tree" and kind != "lane-identity":
             self.shape.add(node, context, "missing 'expect': a gate on changed code must say which cases turn red "
                                           "(expect: {red: {nodeids: [...]}}); write expect: {red: {count: 0}} if "
                                           "it really means all green")

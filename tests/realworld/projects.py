@@ -97,8 +97,14 @@ def write(root: Path, name: str) -> Path:
     return folder
 
 
-def make_venv(where: Path) -> Path:
-    """A venv that sees this interpreter's packages; returns its python."""
+#: A ``.pth`` line that makes ``import torch`` fail as if torch were not installed (imports stay offline).
+HIDE_TORCH = ("import sys; sys.meta_path.insert(0, type('NoTorch', (), {'find_spec': staticmethod(lambda name, "
+              "path=None, target=None: (_ for _ in ()).throw(ModuleNotFoundError(\"No module named 'torch'\", "
+              "name=name)) if name.split('.')[0] == 'torch' else None)})())\n")
+
+
+def make_venv(where: Path, *, without_torch: bool = False) -> Path:
+    """A venv that sees this interpreter's packages (torch hidden when asked); returns its python."""
     subprocess.run([sys.executable, "-m", "venv", "--without-pip", "--system-site-packages", str(where)],
                    check=True, capture_output=True)
     python = where / "bin" / "python"
@@ -107,6 +113,8 @@ def make_venv(where: Path) -> Path:
     outer = [p for p in site.getsitepackages() if Path(p).is_dir()] or [sysconfig.get_paths()["purelib"]]
     lines = "".join(f"import site; site.addsitedir({p!r})\n" for p in outer)
     Path(purelib, "_outer_site.pth").write_text(lines)
+    if without_torch:
+        Path(purelib, "_hide_torch.pth").write_text(HIDE_TORCH)
     return python
 
 

@@ -75,3 +75,19 @@ def test_the_src_layout_gate_is_an_error_when_the_copys_code_is_not_what_ran(
     assert "PASS" not in verdicts and "FAIL" not in verdicts, messages
     assert "the copy's code is not what ran" in messages and "srcpkg" in messages
     assert str(project / "src" / "srcpkg") in messages
+
+
+def test_without_torch_seamgate_runs_a_project_that_has_no_seam_tests_and_its_own_pytest_is_unchanged(
+        tmp_path: Path) -> None:
+    """torch hidden in the venv (``import torch`` fails as if not installed): the engine, the fork server
+    and the reports still work, and the project's own pytest under ``filterwarnings = error`` passes."""
+    python = make_venv(tmp_path / "v", without_torch=True)
+    check = subprocess.run([str(python), "-c", "import torch"], capture_output=True, text=True)
+    assert "No module named 'torch'" in check.stderr
+    project = write(tmp_path, "flatpkg")
+    own = subprocess.run([str(python), "-m", "pytest", "-q", "-p", "no:cacheprovider"], cwd=project,
+                         capture_output=True, text=True, timeout=120)
+    assert own.returncode == 0 and "3 passed" in own.stdout, own.stdout + own.stderr
+    code, report, text = seamgate_run(python, project)
+    assert code == 0, text
+    assert gate_outcome(report)["verdict"] == "PASS" and red_of(gate_outcome(report)) == RED, text
