@@ -102,9 +102,10 @@ def mirror(dest: Path) -> None:
         shutil.copy2(src, dst)
 
 
-def narrow(copy: Path, target: str) -> None:
-    """Rewrite the copy's [tool.mutmut] to mutate ``target``'s files and run its tests only."""
+def narrow(copy: Path, target: str, only: list[str] | None = None) -> None:
+    """Rewrite the copy's [tool.mutmut] to mutate ``target``'s files (or ``only`` those) and run its tests."""
     files, tests, extra = TARGETS[target]
+    files = only or files
     text = (copy / "pyproject.toml").read_text()
     base = tomllib.loads(text).get("tool", {}).get("mutmut")
     if base is None:
@@ -159,13 +160,13 @@ def retest_the_living(copy: Path) -> None:
         meta.write_text(json.dumps(data, indent=4))
 
 
-def sweep(target: str, jobs: int, fresh: bool) -> tuple[list[Mutant], float]:
+def sweep(target: str, jobs: int, fresh: bool, only: list[str] | None = None) -> tuple[list[Mutant], float]:
     copy = ROOT / ".seamgate" / "sweep" / target
     if fresh and copy.exists():
         shutil.rmtree(copy)
     mirror(copy)
     retest_the_living(copy)
-    narrow(copy, target)
+    narrow(copy, target, only)
     env = {k: v for k, v in os.environ.items() if not k.startswith("SEAM_")}
     env["OMP_NUM_THREADS"] = "1"  # one thread per worker: the machine has 2 cores
     start = time.monotonic()
@@ -213,6 +214,7 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("targets", nargs="+", choices=sorted(TARGETS))
     parser.add_argument("--jobs", type=int, default=2, help="mutmut --max-children (default 2)")
+    parser.add_argument("--only", help="comma-separated files of the target to mutate (default: all of them)")
     parser.add_argument("--fresh", action="store_true", help="drop the kept mirror and its verdicts: a full sweep")
     parser.add_argument("--fail-on-survivor", action="store_true", help="exit 1 when a survivor is unexplained")
     args = parser.parse_args(argv)
@@ -222,7 +224,7 @@ def main(argv: list[str] | None = None) -> int:
     equiv = equivalents()
     unexplained = 0
     for target in args.targets:
-        mutants, took = sweep(target, args.jobs, args.fresh)
+        mutants, took = sweep(target, args.jobs, args.fresh, args.only.split(",") if args.only else None)
         unexplained += report(target, mutants, took, equiv)
     return 1 if unexplained and args.fail_on_survivor else 0
 

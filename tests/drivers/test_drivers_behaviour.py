@@ -16,7 +16,8 @@ from drivers import draft, resident
 from drivers.config import DriverConfig
 from drivers.fingerprint import BACKENDS, backend_by_name, output_digest, work_fingerprint
 from drivers.graphed_step import capture_admitted
-from drivers.scenarios import DRIVERS, differing_values, position_rows, run_scenario, token_rows
+from drivers.scenarios import (DRIVERS, device_of, differing_values, position_rows, reference_scenario, run_scenario,
+                               token_rows)
 from drivers.tiny_model import EagerReference
 from seam import AddressChangedError, EagerBackend, EmulatedBackend, cudagraph_enabled, driver_graph_enabled
 
@@ -171,6 +172,11 @@ def test_a_backend_is_made_by_its_lane_name(name: str) -> None:
         assert backend_by_name(name).name == name
 
 
+def test_each_backend_names_the_torch_device_its_reference_runs_on() -> None:
+    assert [device_of(b) for b in (EagerBackend(), EmulatedBackend())] == ["cpu", "cpu"]
+    assert device_of(type("B", (), {"name": "cuda"})()) == "cuda"
+
+
 def test_an_unknown_backend_name_is_refused_with_the_known_ones() -> None:
     with pytest.raises(ValueError, match="unknown backend 'gpu'; known: eager, cpu-emulated, cuda"):
         backend_by_name("gpu")
@@ -199,6 +205,9 @@ def test_each_lane_does_exactly_its_work_and_every_lane_gives_the_same_values(na
                                   ("capture-lane", EmulatedBackend(), True)):
         driver, outputs = run_scenario(name, backend, steps=STEPS, graph=graph)
         seen[label] = work_fingerprint(backend, driver.lane, outputs)
+        if label == "eager-backend":  # the reference every exact suite, G1 and G4 compare with
+            expected = reference_scenario(name, steps=STEPS, device=device_of(backend))
+            assert len(expected) == STEPS and differing_values(outputs, expected) == (outputs[0].numel() * STEPS, 0)
     eager = {"copies": per_step * STEPS, "launches": STEPS, "lane": "eager"}
     assert {k: seen["eager-backend"][k] for k in eager} == eager
     assert seen["eager-lane"] == seen["eager-backend"]  # capture off: exactly the eager lane's work
