@@ -231,7 +231,11 @@ def test_a_piecewise_break_that_returns_a_tensor_is_refused(backend: Backend, re
             s.break_point(lambda: value)
     assert not backend.capturing
     with GraphCaptureScope(backend, backend.default_queue(), BreakableGraph(backend, CaptureMode.FULL)) as s:
-        assert s.break_point(lambda: value) is value  # FULL: the break is captured inline, any result goes
+        got = s.break_point(lambda: value)  # FULL: the break is captured inline, any result goes
+    # Asserted AFTER the capture: with pytest's assertion-pass hook on (the gate runner's counting plugin),
+    # a passing assert formats its operands, and a tensor's repr reads device memory, which CUDA refuses
+    # inside a capture (H200, gate baseline of 7996cc5).
+    assert got is value
 
 
 def test_an_interrupt_in_the_body_still_aborts_the_capture(backend: Backend) -> None:
