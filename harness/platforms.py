@@ -83,7 +83,10 @@ class Platform:
 
 
 def git_commit(project_root: Path) -> str:
-    """``git rev-parse HEAD``; outside git (a copied tree on a GPU machine) ``SEAMGATE_COMMIT``."""
+    """``SEAMGATE_COMMIT`` when set (a copied tree on a GPU machine, whose git metadata may be of
+    another commit), else ``git rev-parse HEAD``."""
+    if os.environ.get("SEAMGATE_COMMIT"):
+        return os.environ["SEAMGATE_COMMIT"]
     try:
         out = subprocess.run(["git", "rev-parse", "HEAD"], cwd=project_root, capture_output=True, text=True)
     except OSError:
@@ -94,10 +97,14 @@ def git_commit(project_root: Path) -> str:
 
 
 def code_under_test(project_root: Path) -> list[str]:
-    """The tracked ``.py`` files under ``CODE_ROOTS`` (else all tracked ``.py`` outside tests/)."""
-    files = _tracked_py(project_root)
-    chosen = [f for f in files if f.split("/", 1)[0] in CODE_ROOTS]
-    return chosen or [f for f in files if not f.startswith("tests/")]
+    """The ``.py`` files under ``CODE_ROOTS``, found by WALKING the tree (else the tracked ``.py`` files
+    outside tests/). Not git's list: a GPU machine's copy can carry git metadata of another commit
+    (the H200 copy of 8ab17df answered 705ac52's file list), and the hash must cover the same files on
+    both sides."""
+    chosen = sorted(p.relative_to(project_root).as_posix() for root in CODE_ROOTS if (project_root / root).is_dir()
+                    for p in (project_root / root).rglob("*.py")
+                    if "__pycache__" not in p.parts and not any(part.startswith(".") for part in p.relative_to(project_root).parts))
+    return chosen or [f for f in _tracked_py(project_root) if not f.startswith("tests/")]
 
 
 def _tracked_py(project_root: Path) -> list[str]:
