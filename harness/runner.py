@@ -358,20 +358,24 @@ class Session:
                 self._code_hash = hash_code_under_test(self.project)
             return self._code_hash
 
-    def gate_hash(self, gate: Gate) -> str:
+    def gate_hash(self, gate: Gate, arm: str) -> str:
         """sha256 of what ``gate``'s verdict depends on (``harness.evidence.gate_hash``): code under
         test, the gate, its selected test files, its mutation's catalog entry. Read once per gate."""
         code = self.code_hash()  # the invocation-wide part (and its zero-file check)
         with self.guard:
-            if gate.id not in self._gate_hashes:
+            key = f"{gate.id}\0{arm}"
+            if key not in self._gate_hashes:
                 mutation = None
                 catalog = getattr(self.materializer, "catalog", None)
                 if gate.source.kind == "mutation" and gate.source.mutation and catalog is not None:
                     with contextlib.suppress(KeyError):  # an unknown id is the gate's ERROR, judged elsewhere
                         mutation = catalog.get(gate.source.mutation)
-                self._gate_hashes[gate.id] = gate_hash(self.project, gate, mutation, code_under_test(self.project)) \
+                # The record of ONE arm: the gate as judged for that arm alone, so a GPU machine's run with
+                # `--arm cuda` (which drops the other arms) hashes the same gate as this one does.
+                self._gate_hashes[key] = gate_hash(self.project, replace(gate, arms=(arm,)), mutation,
+                                                   code_under_test(self.project)) \
                     if code else ""
-            return self._gate_hashes[gate.id]
+            return self._gate_hashes[key]
 
     def commit(self) -> str:
         with self.guard:
@@ -625,10 +629,10 @@ class Session:
             records = self.options.evidence.get((gate.id, arm), ())
             if not records:
                 return owed_outcome(gate, arm, check.owed)
-            return resolve(owed_outcome(gate, arm, check.owed), list(records), self.gate_hash(gate))
+            return resolve(owed_outcome(gate, arm, check.owed), list(records), self.gate_hash(gate, arm))
         outcome = self.judge_seen(check)
         if outcome.verdict is Verdict.PASS:
-            outcome = replace(outcome, provenance=platform.provenance(arm, self.project, code_hash=self.gate_hash(gate),
+            outcome = replace(outcome, provenance=platform.provenance(arm, self.project, code_hash=self.gate_hash(gate, arm),
                                                                       commit=self.commit()))
         return outcome
 

@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+from harness.evidence import gate_hash as _gate_hash
+from harness.platforms import code_under_test as _code_under_test
+
 import io
 import json
 from pathlib import Path
@@ -15,7 +18,8 @@ from harness.runner import RunOptions, catalog_materializer, run_gates
 from reports.outcome import ArmOutcome, Provenance, Verdict
 from tests.reports.fixture_projects import catalog, gate, mutation, shared_server, write_project
 
-MUTATIONS = catalog(mutation("add-off-by-one", "return a + b", "return a + b + 1"))
+MUT_ADD = mutation("add-off-by-one", "return a + b", "return a + b + 1")
+MUTATIONS = catalog(MUT_ADD)
 H200 = Provenance(arm="rocm", device="AMD Instinct MI300X", capability="9.4", driver="6.2", torch="2.11",
                   commit="abc1234def", code_hash="a" * 64)
 OWED = ArmOutcome("g", "rocm", Verdict.OWED, "OWED: rocm arm needs an AMD GPU with a ROCm build of torch")
@@ -60,7 +64,10 @@ def test_a_measured_arm_is_judged_from_evidence_and_turns_stale_when_the_code_ch
     # What a ROCm machine would have written: the same gate's outcome, measured there, on this code.
     data = json.loads((tmp_path / "r.json").read_text())
     measured = dict(data["outcomes"][0], arm="rocm")
-    measured["provenance"] = dict(measured["provenance"], arm="rocm", device="AMD Instinct MI300X")
+    # A record hashes the gate as judged for ITS arm (what a ROCm machine running `--arm rocm` computes).
+    rocm_gate = gate("g", mutation="add-off-by-one", select=("tests",), red=RedSet(files=("tests/test_add.py",)), arms=("rocm",))
+    rocm_hash = _gate_hash(project, rocm_gate, MUT_ADD, _code_under_test(project))
+    measured["provenance"] = dict(measured["provenance"], arm="rocm", device="AMD Instinct MI300X", code_hash=rocm_hash)
     (project / "evidence").mkdir()
     (project / "evidence" / "rocm.json").write_text(json.dumps(dict(data, outcomes=[measured])))
 

@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+from harness.evidence import gate_hash as _gate_hash
+from harness.platforms import code_under_test as _code_under_test
+
 import dataclasses
 import io
 import json
@@ -74,7 +77,10 @@ def test_evidence_turns_stale_when_the_selected_test_file_changes(tmp_path: Path
     _run(project, json=tmp_path / "r.json")
     data = json.loads((tmp_path / "r.json").read_text())
     measured = dict(data["outcomes"][0], arm="rocm")
-    measured["provenance"] = dict(measured["provenance"], arm="rocm", device="AMD Instinct MI300X")
+    # A record hashes the gate as judged for ITS arm (what a ROCm machine running `--arm rocm` computes).
+    rocm_gate = gate("g", mutation="add-off-by-one", select=("tests/test_add.py",), red=RedSet(files=("tests/test_add.py",)), arms=("rocm",))
+    rocm_hash = _gate_hash(project, rocm_gate, MUT, _code_under_test(project))
+    measured["provenance"] = dict(measured["provenance"], arm="rocm", device="AMD Instinct MI300X", code_hash=rocm_hash)
     (project / "evidence").mkdir()
     (project / "evidence" / "rocm.json").write_text(json.dumps(dict(data, outcomes=[measured])))
     now, _ = _run(project, evidence=load_records(project, ["evidence"]))
