@@ -23,7 +23,7 @@ import hashlib
 import json
 from dataclasses import dataclass, replace
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Iterable
+from typing import TYPE_CHECKING, Any, Callable, Iterable
 
 if TYPE_CHECKING:
     from harness.model import Gate
@@ -149,15 +149,19 @@ def selected_test_files(project_root: Path, select: Iterable[str]) -> list[str]:
     return sorted(f for f in files if "__pycache__" not in f)
 
 
-def gate_hash(project_root: Path, gate: "Gate", mutation: "Mutation | None", code_files: Iterable[str]) -> str:
-    """sha256 of what ``gate``'s verdict depends on (module docstring); ``EmptyHashError`` over no file."""
+def gate_hash(project_root: Path, gate: "Gate", mutation: "Mutation | None", code_files: Iterable[str],
+              read: Callable[[Path], bytes] = Path.read_bytes) -> str:
+    """sha256 of what ``gate``'s verdict depends on (module docstring); ``EmptyHashError`` over no file.
+
+    ``read`` reads one file's bytes: the runner passes a memoized reader, so hashing every gate and arm
+    of a run reads each file once."""
     files = sorted(set(code_files) | set(selected_test_files(project_root, gate.select)))
     if not files:
         raise EmptyHashError(f"gate {gate.id}: the code hash would cover no file (no code under test, no selected "
                              "test file); check [tool.seamgate] and the gate's select")
     digest = hashlib.sha256()
     for rel in files:
-        digest.update(rel.encode() + b"\0" + (project_root / rel).read_bytes() + b"\0")
+        digest.update(rel.encode() + b"\0" + read(project_root / rel) + b"\0")
     digest.update(json.dumps(_canonical(gate), sort_keys=True).encode() + b"\0")
     digest.update(json.dumps(_canonical(mutation), sort_keys=True).encode())
     return digest.hexdigest()

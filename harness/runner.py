@@ -300,6 +300,8 @@ class Session:
         self._hashes: dict[str, str] | None = None
         self._code_hash: str | None = None
         self._gate_hashes: dict[str, str] = {}
+        self._code_list: list[str] | None = None
+        self._bytes: dict[Path, bytes] = {}
         self._commit: str | None = None
 
     def run(self, gates: Sequence[Gate]) -> Report:
@@ -360,8 +362,8 @@ class Session:
 
     def gate_hash(self, gate: Gate, arm: str) -> str:
         """sha256 of what ``gate``'s verdict depends on (``harness.evidence.gate_hash``): code under
-        test, the gate, its selected test files, its mutation's catalog entry. Read once per gate."""
-        code = self.code_hash()  # the invocation-wide part (and its zero-file check)
+        test, the gate, its selected test files, its mutation's catalog entry. Once per gate and arm."""
+        self.code_hash()  # refuses a project with no code under test (EmptyHashError), once per invocation
         with self.guard:
             key = f"{gate.id}\0{arm}"
             if key not in self._gate_hashes:
@@ -373,9 +375,19 @@ class Session:
                 # The record of ONE arm: the gate as judged for that arm alone, so a GPU machine's run with
                 # `--arm cuda` (which drops the other arms) hashes the same gate as this one does.
                 self._gate_hashes[key] = gate_hash(self.project, replace(gate, arms=(arm,)), mutation,
-                                                   code_under_test(self.project)) \
-                    if code else ""
+                                                   self._code_files(), read=self._read_once)
             return self._gate_hashes[key]
+
+    def _code_files(self) -> list[str]:
+        if self._code_list is None:
+            self._code_list = code_under_test(self.project)
+        return self._code_list
+
+    def _read_once(self, path: Path) -> bytes:
+        """A file's bytes, read once per invocation (every gate and arm hashes the same code files)."""
+        if path not in self._bytes:
+            self._bytes[path] = path.read_bytes()
+        return self._bytes[path]
 
     def commit(self) -> str:
         with self.guard:

@@ -2,21 +2,17 @@
 
 from __future__ import annotations
 
-from harness.evidence import gate_hash as _gate_hash
-from harness.platforms import code_under_test as _code_under_test
-
-import io
 import json
 from pathlib import Path
 
 import pytest
 
-from harness.evidence import EvidenceError, Record, load_records, resolve
+from harness.evidence import EvidenceError, Record, gate_hash, load_records, resolve
 from harness.exit_codes import ExitCode
 from harness.model import RedSet
-from harness.runner import RunOptions, catalog_materializer, run_gates
+from harness.platforms import code_under_test
 from reports.outcome import ArmOutcome, Provenance, Verdict
-from tests.reports.fixture_projects import catalog, gate, mutation, shared_server, write_project
+from tests.reports.fixture_projects import catalog, gate, mutation, run_quietly, write_project
 
 MUT_ADD = mutation("add-off-by-one", "return a + b", "return a + b + 1")
 MUTATIONS = catalog(MUT_ADD)
@@ -49,27 +45,31 @@ def test_a_broken_evidence_report_is_a_usage_error_naming_the_file(tmp_path):
         load_records(tmp_path, ["evidence"])
 
 
-def _run(project: Path, **options):
-    report, code = run_gates([gate("g", mutation="add-off-by-one", red=RedSet(files=("tests/test_add.py",)),
-                                   arms=("cpu-emulated", "rocm"))],
-                             project=project, options=RunOptions(progress=False, **options),
-                             materializer=catalog_materializer(MUTATIONS), stdout=io.StringIO(), launcher=shared_server())
+def _gate(select: tuple[str, ...], arms: tuple[str, ...]):
+    return gate("g", mutation="add-off-by-one", select=select, red=RedSet(files=("tests/test_add.py",)), arms=arms)
+
+
+def _run(project: Path, select: tuple[str, ...] = ("tests",), **options):
+    report, code, _ = run_quietly(project, [_gate(select, ("cpu-emulated", "rocm"))], MUTATIONS, **options)
     return {o.arm: o for o in report.outcomes}, code
+
+
+def _record_rocm_evidence(project: Path, report: Path, select: tuple[str, ...]) -> None:
+    """What a ROCm machine would have written: the same gate's outcome, measured there on this code. A
+    record hashes the gate as judged for ITS arm (what a machine running ``--arm rocm`` computes)."""
+    data = json.loads(report.read_text())
+    measured = dict(data["outcomes"][0], arm="rocm")
+    rocm_hash = gate_hash(project, _gate(select, ("rocm",)), MUT_ADD, code_under_test(project))
+    measured["provenance"] = dict(measured["provenance"], arm="rocm", device="AMD Instinct MI300X", code_hash=rocm_hash)
+    (project / "evidence").mkdir()
+    (project / "evidence" / "rocm.json").write_text(json.dumps(dict(data, outcomes=[measured])))
 
 
 def test_a_measured_arm_is_judged_from_evidence_and_turns_stale_when_the_code_changes(tmp_path):
     project = write_project(tmp_path / "proj")
     first, _ = _run(project, json=tmp_path / "r.json")
     assert first["rocm"].verdict is Verdict.OWED
-    # What a ROCm machine would have written: the same gate's outcome, measured there, on this code.
-    data = json.loads((tmp_path / "r.json").read_text())
-    measured = dict(data["outcomes"][0], arm="rocm")
-    # A record hashes the gate as judged for ITS arm (what a ROCm machine running `--arm rocm` computes).
-    rocm_gate = gate("g", mutation="add-off-by-one", select=("tests",), red=RedSet(files=("tests/test_add.py",)), arms=("rocm",))
-    rocm_hash = _gate_hash(project, rocm_gate, MUT_ADD, _code_under_test(project))
-    measured["provenance"] = dict(measured["provenance"], arm="rocm", device="AMD Instinct MI300X", code_hash=rocm_hash)
-    (project / "evidence").mkdir()
-    (project / "evidence" / "rocm.json").write_text(json.dumps(dict(data, outcomes=[measured])))
+    _record_rocm_evidence(project, tmp_path / "r.json", ("tests",))
 
     now, code = _run(project, evidence=load_records(project, ["evidence"]))
     assert now["rocm"].verdict is Verdict.PASS and "measured on AMD Instinct MI300X" in now["rocm"].message
@@ -78,4 +78,17 @@ def test_a_measured_arm_is_judged_from_evidence_and_turns_stale_when_the_code_ch
     ops = project / "calc" / "ops.py"
     ops.write_text(ops.read_text() + "\n# a change to the code under test\n")
     later, code = _run(project, evidence=load_records(project, ["evidence"]), fail_on_owed=True)
+    assert later["rocm"].verdict is Verdict.STALE and code is ExitCode.OWED
+
+
+def test_evidence_turns_stale_when_the_selected_test_file_changes(tmp_path: Path) -> None:
+    select = ("tests/test_add.py",)
+    project = write_project(tmp_path / "proj")
+    _run(project, select, json=tmp_path / "r.json")
+    _record_rocm_evidence(project, tmp_path / "r.json", select)
+    now, _ = _run(project, select, evidence=load_records(project, ["evidence"]))
+    assert now["rocm"].verdict is Verdict.PASS
+    test = project / "tests" / "test_add.py"
+    test.write_text(test.read_text() + "\n\ndef test_added_later():\n    assert add(2, 2) == 4\n")
+    later, code = _run(project, select, evidence=load_records(project, ["evidence"]), fail_on_owed=True)
     assert later["rocm"].verdict is Verdict.STALE and code is ExitCode.OWED

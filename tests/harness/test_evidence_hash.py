@@ -2,23 +2,15 @@
 
 from __future__ import annotations
 
-from harness.evidence import gate_hash as _gate_hash
-from harness.platforms import code_under_test as _code_under_test
-
 import dataclasses
-import io
-import json
 from pathlib import Path
 
 import pytest
 
-from harness.evidence import EmptyHashError, gate_hash, load_records
-from harness.exit_codes import ExitCode
+from harness.evidence import EmptyHashError, gate_hash
 from harness.model import Origin, RedSet
 from harness.platforms import code_under_test, hash_code_under_test
-from harness.runner import RunOptions, catalog_materializer, run_gates
-from reports.outcome import Verdict
-from tests.reports.fixture_projects import catalog, gate, mutation, shared_server, write_project
+from tests.reports.fixture_projects import gate, mutation, write_project
 
 MUT = mutation("add-off-by-one", "return a + b", "return a + b + 1")
 GATE = gate("g", mutation="add-off-by-one", select=("tests/test_add.py",), red=RedSet(files=("tests/test_add.py",)))
@@ -61,31 +53,3 @@ def test_a_hash_over_zero_files_is_an_error_never_a_value(tmp_path: Path) -> Non
         hash_code_under_test(project)
     with pytest.raises(EmptyHashError, match="gate g: the code hash would cover no file"):
         gate_hash(project, dataclasses.replace(GATE, select=("tests/none",)), None, [])
-
-
-def _run(project: Path, **options):
-    report, code = run_gates([gate("g", mutation="add-off-by-one", select=("tests/test_add.py",),
-                                   red=RedSet(files=("tests/test_add.py",)), arms=("cpu-emulated", "rocm"))],
-                             project=project, options=RunOptions(progress=False, **options),
-                             materializer=catalog_materializer(catalog(MUT)), stdout=io.StringIO(),
-                             launcher=shared_server())
-    return {o.arm: o for o in report.outcomes}, code
-
-
-def test_evidence_turns_stale_when_the_selected_test_file_changes(tmp_path: Path) -> None:
-    project = write_project(tmp_path / "proj")
-    _run(project, json=tmp_path / "r.json")
-    data = json.loads((tmp_path / "r.json").read_text())
-    measured = dict(data["outcomes"][0], arm="rocm")
-    # A record hashes the gate as judged for ITS arm (what a ROCm machine running `--arm rocm` computes).
-    rocm_gate = gate("g", mutation="add-off-by-one", select=("tests/test_add.py",), red=RedSet(files=("tests/test_add.py",)), arms=("rocm",))
-    rocm_hash = _gate_hash(project, rocm_gate, MUT, _code_under_test(project))
-    measured["provenance"] = dict(measured["provenance"], arm="rocm", device="AMD Instinct MI300X", code_hash=rocm_hash)
-    (project / "evidence").mkdir()
-    (project / "evidence" / "rocm.json").write_text(json.dumps(dict(data, outcomes=[measured])))
-    now, _ = _run(project, evidence=load_records(project, ["evidence"]))
-    assert now["rocm"].verdict is Verdict.PASS
-    test = project / "tests" / "test_add.py"
-    test.write_text(test.read_text() + "\n\ndef test_added_later():\n    assert add(2, 2) == 4\n")
-    later, code = _run(project, evidence=load_records(project, ["evidence"]), fail_on_owed=True)
-    assert later["rocm"].verdict is Verdict.STALE and code is ExitCode.OWED

@@ -7,7 +7,6 @@ import io
 import json
 from pathlib import Path
 
-import pytest
 
 from harness.exit_codes import ExitCode
 from harness.matrix import in_select, union_select, view
@@ -15,7 +14,7 @@ from harness.model import RedSet
 from harness.reach import Reach, change_regions
 from harness.runner import RunOptions, catalog_materializer, run_gates
 from reports.outcome import CaseOutcome, RunOutcome, Verdict
-from tests.reports.fixture_projects import CALC, catalog, gate, mutation, shared_server, write_project
+from tests.reports.fixture_projects import CALC, catalog, gate, mutation, run_quietly, shared_server, write_project
 
 ADD = "tests/test_add.py"
 MODULE = (
@@ -115,9 +114,7 @@ MUTATIONS = catalog(
 
 
 def run(project: Path, *gates, **options):
-    out = io.StringIO()
-    report, code = run_gates(list(gates), project=project, options=RunOptions(progress=False, **options),
-                             materializer=catalog_materializer(MUTATIONS), stdout=out, launcher=shared_server())
+    report, code, _ = run_quietly(project, gates, MUTATIONS, **options)
     return report, code
 
 

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import io
 import json
 from pathlib import Path
 
@@ -12,9 +11,8 @@ from harness.exit_codes import ExitCode
 from harness.lock import RepositoryLock
 from harness.model import Counts, RedSet
 from harness.planner import make_plan, shard_gates
-from harness.runner import RunOptions, catalog_materializer, run_gates
 from reports.outcome import Verdict
-from tests.reports.fixture_projects import CALC, catalog, gate, mutation, shared_server, write_project
+from tests.reports.fixture_projects import CALC, catalog, gate, mutation, run_quietly, write_project
 
 ADD = "tests/test_add.py"
 MUTATIONS = catalog(
@@ -28,10 +26,7 @@ MUTATIONS = catalog(
 
 
 def run(project: Path, *gates, **options):
-    out = io.StringIO()
-    report, code = run_gates(list(gates), project=project, options=RunOptions(progress=False, **options),
-                             materializer=catalog_materializer(MUTATIONS), stdout=out, launcher=shared_server())
-    return report, code, out.getvalue()
+    return run_quietly(project, gates, MUTATIONS, **options)
 
 
 @pytest.fixture

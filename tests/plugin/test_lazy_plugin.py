@@ -56,3 +56,22 @@ def test_the_fork_server_preimports_no_pytest_plugin() -> None:
     modules = shared_server().modules()
     assert "seamgate_plugin" not in modules and "seam" not in modules
     assert not [m for m in modules if m.startswith(("_hypothesis", "pytest_cov", "xdist"))]
+
+
+@pytest.mark.parametrize("value", ["", "cpu-emulated", " cuda , cpu-emulated ", "rocm", "cpu-emulated,tpu"])
+def test_the_lazy_plugin_reads_seam_arms_exactly_as_the_seams_own_plugin(value: str, monkeypatch) -> None:
+    # seamgate_plugin keeps its own copy of the arm list and of SEAM_ARMS parsing (importing the seam's
+    # plugin would import torch); this keeps the two copies from drifting apart.
+    import seam.pytest_plugin as seams
+    import seamgate_plugin as lazy
+
+    assert lazy.KNOWN_ARMS == seams.KNOWN_ARMS
+    monkeypatch.setenv("SEAM_ARMS", value)
+
+    def outcome(module) -> object:
+        try:
+            return module.selected_arms()
+        except pytest.UsageError as err:
+            return str(err)
+
+    assert outcome(lazy) == outcome(seams)

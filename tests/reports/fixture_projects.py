@@ -81,3 +81,16 @@ def shared_server():
         _SERVER = ForkServer().start()
         atexit.register(_SERVER.close)
     return _SERVER
+
+
+def run_quietly(project: Path, gates, mutations: Catalog, **options):
+    """``run_gates`` on a fixture project with the shared fork server, no progress and its terminal
+    report captured: ``(report, exit code, what it printed)``."""
+    import io
+
+    from harness.runner import RunOptions, catalog_materializer, run_gates
+
+    out = io.StringIO()
+    report, code = run_gates(list(gates), project=project, options=RunOptions(progress=False, **options),
+                             materializer=catalog_materializer(mutations), stdout=out, launcher=shared_server())
+    return report, code, out.getvalue()
