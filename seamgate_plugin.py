@@ -15,8 +15,11 @@ from typing import Any, Iterator
 
 import pytest
 
-#: Platform arms, in the order they are parametrized (the same as ``seam.pytest_plugin.KNOWN_ARMS``).
-KNOWN_ARMS: tuple[str, ...] = ("cpu-emulated", "cuda")
+#: A copy of the arm registry ``harness/arms.py`` (this module imports only ``os`` and ``pytest``);
+#: ``tests/reliability/test_arms.py`` keeps the copies equal. Every arm ``SEAM_ARMS`` may name:
+KNOWN_ARMS: tuple[str, ...] = ("cpu-emulated", "cuda", "rocm")
+#: The arms with a backend in this build, parametrized when ``SEAM_ARMS`` is unset.
+PARAMETRIZED: tuple[str, ...] = ("cpu-emulated", "cuda")
 _SEAM_PLUGIN = "seam.pytest_plugin"
 
 
@@ -25,10 +28,10 @@ def _seam_plugin_registered(config: pytest.Config) -> bool:
 
 
 def selected_arms() -> tuple[str, ...]:
-    """The arms to parametrize: ``SEAM_ARMS`` if set, else every known arm."""
+    """The arms to parametrize: ``SEAM_ARMS`` if set (any known arm), else the arms with a backend here."""
     raw = os.environ.get("SEAM_ARMS", "").strip()
     if not raw:
-        return KNOWN_ARMS
+        return PARAMETRIZED
     arms = tuple(a.strip() for a in raw.split(",") if a.strip())
     unknown = [a for a in arms if a not in KNOWN_ARMS]
     if unknown:

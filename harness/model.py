@@ -9,11 +9,11 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Literal, Mapping
 
+from harness.arms import ARM_NAMES as ARM_NAMES  # the one registry of arms (harness/arms.py)
 from mutations.model import Location
 
 GateKind = Literal["replay", "isolation", "rule", "equivalence", "red-first", "lane-identity", "platforms"]
 SourceKind = Literal["tree", "mutation", "ref"]
-ARM_NAMES: tuple[str, ...] = ("cpu-emulated", "cuda", "rocm")
 
 
 #: Where a gate was written (file, line, column): the same record the mutation catalog uses.

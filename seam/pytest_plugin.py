@@ -19,15 +19,17 @@ import pytest
 if TYPE_CHECKING:
     from seam.backend import Backend
 
-#: Platform arms this plugin knows, in the order they are parametrized.
-KNOWN_ARMS: tuple[str, ...] = ("cpu-emulated", "cuda")
+from harness.arms import ARM_NAMES, NO_BACKEND, PARAMETRIZED
+
+#: Platform arms this plugin knows: the one registry the gate validator reads too (``harness/arms.py``).
+KNOWN_ARMS: tuple[str, ...] = ARM_NAMES
 
 
 def selected_arms() -> tuple[str, ...]:
-    """The arms to parametrize: ``SEAM_ARMS`` if set, else every known arm."""
+    """The arms to parametrize: ``SEAM_ARMS`` if set (any known arm), else the arms with a backend here."""
     raw = os.environ.get("SEAM_ARMS", "").strip()
     if not raw:
-        return KNOWN_ARMS
+        return PARAMETRIZED
     arms = tuple(a.strip() for a in raw.split(",") if a.strip())
     unknown = [a for a in arms if a not in KNOWN_ARMS]
     if unknown:
@@ -47,7 +49,7 @@ def arm_unavailable_reason(arm: str) -> str | None:
         if not torch.cuda.is_available():
             return "cuda arm needs an NVIDIA GPU with a CUDA build of torch (torch.cuda.is_available() is False)"
         return None
-    return f"no backend for arm {arm!r} in this build"
+    return NO_BACKEND.get(arm, f"no backend for arm {arm!r} in this build")
 
 
 def make_backend(arm: str) -> "Backend":
