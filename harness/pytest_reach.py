@@ -10,8 +10,11 @@ environment variables, so that it can act before pytest reads its options:
   wider than a function runs under ``fixture:NAME`` (its lines then reach every case that uses it,
   not only the first). Lines run at import or collection have the empty context. A case that
   starts a child process (``_posixsubprocess.fork_exec``, which ``subprocess`` and
-  multiprocessing use; ``os.fork``, ``os.posix_spawn``, ``os.system``) is listed as ``spawned``: what the child executes is not
-  measured, so its reach is unknown. The project functions on the stack at that moment are kept
+  multiprocessing use; ``os.fork``, ``os.posix_spawn``, ``os.system``) has its Python children
+  measured through coverage.py's ``.pth`` hook (``COVERAGE_PROCESS_START`` is put back into a child
+  environment the case cleared); only the lines a child ran inside function bodies count as its
+  reach (its import-time lines are the parent's too). A case with a child that is not this
+  interpreter, or whose data never arrived, is listed as ``spawned``: its reach is unknown. The project functions on the stack at that moment are kept
   as ``spawn_regions``: a case that runs any of them later may be reading the child's result from
   a cache (``functools.cache`` over a child probe), so its reach is unknown too. The JSON written
   at session finish: ``{"root", "files": {rel: {context: [lines]}}, "fixtures": {nodeid: [names]},
@@ -23,6 +26,7 @@ environment variables, so that it can act before pytest reads its options:
 
 from __future__ import annotations
 
+import functools
 import json
 import os
 import subprocess
@@ -83,13 +87,16 @@ class _Recorder:
 
     def _watch_children(self) -> None:
         """Count, per context, the Python and the other children it starts (and where it started them)."""
-        def noting(original: Callable[..., Any], python: Callable[..., bool]) -> Callable[..., Any]:
+        def noting(original: Callable[..., Any], python: Callable[..., bool],
+                   env_at: int | None = None) -> Callable[..., Any]:
             def wrapper(*args: Any, **kwargs: Any) -> Any:
                 kind = python(*args, **kwargs) if self.context else None
                 if kind is not None:
                     counts = self.spawned.setdefault(self.context, [0, 0])
                     counts[0 if kind else 1] += 1
                     self._note_stack()
+                    if kind and env_at is not None and len(args) > env_at:
+                        args = (*args[:env_at], self._measured_env(args[env_at]), *args[env_at + 1:])
                 return original(*args, **kwargs)
             return wrapper
 
@@ -97,18 +104,38 @@ class _Recorder:
         # ``subprocess.Popen`` starts its children through ``_posixsubprocess.fork_exec`` (counted
         # below) or ``os.posix_spawn``; wrapping Popen too would count each child twice.
         spawn_is_python = lambda path, *a, **k: _is_python(path)  # noqa: E731 - posix_spawn(path, argv, env)
-        for name, python in (("fork", never), ("forkpty", never), ("posix_spawn", spawn_is_python),
-                             ("posix_spawnp", never), ("system", never)):
+        for name, python, env_at in (("fork", never, None), ("forkpty", never, None),
+                                     ("posix_spawn", spawn_is_python, 2), ("posix_spawnp", never, None),
+                                     ("system", never, None)):
             if hasattr(os, name):
-                setattr(os, name, noting(getattr(os, name), python))
+                setattr(os, name, noting(getattr(os, name), python, env_at))
         try:
             import _posixsubprocess  # multiprocessing's spawn and forkserver start children here
 
-            _posixsubprocess.fork_exec = noting(_posixsubprocess.fork_exec, _fork_exec_is_python)
+            # fork_exec(args, executable_list, close_fds, fds_to_keep, cwd, env_list, ...)
+            _posixsubprocess.fork_exec = noting(_posixsubprocess.fork_exec, _fork_exec_is_python, 5)
             if hasattr(subprocess, "_fork_exec"):  # subprocess keeps its own reference to it
-                subprocess._fork_exec = noting(subprocess._fork_exec, _fork_exec_is_python)
+                subprocess._fork_exec = noting(subprocess._fork_exec, _fork_exec_is_python, 5)
         except (ImportError, AttributeError):
             pass
+
+    def _measured_env(self, env: Any) -> Any:
+        """A Python child's environment with ``COVERAGE_PROCESS_START`` put back when the case cleared it.
+
+        A case that starts its child with a clean environment (``env={"PATH": ...}``) would drop the
+        variable that makes coverage.py's ``.pth`` hook measure the child; its reach would then be
+        unknown and the case would run in every row. ``None`` (inherit) keeps ``os.environ``, which
+        already names the file.
+        """
+        config = os.environ.get("COVERAGE_PROCESS_START")
+        if env is None or not config:
+            return env
+        if isinstance(env, dict):  # os.posix_spawn's mapping
+            return env if "COVERAGE_PROCESS_START" in env else {**env, "COVERAGE_PROCESS_START": config}
+        entries = list(env)  # fork_exec's [b"KEY=value", ...]
+        if any(os.fsencode(e).startswith(b"COVERAGE_PROCESS_START=") for e in entries):
+            return env
+        return [*entries, b"COVERAGE_PROCESS_START=" + os.fsencode(config)]
 
     def _note_stack(self) -> None:
         """Keep the body of every project function on the stack (file, first line, last line, context)."""
@@ -141,7 +168,11 @@ class _Recorder:
                     real = os.path.realpath(measured)
                     if real.startswith(self.root + os.sep):
                         rel = os.path.relpath(real, self.root)
-                        found.setdefault(context, {}).setdefault(rel, set()).update(data.lines(measured) or ())
+                        lines = set(data.lines(measured) or ())
+                        bodies = _body_lines(real)
+                        lines = lines if bodies is None else lines & bodies
+                        if lines:
+                            found.setdefault(context, {}).setdefault(rel, set()).update(lines)
         return {c: {f: sorted(v) for f, v in d.items()} for c, d in found.items()}, files
 
     def write(self) -> None:
@@ -166,6 +197,29 @@ class _Recorder:
             "spawned": unknown, "spawn_counts": {c: [*n, data_files.get(c, 0)] for c, n in self.spawned.items()},
             "spawn_regions": sorted(self.spawn_regions), "cases": self.cases,
         }), encoding="utf-8")
+
+
+@functools.lru_cache(maxsize=None)
+def _body_lines(path: str) -> frozenset[int] | None:
+    """The lines of ``path`` inside function bodies.
+
+    A child's data has no per-case context, so the module-level lines it ran importing a file (the
+    ``import``, ``def`` and ``class`` statements) would read as reaching that file. They are the
+    same lines the parent runs at import, where they reach no case (``harness/reach.py``); only
+    what the child ran inside functions is its reach. ``None`` (keep every line): the file does not parse.
+    """
+    import ast
+
+    try:
+        tree = ast.parse(Path(path).read_text(encoding="utf-8"))
+    except (OSError, SyntaxError, ValueError):
+        return None
+    lines: set[int] = set()
+    for node in ast.walk(tree):
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda)):
+            body = node.body if isinstance(node.body, list) else [node.body]
+            lines.update(range(body[0].lineno, (node.end_lineno or body[-1].lineno) + 1))
+    return frozenset(lines)
 
 
 def _is_python(program: Any) -> bool:

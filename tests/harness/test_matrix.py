@@ -104,12 +104,20 @@ SPAWN = {
     "tests/test_clean.py": (
         "import os, subprocess, sys\n\n\n"
         "def test_a_child_in_a_clean_environment():\n"
-        "    subprocess.run([sys.executable, '-c', 'pass'], env={'PATH': os.environ.get('PATH', '')}, check=True)\n"
+        "    code = 'from calc.ops import mul; assert mul(2, 2) == 4'\n"
+        "    subprocess.run([sys.executable, '-c', code], env={'PATH': os.environ.get('PATH', '')}, check=True)\n\n\n"
+        "def test_a_child_that_only_imports():\n"
+        "    subprocess.run([sys.executable, '-c', 'import calc.ops'], env={'PATH': os.environ.get('PATH', '')}, check=True)\n"
+    ),
+    "tests/test_shell.py": (
+        "import subprocess\n\n\n"
+        "def test_a_child_that_is_not_python():\n    subprocess.run(['/bin/sh', '-c', 'true'], check=True)\n"
     ),
 }
 MUTATIONS = catalog(
     mutation("add-zero-is-one", "return a + b", "return a + b + (1 if 0 in (a, b) else 0)"),
     mutation("mul-off", "return a * b", "return a * b + 1"),
+    mutation("add-new-default", "def add(a, b):", "def add(a, b=0):"),
 )
 
 
@@ -132,17 +140,34 @@ def test_a_mutation_runs_only_the_cases_that_reach_it_and_infers_the_rest(tmp_pa
         "tests/test_mul.py::test_mul": ("passed", True),
         "tests/test_child.py::test_child_runs_mul": ("passed", False),  # its measured child ran add
         "tests/test_child.py::test_reads_the_cached_answer": ("passed", False),  # reads that child's result
-        "tests/test_clean.py::test_a_child_in_a_clean_environment": ("passed", False),  # child not measured
+        # a Python child is measured even when its case cleared the environment: it ran only mul
+        "tests/test_clean.py::test_a_child_in_a_clean_environment": ("passed", True),
+        # a child that only imported the file ran none of its function bodies
+        "tests/test_clean.py::test_a_child_that_only_imports": ("passed", True),
+        "tests/test_shell.py::test_a_child_that_is_not_python": ("passed", False),  # child not measured
     }
-    assert "1 of 6 cases inferred from the baseline" in report.outcomes[0].message
+    assert "3 of 8 cases inferred from the baseline" in report.outcomes[0].message
     data = json.loads((tmp_path / "r.json").read_text())
-    assert [c["inferred"] for c in data["outcomes"][0]["runs"][0]["cases"]].count(True) == 1
+    assert [c["inferred"] for c in data["outcomes"][0]["runs"][0]["cases"]].count(True) == 3
     from harness.workspace import latest
 
     [kept_reach] = latest(project).glob("reach-*.json")
     recorded = json.loads(kept_reach.read_text())
-    assert recorded["spawned"] == ["tests/test_clean.py::test_a_child_in_a_clean_environment"]
+    assert recorded["spawned"] == ["tests/test_shell.py::test_a_child_that_is_not_python"]
+    assert 6 in recorded["children"]["tests/test_clean.py::test_a_child_in_a_clean_environment"]["calc/ops.py"]
+    assert "calc/ops.py" not in recorded["children"].get("tests/test_clean.py::test_a_child_that_only_imports", {})
     assert 2 in recorded["children"]["tests/test_child.py::test_child_runs_mul"]["calc/ops.py"]  # add's body
+
+
+def test_a_def_line_change_reaches_every_case_that_ran_the_file_but_not_a_child_that_only_imported_it(tmp_path: Path):
+    project = write_project(tmp_path / "p", SPAWN)
+    report, _ = run(project, gate("g", mutation="add-new-default", red=RedSet(count=0)))
+    ran = {nodeid for nodeid, (_, inferred) in cases_of(report.outcomes[0]).items() if not inferred}
+    assert report.outcomes[0].verdict is Verdict.PASS
+    assert ran == {f"{ADD}::test_add_small", f"{ADD}::test_add_zero", "tests/test_mul.py::test_mul",
+                   "tests/test_child.py::test_child_runs_mul", "tests/test_child.py::test_reads_the_cached_answer",
+                   "tests/test_clean.py::test_a_child_in_a_clean_environment",
+                   "tests/test_shell.py::test_a_child_that_is_not_python"}
 
 
 def test_prove_runs_every_case_and_reaches_the_same_verdicts(tmp_path: Path):
