@@ -9,10 +9,8 @@ from __future__ import annotations
 
 import argparse
 import importlib
-import os
 import re
 import sys
-import tempfile
 import traceback
 from pathlib import Path
 from typing import Callable, Sequence
@@ -20,7 +18,7 @@ from typing import Callable, Sequence
 from harness.config import Config
 from harness.can_fail import never_fail_problems
 from harness.errors import (
-    CommandLineError, EnvironmentProblem, GateFileError, SeamgateUsageError, environment_message, exit_code_for,
+    CommandLineError, GateFileError, SeamgateUsageError, environment_message, exit_code_for,
 )
 from harness.exit_codes import ExitCode
 from harness.model import ARM_NAMES
@@ -321,8 +319,10 @@ def _known(catalog: Catalog, mutation_id: str):  # -> Mutation
 def cmd_run(args: argparse.Namespace) -> ExitCode:
     """Resolve the project, config and gate paths onto ``args``, then hand over to ``harness.runner``."""
     root, config = project_of(args)
-    for option, path in (("--json", args.json), ("--junit", args.junit), ("--markdown", args.markdown)):
-        _check_writable(option, path)
+    from harness.outputs import check_outputs
+
+    check_outputs((("--json", args.json), ("--junit", args.junit), ("--markdown", args.markdown)),
+                  output=getattr(args, "output", None))
     args.project = root
     args.config = config
     args.named_gate_files = bool(args.gate_files)
@@ -333,27 +333,6 @@ def cmd_run(args: argparse.Namespace) -> ExitCode:
     if run_command is None:
         return ExitCode.INTERNAL
     return ExitCode(run_command(args))
-
-
-def _check_writable(option: str, path: Path | None) -> None:
-    """Refuse an output location we could not write BEFORE running anything (runs take minutes)."""
-    if path is None:
-        return
-    target = path if path.is_absolute() else Path.cwd() / path
-    if target.is_dir():
-        raise CommandLineError(f"{option} {path}: {target} is a folder; name a file, e.g. {option} {path}/report")
-    folder = target.parent
-    while not folder.exists() and folder != folder.parent:
-        folder = folder.parent  # the report writer creates missing folders
-    if os.access(folder, os.W_OK | os.X_OK):
-        return
-    try:
-        read_only = bool(os.statvfs(folder).f_flag & os.ST_RDONLY)
-    except OSError:
-        read_only = False
-    why = "Read-only file system" if read_only else "permission denied"
-    raise EnvironmentProblem(f"{option} {path}: cannot write {target}: {folder} is not writable ({why}); "
-                             f"choose a writable location, e.g. {option} {Path(tempfile.gettempdir()) / target.name}")
 
 
 def _runner() -> Callable[[argparse.Namespace], int] | None:

@@ -71,7 +71,15 @@ def refusal_of(error: BaseException) -> OSError | None:
 
 
 def environment_message(error: BaseException) -> str:
-    """``error``'s text plus what the machine refused and how to fix it (``refusal_of`` must hold)."""
+    """``error``'s text plus what the machine refused and how to fix it (``refusal_of`` must hold).
+
+    A report that could not be written (``reports.json_out.OutputWriteError``) already names its
+    path and the fix: its own words, nothing about the temp folder.
+    """
+    from reports.json_out import OutputWriteError
+
+    if isinstance(error, OutputWriteError):
+        return error.strerror or str(error)
     refusal = refusal_of(error)
     fix = _REFUSALS[refusal.errno] if refusal is not None else "check the environment"
     return (f"{error}; {fix} (the temporary folder is {tempfile.gettempdir()}); "
@@ -80,8 +88,12 @@ def environment_message(error: BaseException) -> str:
 
 def exit_code_for(error: BaseException) -> ExitCode | None:
     """The exit code for an error the user can act on, or ``None`` for a bug in seamgate."""
+    from reports.json_out import OutputWriteError
+
     if isinstance(error, SeamgateUsageError):
         return error.exit_code
+    if isinstance(error, OutputWriteError):
+        return ExitCode.ENVIRONMENT
     if refusal_of(error) is not None:
         return ExitCode.ENVIRONMENT
     if isinstance(error, (MutationCatalogError, MutationTargetError)):

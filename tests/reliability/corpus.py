@@ -14,6 +14,7 @@ import contextlib
 import io
 import os
 import re
+import stat
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Callable, Mapping
@@ -338,7 +339,42 @@ MUTATION_CASES: tuple[Case, ...] = (
          {"mutations/catalog/calc.yaml": "version: 1\nmutations:\n  - !!python/object/apply:os.system [\"true\"]\n"}),
 )
 
-CASES: tuple[Case, ...] = GATE_FILE_CASES + MUTATION_CASES
+def _existing_report_and_link(project: Path) -> None:
+    (project / "r.json").write_text("{}\n")
+    (project / "link.json").symlink_to("r.json")
+
+
+def _block_device(project: Path) -> None:
+    os.mknod(project.parent / "blk", stat.S_IFBLK | 0o600, os.makedev(7, 0))
+
+
+_TWICE = r"^seamgate: error: --junit .*: the same file as --json r\.json .*one report would overwrite the other"
+
+#: Output paths (issue 11): each is refused before anything runs; nothing is replaced, nothing written.
+OUTPUT_CASES: tuple[Case, ...] = (
+    Case("output-same-file-twice", "`run --json r.json --junit r.json` (one report would overwrite the other)",
+         ("run", "--json", "r.json", "--junit", "r.json"), ExitCode.USAGE_ERROR, _TWICE),
+    Case("output-same-file-two-spellings", "`run --json r.json --junit calc/../r.json`",
+         ("run", "--json", "r.json", "--junit", "calc/../r.json"), ExitCode.USAGE_ERROR, _TWICE),
+    Case("output-same-file-via-symlink", "`run --json r.json --junit link.json`, link.json a symlink to r.json",
+         ("run", "--json", "r.json", "--junit", "link.json"), ExitCode.USAGE_ERROR, _TWICE,
+         setup=_existing_report_and_link),
+    Case("output-markdown-proc-version", "`run --markdown /proc/version` (used to print a traceback)",
+         ("run", "--markdown", "/proc/version"), ExitCode.ENVIRONMENT,
+         r"^seamgate: error: --markdown /proc/version: cannot write /proc/version: /proc is not writable"),
+    Case("output-json-is-a-folder", "`run --json calc` (a folder)", ("run", "--json", "calc"),
+         ExitCode.USAGE_ERROR, r"^seamgate: error: --json calc: .*calc is a folder; name a file"),
+    Case("output-json-block-device", "`run --json ../blk`, a block device", ("run", "--json", "../blk"),
+         ExitCode.USAGE_ERROR, r"^seamgate: error: --json \.\./blk: .*blk is a block device, not a regular file",
+         setup=_block_device),
+    Case("output-folder-is-a-file", "`run --output pyproject.toml` (a file, not a folder)",
+         ("run", "--output", "pyproject.toml"), ExitCode.USAGE_ERROR,
+         r"^seamgate: error: --output pyproject\.toml: .*pyproject\.toml is a regular file, not a folder"),
+    Case("output-folder-dev-null", "`run --output /dev/null`", ("run", "--output", "/dev/null"),
+         ExitCode.USAGE_ERROR, r"^seamgate: error: --output /dev/null: /dev/null is a character device, not a folder"),
+)
+
+CASES: tuple[Case, ...] = GATE_FILE_CASES + MUTATION_CASES + OUTPUT_CASES
 
 #: Inputs that once failed and must now SUCCEED (each read as the user meant it).
 ACCEPTED: tuple[Case, ...] = (
