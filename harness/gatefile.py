@@ -10,12 +10,13 @@ need the project (paths exist, mutation ids known, ids unique across files) are 
 
 from __future__ import annotations
 
+import math
 import os
-
 import re
 from pathlib import Path, PurePosixPath
 from typing import Sequence
 
+from harness.config import COUNT_ASSERTIONS_ENV
 from harness.errors import GateFileError
 from harness.model import (
     ARM_NAMES, Counts, Expectation, Gate, GateKind, LaneSide, Origin, RedSet, SourceState,
@@ -279,8 +280,12 @@ class _GateReader:
 
     def timeout(self, node: Node, context: str) -> float | None:
         value = node.value
-        if isinstance(value, bool) or not isinstance(value, (int, float)) or not value > 0:
-            self.shape.add(node, context, f"'timeout' must be a number of seconds > 0, got {describe(value)}")
+        if isinstance(value, bool) or not isinstance(value, (int, float)) or not 0 < value < math.inf:
+            got = f"{value!r}, which is no limit at all" if isinstance(value, float) and math.isinf(value) else \
+                f"{value!r}, not a number" if isinstance(value, float) and math.isnan(value) else describe(value)
+            self.shape.add(node, context, f"'timeout' must be a finite number of seconds > 0, got {got}; write "
+                                          "e.g. `timeout: 600`, or leave it out to derive the limit from the "
+                                          "baseline's duration")
             return None
         return float(value)
 
