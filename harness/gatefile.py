@@ -16,7 +16,6 @@ import re
 from pathlib import Path, PurePosixPath
 from typing import Sequence
 
-from harness.config import COUNT_ASSERTIONS_ENV
 from harness.errors import GateFileError
 from harness.model import (
     ARM_NAMES, Counts, Expectation, Gate, GateKind, LaneSide, Origin, RedSet, SourceState,
