@@ -69,6 +69,7 @@ def build_parser() -> argparse.ArgumentParser:
                         help="the project root (default: the nearest folder upwards whose pyproject.toml "
                              "has [tool.seamgate], else the current folder)")
     commands = parser.add_subparsers(dest="command", metavar="COMMAND", required=True)
+    _add_init(commands)
     _add_validate(commands)
     _add_gates(commands)
     _add_mutations(commands)
@@ -96,6 +97,26 @@ def _member_doc(code: ExitCode) -> str:
                 back -= 1
             return " ".join(comments)
     return ""
+
+
+def _add_init(commands: argparse._SubParsersAction) -> None:
+    parser = commands.add_parser("init", help="scaffold seamgate into an existing pytest project",
+                                 description="Add [tool.seamgate] to pyproject.toml (appended; created when absent), "
+                                             "gates/ with one commented example gate, mutations/ with one example "
+                                             "mutation and a test using the `backend` fixture (needs torch: "
+                                             "pip install \"seamgate[seam]\"). Refuses, writing nothing, when any "
+                                             "of it is already there. docs/tutorial.md goes on from there.")
+    parser.add_argument("directory", nargs="?", type=Path, default=None, metavar="DIR",
+                        help="the project root (default: --project, else the current folder)")
+    parser.set_defaults(handler=cmd_init)
+
+
+def cmd_init(args: argparse.Namespace) -> ExitCode:
+    from harness.scaffold import init, next_steps
+
+    root = (args.directory or args.project or Path.cwd()).resolve()
+    sys.stdout.write(next_steps(root, init(root)))
+    return ExitCode.OK
 
 
 def _add_validate(commands: argparse._SubParsersAction) -> None:
