@@ -40,7 +40,7 @@ from reports.outcome import CaseOutcome, RunOutcome
 HARNESS_ROOT = Path(__file__).resolve().parents[1]
 #: Variables of the caller's environment a run never inherits (a gate states its own).
 _DROPPED_PREFIXES = ("SEAM_", "PYTEST_")
-_DROPPED = {"PYTHONPATH", "PYTHONHOME", "PYTHONSTARTUP", "PYTHONSAFEPATH", "SEAMGATE_REACH_OUT", "SEAMGATE_ONLY",
+_DROPPED = {"PYTHONPATH", "PYTHONHOME", "PYTHONSTARTUP", "PYTHONSAFEPATH", "SEAMGATE_REACH_OUT", "SEAMGATE_ONLY", "SEAMGATE_SKIP",
             ROOTS_ENV, NAMES_ENV}
 #: Seconds granted to a killed process group to be reaped before we stop waiting.
 _REAP_GRACE = 10.0
@@ -68,6 +68,8 @@ class Run:
     reach: Path | None = None
     #: Run only these node ids of the (still wholly collected) selection; ``None``: every case.
     only: frozenset[str] | None = None
+    #: Do not run these node ids (cells taken from the previous run); every other case runs.
+    skip: frozenset[str] = frozenset()
 
 
 @dataclass(frozen=True)
@@ -126,7 +128,7 @@ def pytest_argv(run: Run, junit: Path, counts: Path) -> list[str]:
     A collection error in one file does not stop the session (``--continue-on-collection-errors``):
     a run may serve several gates, and each gate reads only its own part (``harness/matrix.py``).
     """
-    reach = ["-p", "harness.pytest_reach"] if run.reach is not None or run.only is not None else []
+    reach = ["-p", "harness.pytest_reach"] if run.reach is not None or run.only is not None or run.skip else []
     return [
         *run.select,
         "--rootdir", str(run.tree),
@@ -165,6 +167,9 @@ class Executor:
         if run.only is not None:
             (folder / "only.json").write_text(json.dumps(sorted(run.only)), encoding="utf-8")
             env["SEAMGATE_ONLY"] = str(folder / "only.json")
+        if run.skip:
+            (folder / "skip.json").write_text(json.dumps(sorted(run.skip)), encoding="utf-8")
+            env["SEAMGATE_SKIP"] = str(folder / "skip.json")
         request = {
             "mode": "pytest", "argv": pytest_argv(run, junit, counts), "cwd": str(run.tree),
             "env": run_environment(env, run.tree, run.arm),
@@ -173,7 +178,8 @@ class Executor:
         }
         end, status, wall, detail = self._launch(request, run.timeout)
         outcome = _outcome(run.label, end, status, wall, detail, folder)
-        if run.only is None and outcome.end == "completed" and outcome.exit_code == 5 and not outcome.cases:
+        if run.only is None and not run.skip and outcome.end == "completed" and outcome.exit_code == 5 \
+                and not outcome.cases:
             why = (f"pytest collected no test from {' '.join(run.select)} (exit 5): a run that judges nothing is "
                    f"an error, never green; see {folder / 'stdout.txt'}: {_tail(folder / 'stdout.txt', 300)}")
             outcome = replace(outcome, cases=(CaseOutcome(nodeid="", kind="error", message=why),))

@@ -74,18 +74,21 @@ def fill(ran: RunOutcome, baseline: RunOutcome, run_ids: frozenset[str]) -> RunO
     A case the run was asked to run but did not report (it crashed first) is left out, never inferred.
     """
     seen = {c.nodeid for c in ran.cases}
-    inferred = tuple(replace(c, inferred=True) for c in baseline.cases
+    inferred = tuple(replace(c, inferred=True, carried=False) for c in baseline.cases
                      if c.nodeid not in run_ids and c.nodeid not in seen)
     cases = ran.cases + inferred
     return replace(ran, cases=cases, exit_code=_exit_code(cases) if ran.end == "completed" else ran.exit_code)
 
 
 def inferred_note(run: RunOutcome) -> str:
-    """``"; 80 of 94 cases inferred from the baseline (their reach misses the change)"`` or ``""``."""
+    """``"; 80 of 94 cases inferred from the baseline (their reach misses the change)"`` or ``""``,
+    plus how many cells were carried from the previous run."""
     n = sum(1 for c in run.cases if c.inferred)
-    if not n:
-        return ""
-    return f"; {n} of {len(run.cases)} cases inferred from the baseline (their reach misses the change)"
+    carried = sum(1 for c in run.cases if c.carried)
+    note = f"; {n} of {len(run.cases)} cases inferred from the baseline (their reach misses the change)" if n else ""
+    if carried:
+        note += f"; {carried} of {len(run.cases)} cells carried from the previous run (no change since reaches them)"
+    return note
 
 
 def timeout_for(baseline: RunOutcome | None, run_ids: Iterable[str] | None, gate_limits: Sequence[float | None],

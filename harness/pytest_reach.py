@@ -20,7 +20,8 @@ environment variables, so that it can act before pytest reads its options:
   at session finish: ``{"root", "files": {rel: {context: [lines]}}, "fixtures": {nodeid: [names]},
   "spawned": [nodeids], "spawn_regions": [[rel, first, last]], "cases": [nodeids]}``.
 - ``SEAMGATE_ONLY=FILE``: keep. A JSON list of node ids; every collected item not in it is
-  deselected. The whole selection is still COLLECTED, so a mutation that breaks an import shows
+  deselected. ``SEAMGATE_SKIP=FILE``: the opposite, every item in it is deselected (the cells a
+  run takes from the previous run; a new case is not in it, so it runs). The whole selection is still COLLECTED, so a mutation that breaks an import shows
   as a collection error even where no kept case would have reached it.
 """
 
@@ -38,6 +39,7 @@ import pytest
 
 _OUT = os.environ.get("SEAMGATE_REACH_OUT")
 _ONLY = os.environ.get("SEAMGATE_ONLY")
+_SKIP = os.environ.get("SEAMGATE_SKIP")
 
 
 class _Recorder:
@@ -280,11 +282,13 @@ def pytest_fixture_setup(fixturedef: Any, request: Any):  # type: ignore[no-unty
 
 
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
-    if not _ONLY:
+    if not _ONLY and not _SKIP:
         return
-    keep = set(json.loads(Path(_ONLY).read_text(encoding="utf-8")))
-    kept = [item for item in items if item.nodeid in keep]
-    dropped = [item for item in items if item.nodeid not in keep]
+    keep = set(json.loads(Path(_ONLY).read_text(encoding="utf-8"))) if _ONLY else None
+    skip = set(json.loads(Path(_SKIP).read_text(encoding="utf-8"))) if _SKIP else set()
+    wanted = lambda nodeid: (keep is None or nodeid in keep) and nodeid not in skip  # noqa: E731
+    kept = [item for item in items if wanted(item.nodeid)]
+    dropped = [item for item in items if not wanted(item.nodeid)]
     if dropped:
         config.hook.pytest_deselected(items=dropped)
         items[:] = kept

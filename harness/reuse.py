@@ -89,7 +89,8 @@ def load_kept_rows(kept: Path | None) -> dict[str, dict[str, Any]]:
         return {}
 
 
-def write_kept_rows(kept: Path, rows: Mapping[str, Mapping[str, Any]]) -> None:
+def write_kept_rows(kept: Path, rows: Mapping[str, Mapping[str, Any]], files: Mapping[str, str] | None = None) -> None:
+    """Keep the rows, and the project's file hashes they were made on (``harness/incremental.py``)."""
     from reports.json_out import write_atomic
 
-    write_atomic(kept / ROWS_FILE, json.dumps({"schema": 1, "rows": rows}) + "\n")
+    write_atomic(kept / ROWS_FILE, json.dumps({"schema": 1, "rows": rows, "files": dict(files or {})}) + "\n")

@@ -25,6 +25,7 @@ from __future__ import annotations
 import argparse
 import contextlib
 import hashlib
+import json
 import os
 import re
 import shutil
@@ -49,10 +50,13 @@ from harness.judges import JUDGES, RUNS_ITS_OWN, Seen
 from harness.matrix import RowKey, fill, in_select, inferred_note, timeout_for, view
 from harness.planner import Check, Plan, make_plan, restrict_arms, select_gates
 from harness.reach import Reach, cases_to_run
+from harness.incremental import Snapshot, cases_to_rerun, entry_digest, merge_reach, moved_lines, write_sources
 from harness.reuse import digest, file_hashes, files_read, load_kept_rows, run_from_data, run_to_data, write_kept_rows
+from harness.tree_guard import TreeGuard
 from harness.workspace import latest, new_kept_folder, point_latest, write_matrix
 from harness.platforms import Platform, code_under_test, git_commit, hash_code_under_test
 from harness.redfirst import materialize_ref
+from reports.json_out import plan_digest
 from reports.outcome import ArmOutcome, Report, RunOutcome, Verdict
 from reports.terminal import GateProgress
 
@@ -294,6 +298,10 @@ class Session:
         self.progress: GateProgress | None = None
         #: Rows kept by the newest run (label -> digest, run), this run's rows to keep, and the reused ones.
         self.previous: dict[str, dict[str, Any]] = {}
+        #: The project as the newest kept run saw it, and per baseline row the cases a change since
+        #: then reaches (``None``: every case) -- ``harness/incremental.py``.
+        self.snapshot = Snapshot()
+        self.rerun: dict[RowKey, frozenset[str] | None] = {}
         self.previous_folder: Path | None = None
         self.kept_rows: dict[str, dict[str, Any]] = {}
         self.reused: set[RowKey] = set()
@@ -303,13 +311,20 @@ class Session:
         self._code_list: list[str] | None = None
         self._bytes: dict[Path, bytes] = {}
         self._commit: str | None = None
+        #: The user's tree, watched around every run: a test writing into it makes its gates ERROR.
+        self.tree_guard: TreeGuard | None = None
+        #: Digest of every gate and arm selected before sharding (``reports.json_out.plan_digest``).
+        self.plan_id = ""
 
     def run(self, gates: Sequence[Gate]) -> Report:
         sweep_stale_workdirs()
+        self.plan_id = plan_digest((g.id, arm) for g in select_gates(gates, self.options.gate_ids) for arm in g.arms)
         self.workdir = Path(tempfile.mkdtemp(prefix=f"{_WORKDIR_PREFIX}{os.getpid()}-"))
+        self.tree_guard = TreeGuard.start(self.project, self.original_file)
         if self.options.reuse:
             self.previous_folder = latest(self.project)
             self.previous = load_kept_rows(self.previous_folder)
+            self.snapshot = Snapshot.read(self.previous_folder)
         self.kept = new_kept_folder(self.project, self.options.output)
         previous = _install_signal_handlers()
         launcher = None
@@ -344,12 +359,14 @@ class Session:
 
         if self.kept is None:
             return
-        write_json(self.kept / "outcomes.json", report, int(code))
-        rows = {key.label(): {c.nodeid: {"kind": c.kind, "inferred": c.inferred, "duration": c.duration}
+        write_json(self.kept / "outcomes.json", report, int(code), shard=self.options.shard, plan=self.plan_id)
+        rows = {key.label(): {c.nodeid: {"kind": c.kind, "inferred": c.inferred, "carried": c.carried,
+                                         "duration": c.duration}
                               for c in row.cases}
                 for key, row in self.rows.items() if isinstance(row, RunOutcome)}
         write_matrix(self.kept / "matrix.json", rows)
-        write_kept_rows(self.kept, self.kept_rows)
+        write_kept_rows(self.kept, self.kept_rows, files=self.hashes())
+        write_sources(self.kept, self.project, self.reach.values())
         if self.options.output is None:
             point_latest(self.kept)
 
@@ -458,10 +475,12 @@ class Session:
             raise RuntimeError(f"cannot copy the working tree: {tree}") from tree
         keys = [key for key in plan.baselines if not self.reuse_baseline(key, plan.rows[key])]
         reach_files = {key: None if self.options.prove else self.kept / reach_file_name(key) for key in keys}
+        # Cells of the kept baseline that no change since reaches (``harness/incremental.py``).
+        carried = {key: self.carried_cells(key, plan.rows[key]) for key in keys}
         thunks = [lambda k=k, n=n: self.execute(Run(
                       f"baseline{n} {k.arm} {' '.join(plan.rows[k])}", tree, plan.rows[k], k.arm, dict(k.env),
                       BASELINE_TIMEOUT,
-                      reach=reach_files[k] if not n else None))
+                      reach=reach_files[k] if not n else None, skip=frozenset(carried[k])))
                   for k in keys for n in ("", " (again)")]
         runs = self.parallel(thunks, "baselines")
         for first, second in zip(runs[::2], runs[1::2]):
@@ -469,10 +488,46 @@ class Session:
         # A second run that did not finish makes the baseline red as surely as the first.
         chosen = [first if second.end == "completed" else second for first, second in zip(runs[::2], runs[1::2])]
         for key, run in zip(keys, chosen):
+            if carried[key] and run.end == "completed":
+                run = self.with_carried_cells(key, run, carried[key], reach_files[key])
             self.rows[key] = self.without_flaky(run)
             self.reach[key] = Reach.read(reach_files[key]) if reach_files[key] is not None else None
             if run.end == "completed":
-                self.remember(key, self.baseline_digest(key, plan.rows[key]), self.rows[key])
+                self.remember(key, self.baseline_digest(key, plan.rows[key]), self.rows[key], plan.rows[key])
+
+    def carried_cells(self, key: RowKey, select: tuple[str, ...]) -> dict[str, Any]:
+        """The kept baseline's cells (node id -> cell) that no change since the kept run reaches.
+
+        Empty (run every case) without a kept row of the same selection and mode, with ``--prove``
+        (which records no reach), or when a change's reach is unknown.
+        """
+        kept = self.previous.get(key.label()) if self.options.reuse and self.previous_folder else None
+        old_reach = Reach.read(self.previous_folder / reach_file_name(key)) if kept else None
+        if kept is None or self.options.prove or old_reach is None or kept.get("select") != list(select):
+            self.rerun[key] = None
+            return {}
+        old = run_from_data(kept["run"])
+        ids = [c.nodeid for c in old.cases]
+        rerun = cases_to_rerun(self.snapshot, self.hashes(), self.project, old_reach, ids, select)
+        self.rerun[key] = rerun
+        if rerun is None or old.end != "completed" or any(c.nodeid not in old_reach.cases for c in old.cases):
+            return {}  # a collection error (no case of the reach) is re-run, never carried
+        flaky = {n for n in kept.get("flaky", {})}
+        return {c.nodeid: replace(c, carried=True) for c in old.cases if c.nodeid not in rerun and c.nodeid not in flaky}
+
+    def with_carried_cells(self, key: RowKey, run: RunOutcome, carried: Mapping[str, Any],
+                           reach_file: Path | None) -> RunOutcome:
+        """A partial baseline run plus the carried cells; its reach merged with the kept one."""
+        if reach_file is not None:
+            old = json.loads((self.previous_folder / reach_file_name(key)).read_text(encoding="utf-8"))
+            new = json.loads(reach_file.read_text(encoding="utf-8")) if reach_file.is_file() else {}
+            merged = merge_reach(old, new, [c.nodeid for c in run.cases],
+                                 moved_lines(self.snapshot, self.project, self.hashes()))
+            reach_file.write_text(json.dumps(merged), encoding="utf-8")
+        cases = run.cases + tuple(carried.values())
+        return replace(run, cases=cases, exit_code=1 if any(c.kind in ("failed", "error") for c in cases) else 0,
+                       detail=(run.detail + "; " if run.detail else "") +
+                              f"{len(carried)} cells carried from the previous run (no change since reaches them)")
 
     def carried(self, run: RunOutcome) -> RunOutcome:
         """A reused run with its log folder copied into this run's kept folder (its messages name files
@@ -493,10 +548,19 @@ class Session:
     def baseline_digest(self, key: RowKey, select: tuple[str, ...]) -> str:
         return digest(key.label(), select, self.options.prove, "baseline", None, self.hashes())
 
-    def remember(self, key: RowKey, row_digest: str, run: RunOutcome) -> None:
+    def remember(self, key: RowKey, row_digest: str, run: RunOutcome, select: Sequence[str]) -> None:
         with self.guard:
             self.kept_rows[key.label()] = {"digest": row_digest, "run": run_to_data(run),
-                                           "flaky": {n: list(v) for n, v in self.flaky.items()}}
+                                           "flaky": {n: list(v) for n, v in self.flaky.items()},
+                                           "select": list(select),
+                                           "entry": self.entry(key)}
+
+    def entry(self, key: RowKey) -> str | None:
+        """Digest of a mutation row's catalog entry (cells are carried only under the same entry)."""
+        catalog = getattr(self.materializer, "catalog", None)
+        if key.source.kind != "mutation" or catalog is None or key.source.mutation not in catalog:
+            return None
+        return entry_digest(catalog.get(key.source.mutation))
 
     def reuse_baseline(self, key: RowKey, select: tuple[str, ...]) -> bool:
         """Take the kept baseline row (and its reach) when no project file changed since."""
@@ -513,7 +577,8 @@ class Session:
             shutil.copyfile(old_reach, self.kept / reach_file_name(key))
             self.reach[key] = Reach.read(self.kept / reach_file_name(key))
         self.reused.add(key)
-        self.remember(key, row_digest, self.rows[key])
+        self.rerun[key] = frozenset()  # nothing changed: every cell of every row may be carried
+        self.remember(key, row_digest, self.rows[key], select)
         return True
 
     def fill_and_judge(self, key: RowKey, select: tuple[str, ...], readers: Sequence[Check],
@@ -536,11 +601,11 @@ class Session:
         if kept is not None and kept.get("digest") == row_digest:
             self.reused.add(key)
             run = self.carried(run_from_data(kept["run"]))
-            self.remember(key, row_digest, run)
+            self.remember(key, row_digest, run, select)
             return self.without_flaky(run)
         filled = self._fill(key, select, readers, tree, baseline)
         if filled.end == "completed":
-            self.remember(key, row_digest, filled)
+            self.remember(key, row_digest, filled, select)
         return filled
 
     def row_digest(self, key: RowKey, select: tuple[str, ...], tree: Path, baseline: RunOutcome) -> str:
@@ -555,11 +620,38 @@ class Session:
     def _fill(self, key: RowKey, select: tuple[str, ...], readers: Sequence[Check], tree: Path,
               baseline: RunOutcome) -> RunOutcome:
         run_ids = None if self.options.prove else self.cases_to_run(key, tree, baseline)
+        carried = self.carried_row_cells(key, select, baseline, run_ids)
+        if carried and run_ids is not None and not run_ids - set(carried):
+            # Every case to run was run before on the same mutation, and no change since reaches it.
+            ran = RunOutcome(key.label(), "completed", 0, tuple(carried.values()),
+                             detail=f"{len(carried)} cells carried from the previous run (no change since reaches them)")
+            return self.without_flaky(fill(ran, baseline, run_ids))
         timeout = timeout_for(baseline, run_ids, [c.gate.timeout for c in readers])
-        run = self.execute(Run(key.label(), tree, select, key.arm, dict(key.env), timeout, only=run_ids))
+        only = None if run_ids is None else run_ids - set(carried)
+        run = self.execute(Run(key.label(), tree, select, key.arm, dict(key.env), timeout, only=only,
+                               skip=frozenset(carried) if run_ids is None else frozenset()))
+        if carried and run.end == "completed":
+            run = replace(run, cases=run.cases + tuple(c for n, c in carried.items() if n not in {x.nodeid for x in run.cases}))
         if run_ids is None:
             return self.without_flaky(run)
         return self.without_flaky(fill(run, baseline, run_ids))
+
+    def carried_row_cells(self, key: RowKey, select: tuple[str, ...], baseline: RunOutcome,
+                          run_ids: frozenset[str] | None) -> dict[str, Any]:
+        """Cells of this row that the kept run RAN (not inferred) under the same catalog entry and
+        selection, for the cases no change since the kept run reaches (``harness/incremental.py``)."""
+        rerun = self.rerun.get(key.baseline)
+        kept = self.previous.get(key.label()) if self.options.reuse else None
+        if rerun is None or kept is None or kept.get("entry") is None or kept.get("entry") != self.entry(key) \
+                or kept.get("select") != list(select):
+            return {}
+        old = run_from_data(kept["run"])
+        known = {c.nodeid for c in baseline.cases}
+        if old.end != "completed" or any(c.nodeid not in known for c in old.cases):
+            return {}  # a collection error, or a case the baseline no longer has: run the row again
+        wanted = known if run_ids is None else run_ids
+        return {c.nodeid: replace(c, carried=True) for c in old.cases
+                if not c.inferred and c.nodeid in wanted and c.nodeid not in rerun}
 
     def _baseline(self, key: RowKey) -> RunOutcome:
         row = self.rows[key.baseline]
@@ -617,10 +709,16 @@ class Session:
         if progress is not None:
             progress.start(run.label)
         try:
-            return self.executor.execute(run)
+            with self.tree_guard.watch(run.label) if self.tree_guard else contextlib.nullcontext():
+                return self.executor.execute(run)
         finally:
             if progress is not None:
                 progress.stop(run.label)
+
+    def original_file(self, rel: str) -> Path | None:
+        """``rel`` in the working tree's copy, once made (the bytes the user's file had at the start)."""
+        tree = self.trees.get(SourceState())
+        return tree / rel if isinstance(tree, Path) else None
 
     def tree(self, state: SourceState) -> Path | Exception:
         """The materialized tree of ``state`` (once per invocation), or why it could not be made."""
@@ -642,7 +740,11 @@ class Session:
             if not records:
                 return owed_outcome(gate, arm, check.owed)
             return resolve(owed_outcome(gate, arm, check.owed), list(records), self.gate_hash(gate, arm))
-        outcome = self.judge_seen(check)
+        own = f"gate {gate.id} {arm}"  # a lane-identity gate runs its own children
+        with self.tree_guard.watch(own) if self.tree_guard else contextlib.nullcontext():
+            outcome = self.judge_seen(check)
+        if self.tree_guard is not None:
+            outcome = self.tree_guard.verdict(outcome, [own] + [k.label() for k in (check.row, check.proof_row) if k])
         if outcome.verdict is Verdict.PASS:
             outcome = replace(outcome, provenance=platform.provenance(arm, self.project, code_hash=self.gate_hash(gate, arm),
                                                                       commit=self.commit()))

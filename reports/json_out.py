@@ -22,7 +22,7 @@ def run_to_json(run: RunOutcome) -> dict[str, Any]:
         "inferred": sum(1 for c in run.cases if c.inferred), "log": run.log,
         "cases": [{"nodeid": c.nodeid, "kind": c.kind, "message": c.message,
                    "assertions_passed": c.assertions_passed, "assertions_failed": c.assertions_failed,
-                   "inferred": c.inferred}
+                   "inferred": c.inferred, "carried": c.carried}
                   for c in run.cases],
     }
 

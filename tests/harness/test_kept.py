@@ -36,7 +36,7 @@ def test_a_run_keeps_its_logs_junit_outcomes_and_matrix_and_latest_points_at_it(
         assert Path(run_["log"]).is_file() and Path(run_["log"]).is_relative_to(kept)  # the FAIL's log still exists
         assert (Path(run_["log"]).parent / "junit.xml").is_file()
     matrix = json.loads((kept / "matrix.json").read_text())["rows"]
-    assert {k: v for k, v in matrix["mutation add-off-by-one cpu-emulated"][f"{ADD}::test_add_small"].items() if k != "duration"} == {"kind": "failed", "inferred": False}
+    assert {k: v for k, v in matrix["mutation add-off-by-one cpu-emulated"][f"{ADD}::test_add_small"].items() if k != "duration"} == {"kind": "failed", "inferred": False, "carried": False}
     assert matrix["mutation add-off-by-one cpu-emulated"]["tests/test_mul.py::test_mul"]["inferred"] is True
 
 
@@ -81,3 +81,42 @@ def test_a_second_run_with_nothing_changed_reuses_every_row_and_a_change_reruns_
     assert "reused" not in by_gate["add"]  # its cases read tests/test_add.py (the baseline re-ran too)
     fourth, _ = go(prove=True)
     assert not any("reused" in o.message for o in fourth.outcomes)  # --prove never takes a default run's rows
+
+
+def test_a_change_reruns_only_the_cells_it_reaches_and_carries_the_rest_with_their_reach_moved(tmp_path: Path):
+    from harness.exit_codes import ExitCode
+    from reports.outcome import Verdict
+
+    project = write_project(tmp_path / "p")
+    mutations = catalog(mutation("add-off-by-one", "return a + b", "return a + b + 1"),
+                        mutation("mul-off", "return a * b", "return a * b + 1"))
+    gates = [gate("add", mutation="add-off-by-one", red=RedSet(files=(ADD,))),
+             gate("mul", mutation="mul-off", red=RedSet(files=("tests/test_mul.py",)))]
+
+    def go():
+        report, code = run_gates(gates, project=project, options=RunOptions(progress=False, reuse=True),
+                                 materializer=catalog_materializer(mutations), stdout=io.StringIO(),
+                                 launcher=shared_server())
+        assert code is ExitCode.OK and [o.verdict for o in report.outcomes] == [Verdict.PASS, Verdict.PASS]
+        rows = json.loads((latest(project) / "matrix.json").read_text())["rows"]
+        return report, {label: {n.split("::")[-1]: c["carried"] for n, c in cells.items()} for label, cells in rows.items()}
+
+    go()
+    ops = project / "calc/ops.py"
+    # One line of add's body becomes two: mul's lines move down by one.
+    ops.write_text(ops.read_text().replace("    return a + b\n", "    total = a + b\n    return total\n"))
+    mutations = catalog(mutation("add-off-by-one", "return total", "return total + 1"),
+                        mutation("mul-off", "return a * b", "return a * b + 1"))
+    report, carried = go()
+    assert carried["working tree cpu-emulated"] == {"test_add_small": False, "test_add_zero": False, "test_mul": True}
+    assert carried["mutation mul-off cpu-emulated"]["test_mul"] is True  # same entry, mul not reached by the edit
+    assert "1 of 3 cells carried from the previous run" in {o.gate: o.message for o in report.outcomes}["mul"]
+    # Now mul's body changes, on the line it moved to: test_mul must run again (its kept reach moved with it).
+    ops.write_text(ops.read_text().replace("    return a * b\n", "    product = a * b\n    return product\n"))
+    mutations = catalog(mutation("add-off-by-one", "return total", "return total + 1"),
+                        mutation("mul-off", "return product", "return product + 1"))
+    _, carried = go()
+    assert carried["working tree cpu-emulated"] == {"test_add_small": True, "test_add_zero": True, "test_mul": False}
+    assert carried["mutation add-off-by-one cpu-emulated"] == {"test_add_small": True, "test_add_zero": True,
+                                                              "test_mul": False}
+    assert carried["mutation mul-off cpu-emulated"]["test_mul"] is False

@@ -115,12 +115,15 @@ def test_a_second_run_in_the_same_repository_is_locked_out(project):
 def test_the_users_tree_is_untouched_and_no_temp_folder_is_left(project):
     from tests.reports.fixture_projects import tree_digest
 
+    import os
     import tempfile
 
-    before, leftovers = tree_digest(project), set(Path(tempfile.gettempdir()).glob("seamgate-run-*"))
+    # Only this process's folders: other seamgate runs on the machine come and go meanwhile.
+    mine = f"seamgate-run-{os.getpid()}-*"
+    before, leftovers = tree_digest(project), set(Path(tempfile.gettempdir()).glob(mine))
     run(project, gate("g", mutation="add-off-by-one", red=RedSet(files=(ADD,))))
     assert tree_digest(project) == before
-    assert set(Path(tempfile.gettempdir()).glob("seamgate-run-*")) == leftovers
+    assert set(Path(tempfile.gettempdir()).glob(mine)) == leftovers
 
 
 def test_gate_filter_and_shards_split_the_gates_deterministically():
