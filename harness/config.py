@@ -15,7 +15,13 @@ from typing import Any
 from harness.errors import ConfigError
 from mutations.shape import unknown_key_message
 
-_KEYS = ("gates", "catalog", "jobs", "evidence", "copy_include", "copy_exclude")
+#: Set in a gate's environment by ``count_assertions: true`` (``harness/gatefile.py``): that gate's runs
+#: pass ``-o enable_assertion_pass_hook=true`` and count passing assertions. Off by default, because the
+#: hook changes what tests see (a passing ``assert`` is formatted, its operands kept alive and repr'd).
+COUNT_ASSERTIONS_ENV = "SEAMGATE_COUNT_ASSERTIONS"
+
+#: ``sweep`` is the ``[tool.seamgate.sweep]`` table, read and checked by ``harness/sweep_cli.py``.
+_KEYS = ("gates", "catalog", "jobs", "evidence", "copy_include", "copy_exclude", "sweep")
 _TABLE = re.compile(r"^\s*\[tool\.seamgate\]\s*(#.*)?$", re.MULTILINE)
 
 

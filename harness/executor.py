@@ -9,7 +9,8 @@ fork is unavailable), because switches are read once per process. pytest runs:
   the counting plugin records every project module loaded from OUTSIDE the tree, and such a run holds
   an error case naming the module and its path (the gate is an ERROR, never PASS or FAIL);
 - without fail-fast (``--maxfail=0`` overrides a project's ``-x``), with ``--junitxml``,
-  ``-p no:cacheprovider`` and the counting plugin ``-p harness.pytest_counting``;
+  ``-p no:cacheprovider`` and the counting plugin ``-p harness.pytest_counting``; pytest's
+  assertion-pass hook only for a gate with ``count_assertions: true`` (``COUNT_ASSERTIONS_ENV``);
 - with ``SEAM_ARMS=<arm>`` and the gate's environment; ``SEAM_*`` and ``PYTEST_*`` variables of the
   caller's own shell are dropped so a gate means the same thing on every machine.
 
@@ -31,6 +32,7 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any, Mapping
 
+from harness.config import COUNT_ASSERTIONS_ENV
 from harness.forkserver import CHILD_SETUP_FAILED, ForkServer, FreshInterpreter
 from harness.import_roots import NAMES_ENV, ROOTS_ENV, import_roots, top_level_names
 from reports.junit_in import SideFile, read_cases
@@ -41,7 +43,7 @@ HARNESS_ROOT = Path(__file__).resolve().parents[1]
 #: Variables of the caller's environment a run never inherits (a gate states its own).
 _DROPPED_PREFIXES = ("SEAM_", "PYTEST_")
 _DROPPED = {"PYTHONPATH", "PYTHONHOME", "PYTHONSTARTUP", "PYTHONSAFEPATH", "SEAMGATE_REACH_OUT", "SEAMGATE_ONLY", "SEAMGATE_SKIP",
-            ROOTS_ENV, NAMES_ENV}
+            ROOTS_ENV, NAMES_ENV, COUNT_ASSERTIONS_ENV}
 #: Seconds granted to a killed process group to be reaped before we stop waiting.
 _REAP_GRACE = 10.0
 
@@ -129,6 +131,9 @@ def pytest_argv(run: Run, junit: Path, counts: Path) -> list[str]:
     a run may serve several gates, and each gate reads only its own part (``harness/matrix.py``).
     """
     reach = ["-p", "harness.pytest_reach"] if run.reach is not None or run.only is not None or run.skip else []
+    # The assertion-pass hook only for a gate that asks (``count_assertions: true``): it changes what
+    # tests see (a passing assert is formatted, its operands kept alive) and costs time.
+    count = ["-o", "enable_assertion_pass_hook=true"] if run.env.get(COUNT_ASSERTIONS_ENV) == "1" else []
     return [
         *run.select,
         "--rootdir", str(run.tree),
@@ -136,7 +141,7 @@ def pytest_argv(run: Run, junit: Path, counts: Path) -> list[str]:
         "-p", "harness.pytest_counting", "--seamgate-counts", str(counts),
         "-p", "no:cacheprovider",
         "--junitxml", str(junit), "-o", "junit_family=xunit2",
-        "-o", "enable_assertion_pass_hook=true",
+        *count,
         "--maxfail=0", "--continue-on-collection-errors", "-q", "-rN",
     ]
 

@@ -16,6 +16,7 @@ import re
 from pathlib import Path, PurePosixPath
 from typing import Sequence
 
+from harness.config import COUNT_ASSERTIONS_ENV
 from harness.errors import GateFileError
 from harness.model import (
     ARM_NAMES, Counts, Expectation, Gate, GateKind, LaneSide, Origin, RedSet, SourceState,
@@ -34,7 +35,8 @@ LANE_BACKENDS: tuple[str, ...] = ("eager", "cpu-emulated", "cuda")
 #: Kinds whose meaning needs the code changed: they must name a mutation (or, red-first, a ref).
 _NEEDS_MUTATION: tuple[str, ...] = ("isolation", "rule")
 _LANE_KEYS = ("fingerprint", "control", "subject")
-_GATE_KEYS = ("id", "kind", "title", "source", "select", "env", "arms", "timeout", "expect", "proof", *_LANE_KEYS)
+_GATE_KEYS = ("id", "kind", "title", "source", "select", "env", "arms", "timeout", "expect", "proof",
+              "count_assertions", "collection_errors_are_red", *_LANE_KEYS)
 _SOURCE_KEYS = ("tree", "mutation", "ref", "overlay")
 _EXPECT_KEYS = ("red", "counts", "green_after", "lane")
 _RED_KEYS = ("files", "nodeids", "count")
@@ -137,6 +139,16 @@ class _GateReader:
             values["expect"] = self.expect(fields["expect"], context)
         if "proof" in fields:
             values["proof"] = self.proof(fields["proof"], context)
+        if "count_assertions" in fields and self.shape.boolean(fields["count_assertions"], context,
+                                                               "count_assertions"):
+            # Carried as the run's environment: a counting row never serves a gate that does not count.
+            values["env"] = {**(values.get("env") or {}), COUNT_ASSERTIONS_ENV: "1"}
+        if "collection_errors_are_red" in fields:
+            named = self.paths(fields["collection_errors_are_red"], context, "collection_errors_are_red")
+            if named and any("::" in entry for entry in named):
+                self.shape.add(fields["collection_errors_are_red"], context, "'collection_errors_are_red' names "
+                               "test FILES (or folders), not node ids: a collection error belongs to a file")
+            values["collection_errors_are_red"] = named
         if kind == "lane-identity":
             values.update(self.lane(fields, context))
         return {key: value for key, value in values.items() if value is not None}
@@ -165,6 +177,10 @@ class _GateReader:
                                               "the gate runs); add it")
         self.expect_rules(node, context, kind)
         self.source_rules(node, context, kind, source)
+        if "collection_errors_are_red" in fields and kind != "red-first":
+            self.shape.add(node.key_line_col("collection_errors_are_red"), context,
+                           "'collection_errors_are_red' is for kind 'red-first' only (a test that cannot import "
+                           "the old code's missing feature); remove it")
         if "proof" in fields and (kind == "lane-identity" or (source is not None and source.kind != "tree")):
             self.shape.add(node.key_line_col("proof"), context,
                            "'proof' is for a gate judged on the working tree (its own source already proves it "

@@ -103,6 +103,9 @@ class Gate:
     #: A gate on the working tree: the mutation whose row must red part of ``select`` (the proof
     #: that this gate's selection can turn red at all; without it the gate could never fail).
     proof: SourceState | None = None
+    #: Red-first only: files whose COLLECTION error against the old code counts as red for each of
+    #: their cases (a new test that imports a function the old code lacks).
+    collection_errors_are_red: tuple[str, ...] = ()
     #: Lane identity only: ``module:callable`` returning a work fingerprint mapping.
     fingerprint: str | None = None
     control: LaneSide | None = None

@@ -1,11 +1,13 @@
 """The counting plugin: per-case assertion counts and outcomes, written as a JSON side-file.
 
-Loaded into every run with ``-p harness.pytest_counting --seamgate-counts FILE`` and
-``-o enable_assertion_pass_hook=true``. JUnit XML stays the record of which cases ran and how they
-ended; this file adds what JUnit cannot say:
+Loaded into every run with ``-p harness.pytest_counting --seamgate-counts FILE``. JUnit XML stays
+the record of which cases ran and how they ended; this file adds what JUnit cannot say:
 
-- assertions per case: passed ones from ``pytest_assertion_pass``, plus one failed assertion for a
-  case whose call raised ``AssertionError`` (pytest stops a case at its first failed assertion);
+- assertions per case: one failed assertion for a case whose call raised ``AssertionError`` (pytest
+  stops a case at its first failed assertion), always; passed ones from ``pytest_assertion_pass``
+  only when pytest's ``enable_assertion_pass_hook`` is on (a gate's ``count_assertions: true``),
+  else ``null``: "not counted", never 0. The hook is opt-in because it changes what tests see;
+- under pytest-xdist (``-n``) the same facts, carried from the workers on the reports;
 - xfail vs xpass (JUnit writes a non-strict xpass as a plain pass);
 - a failure caused by ``ImportError``/``SyntaxError`` inside a test body, which is a broken source,
   not a red;
@@ -44,7 +46,15 @@ def pytest_addoption(parser: pytest.Parser) -> None:
 def pytest_configure(config: pytest.Config) -> None:
     path = config.getoption("--seamgate-counts")
     if path:
-        config.pluginmanager.register(_Counter(path), "seamgate-counter")
+        config.pluginmanager.register(_Counter(path, config), "seamgate-counter")
+
+
+def counting_on(config: pytest.Config) -> bool:
+    """Whether passing assertions are counted: pytest's own ``enable_assertion_pass_hook`` setting."""
+    try:
+        return bool(config.getini("enable_assertion_pass_hook"))
+    except ValueError:  # pragma: no cover - a pytest without the setting
+        return False
 
 
 def junit_key(nodeid: str) -> tuple[str, str]:
@@ -66,12 +76,24 @@ def _mangle(address: str) -> list[str]:
 
 
 class _Counter:
-    """Collects per-case facts during one session and writes them at its end."""
+    """Collects per-case facts during one session and writes them at its end.
 
-    def __init__(self, path: str) -> None:
+    The facts of a case travel ON its reports (``report.seamgate_facts``, set where the case runs):
+    under pytest-xdist the controller, which writes the file, never runs a test, and the workers'
+    reports are serialized to it with their attributes. A worker writes no file; the project modules
+    it loaded from outside the tree come back in ``workeroutput``.
+    """
+
+    def __init__(self, path: str, config: pytest.Config) -> None:
         self.path = path
+        self.config = config
+        self.counting = counting_on(config)
+        self.worker = hasattr(config, "workerinput")
+        #: Passing assertions per node id, in the process that runs the case.
+        self.passed: dict[str, int] = {}
         self.cases: dict[str, dict[str, Any]] = {}
         self.collect_errors: list[dict[str, str]] = []
+        self.worker_foreign: list[dict[str, str]] = []
         self.started = time.perf_counter()
 
     def case(self, nodeid: str) -> dict[str, Any]:
@@ -79,7 +101,7 @@ class _Counter:
             classname, name = junit_key(nodeid)
             self.cases[nodeid] = {
                 "classname": classname, "name": name, "kind": None, "message": "",
-                "assertions_passed": 0, "assertions_failed": 0, "exception": "",
+                "assertions_passed": None, "assertions_failed": 0, "exception": "",
             }
         return self.cases[nodeid]
 
@@ -87,22 +109,30 @@ class _Counter:
         self.started = time.perf_counter()
 
     def pytest_assertion_pass(self, item: pytest.Item) -> None:
-        self.case(item.nodeid)["assertions_passed"] += 1
+        self.passed[item.nodeid] = self.passed.get(item.nodeid, 0) + 1
 
     @pytest.hookimpl(wrapper=True)
     def pytest_runtest_makereport(self, item: pytest.Item, call: pytest.CallInfo[None]):
         report = yield
+        facts: dict[str, Any] = {"passed": self.passed.get(item.nodeid, 0) if self.counting else None}
         if call.excinfo is not None and call.when == "call":
-            entry = self.case(item.nodeid)
-            entry["exception"] = call.excinfo.typename
-            if call.excinfo.errisinstance(AssertionError):
-                entry["assertions_failed"] += 1
-            if call.excinfo.errisinstance(_BROKEN_SOURCE):
-                entry["broken_source"] = True
+            facts["exception"] = call.excinfo.typename
+            facts["failed"] = 1 if call.excinfo.errisinstance(AssertionError) else 0
+            facts["broken_source"] = bool(call.excinfo.errisinstance(_BROKEN_SOURCE))
+        report.seamgate_facts = facts
         return report
 
     def pytest_runtest_logreport(self, report: pytest.TestReport) -> None:
         entry = self.case(report.nodeid)
+        facts = getattr(report, "seamgate_facts", None)
+        if isinstance(facts, dict):
+            # Cumulative over the phases: the teardown's figure is the case's total.
+            entry["assertions_passed"] = facts.get("passed")
+            if "exception" in facts:
+                entry["exception"] = facts["exception"]
+                entry["assertions_failed"] += int(facts.get("failed", 0))
+                if facts.get("broken_source"):
+                    entry["broken_source"] = True
         kind, message = _classify(report, entry)
         if kind is not None and _outranks(kind, entry["kind"]):
             entry["kind"], entry["message"] = kind, message
@@ -115,13 +145,27 @@ class _Counter:
                 "message": str(report.longrepr)[-2000:],
             })
 
+    @pytest.hookimpl(optionalhook=True)
+    def pytest_testnodedown(self, node: Any, error: Any) -> None:
+        """pytest-xdist: a worker finished; keep the foreign imports it reported."""
+        output = getattr(node, "workeroutput", None) or {}
+        self.worker_foreign.extend(output.get("seamgate_foreign_imports") or [])
+
     def pytest_sessionfinish(self, session: pytest.Session, exitstatus: int) -> None:
+        if self.worker:
+            self.config.workeroutput["seamgate_foreign_imports"] = _foreign_imports()  # type: ignore[attr-defined]
+            return
+        distributed = self.config.pluginmanager.has_plugin("dsession")
+        foreign = _foreign_imports()
+        foreign += [f for f in self.worker_foreign if f not in foreign]
         payload = {
             "session_seconds": time.perf_counter() - self.started,
             "exitstatus": int(exitstatus),
+            "assertions_counted": self.counting,
+            "distributed": distributed,
             "cases": self.cases,
             "collect_errors": self.collect_errors,
-            "foreign_imports": _foreign_imports(),
+            "foreign_imports": foreign,
         }
         tmp = f"{self.path}.tmp"
         with open(tmp, "w", encoding="utf-8") as fh:

@@ -61,7 +61,7 @@ def _case(tc: TestCase, side: SideFile) -> CaseOutcome:
     kind = _refine(kind, facts)
     return CaseOutcome(
         nodeid=nodeid, kind=kind, message=message or str(facts.get("message", "")),
-        assertions_passed=int(facts.get("assertions_passed", 0)),
+        assertions_passed=None if facts.get("assertions_passed") is None else int(facts["assertions_passed"]),
         assertions_failed=int(facts.get("assertions_failed", 0)),
         duration=float(tc.time or 0.0),
     )

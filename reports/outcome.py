@@ -57,8 +57,9 @@ class CaseOutcome:
     kind: CaseKind
     #: The failure, error or skip message (the skip reason for ``owed``).
     message: str = ""
-    #: Assertions that passed in this case (pytest's ``pytest_assertion_pass`` hook).
-    assertions_passed: int = 0
+    #: Assertions that passed in this case (pytest's ``pytest_assertion_pass`` hook); ``None``: not
+    #: counted (the hook is off unless the gate says ``count_assertions: true``).
+    assertions_passed: int | None = 0
     #: Assertions that failed in this case (pytest stops a case at its first failed assertion).
     assertions_failed: int = 0
     #: Seconds, as JUnit recorded them.
@@ -80,7 +81,10 @@ class CaseOutcome:
         return self.nodeid.split("::", 1)[0]
 
     @property
-    def assertions(self) -> int:
+    def assertions(self) -> int | None:
+        """Passed plus failed assertions; ``None`` when passing ones were not counted."""
+        if self.assertions_passed is None:
+            return None
         return self.assertions_passed + self.assertions_failed
 
 
@@ -124,11 +128,17 @@ class RunOutcome:
 
 
 def count_phrase(cases: Iterable[CaseOutcome]) -> str:
-    """State cases as the seeds do: cases, passed, assertions, failed assertions."""
+    """State cases as the seeds do: cases, passed, assertions, failed assertions.
+
+    When any case's passing assertions were not counted, the phrase says so ("assertions not
+    counted") rather than print a total that would read as 0 or too few.
+    """
     cases = tuple(cases)
     passed = sum(1 for c in cases if c.kind == "passed")
-    assertions = sum(c.assertions for c in cases)
     failed = sum(c.assertions_failed for c in cases)
+    if any(c.assertions_passed is None for c in cases):
+        return f"{len(cases)} cases, {passed} passed, assertions not counted, {failed} failed"
+    assertions = sum(c.assertions_passed + c.assertions_failed for c in cases)  # type: ignore[operator]
     return f"{len(cases)} cases, {passed} passed, {assertions} assertions, {failed} failed"
 
 

@@ -63,7 +63,7 @@ def test_a_bad_gate_file_exits_usage_error_naming_file_line_column_and_key_witho
     assert result.returncode == ExitCode.USAGE_ERROR
     assert result.stderr == ("seamgate: error: gates/bad.yaml:6:5: gate 'g2-dense': unknown key 'expcet' — did you "
                              "mean 'expect'? (allowed: id, kind, title, source, select, env, arms, timeout, expect, proof, "
-                             "fingerprint, control, subject)\n")
+                             "count_assertions, collection_errors_are_red, fingerprint, control, subject)\n")
     assert result.stdout == ""
 
 

@@ -6,6 +6,7 @@ from pathlib import Path
 
 import pytest
 
+from harness.config import COUNT_ASSERTIONS_ENV
 from harness.executor import Executor, Run, pytest_argv, run_environment
 from harness.forkserver import FreshInterpreter
 from tests.reports.fixture_projects import CALC, shared_server, write_project
@@ -44,8 +45,9 @@ def test_a_run_keeps_passed_failed_error_skipped_owed_xfail_and_xpass_apart(tmp_
 
 
 def test_assertions_are_counted_per_case_passed_by_the_hook_and_failed_from_the_report(tmp_path, executor):
+    # Passing assertions are counted only when the gate asks (count_assertions: true; tests/harness/test_counting.py).
     tree = write_project(tmp_path / "p", {**CALC, **KINDS})
-    run = executor.execute(Run("kinds", tree, ("tests/test_kinds.py",), timeout=60))
+    run = executor.execute(Run("kinds", tree, ("tests/test_kinds.py",), env={COUNT_ASSERTIONS_ENV: "1"}, timeout=60))
     by_name = {c.nodeid.split("::")[1]: c for c in run.cases}
     assert (by_name["test_pass"].assertions_passed, by_name["test_pass"].assertions_failed) == (2, 0)
     assert (by_name["test_fail"].assertions_passed, by_name["test_fail"].assertions_failed) == (1, 1)
@@ -127,4 +129,4 @@ def test_the_pytest_command_line_has_no_fail_fast_and_loads_the_counting_plugin(
     argv = pytest_argv(Run("r", tmp_path, ("tests",)), tmp_path / "j.xml", tmp_path / "c.json")
     assert "--maxfail=0" in argv and "-x" not in argv
     assert argv[argv.index("-p") + 1] == "harness.pytest_counting"
-    assert "enable_assertion_pass_hook=true" in argv and "no:cacheprovider" in argv
+    assert "no:cacheprovider" in argv and "enable_assertion_pass_hook=true" not in argv  # opt-in: test_counting.py
