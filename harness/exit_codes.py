@@ -27,6 +27,9 @@ class ExitCode(enum.IntEnum):
     #: No gate was judged: no gate file, ``gates = []``, an ``--arm`` no gate lists, an empty shard,
     #: or every arm OWED/STALE; like pytest's exit 5, checking nothing is never green.
     NOTHING_JUDGED = 8
+    #: ``seamgate report --merge`` was given parts that are not one run's complete set of shards
+    #: (one missing, given twice, of another N or another plan); each is named, nothing is written.
+    MERGE_FAILED = 9
     #: A bug in seamgate itself: please report it with the traceback printed above.
     INTERNAL = 70
     #: Interrupted by SIGINT or SIGTERM; what finished was reported before exiting.

@@ -1,14 +1,22 @@
-"""JSON report: every arm outcome with its runs and provenance, written atomically."""
+"""JSON report: every arm outcome with its runs and provenance, written atomically.
+
+The layout is ``outcomes.json`` of a kept run and the output of ``seamgate report --format json``;
+``harness/result_schema.json`` publishes it and ``reports.results`` reads it back. Optional keys:
+``shard`` (``{"k", "n"}`` of a ``--shard K/N`` run), ``plan`` (digest of every gate and arm the
+run was cut from, shared by all shards of one run) and ``sweep`` (``reports.mutants``).
+"""
 
 from __future__ import annotations
 
 import errno
+import hashlib
 import json
 import os
 import tempfile
 from pathlib import Path
-from typing import Any
+from typing import Any, Iterable
 
+from reports.mutants import SweepResult, sweep_to_json
 from reports.outcome import ArmOutcome, Report, RunOutcome
 
 #: Bumped when a reader would misread the layout.
@@ -22,7 +30,8 @@ def run_to_json(run: RunOutcome) -> dict[str, Any]:
         "inferred": sum(1 for c in run.cases if c.inferred), "log": run.log,
         "cases": [{"nodeid": c.nodeid, "kind": c.kind, "message": c.message,
                    "assertions_passed": c.assertions_passed, "assertions_failed": c.assertions_failed,
-                   "inferred": c.inferred, "carried": c.carried}
+                   "duration": round(c.duration, 3), "inferred": c.inferred,
+                   "carried": c.carried}
                   for c in run.cases],
     }
 
@@ -36,13 +45,29 @@ def outcome_to_json(outcome: ArmOutcome) -> dict[str, Any]:
     }
 
 
-def report_to_json(report: Report, exit_code: int) -> dict[str, Any]:
-    return {
+def report_to_json(report: Report, exit_code: int, *, shard: tuple[int, int] | None = None, plan: str = "",
+                   sweep: SweepResult | None = None) -> dict[str, Any]:
+    data: dict[str, Any] = {
         "schema": SCHEMA_VERSION, "exit_code": exit_code, "interrupted": report.interrupted,
         "unfinished": list(report.unfinished),
         "baseline_red": [run_to_json(r) for r in report.baseline_red],
         "outcomes": [outcome_to_json(o) for o in report.outcomes],
     }
+    if shard is not None:
+        data["shard"] = {"k": shard[0], "n": shard[1]}
+    if plan:
+        data["plan"] = plan
+    if sweep is not None:
+        data["sweep"] = sweep_to_json(sweep)
+    return data
+
+
+def plan_digest(checks: Iterable[tuple[str, str]]) -> str:
+    """sha256 of the sorted ``(gate, arm)`` pairs of a whole plan: the shards of one run agree on it."""
+    digest = hashlib.sha256()
+    for gate, arm in sorted(set(checks)):
+        digest.update(f"{gate}\0{arm}\n".encode())
+    return digest.hexdigest()
 
 
 class OutputWriteError(OSError):
@@ -121,5 +146,7 @@ def _write_in_place(real: Path, text: str) -> None:
         os.close(fd)
 
 
-def write_json(path: Path, report: Report, exit_code: int) -> None:
-    write_atomic(path, json.dumps(report_to_json(report, exit_code), indent=2, default=str) + "\n")
+def write_json(path: Path, report: Report, exit_code: int, *, shard: tuple[int, int] | None = None, plan: str = "",
+               sweep: SweepResult | None = None) -> None:
+    data = report_to_json(report, exit_code, shard=shard, plan=plan, sweep=sweep)
+    write_atomic(path, json.dumps(data, indent=2, default=str) + "\n")
