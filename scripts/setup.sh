@@ -14,4 +14,19 @@ if ! .venv/bin/python -c "import torch" 2>/dev/null; then
   "${PIP[@]}" "torch==${SEAMGATE_TORCH_VERSION:-2.13.0}"
 fi
 "${PIP[@]}" -e '.[test]'
+# Debian's chromium for the HTML report's browser test (tests/reports/test_report_html_browser.py,
+# driven by Playwright with executable_path=/usr/bin/chromium; `playwright install` downloads a
+# browser build, which is not reachable here). As root, or through password-less sudo.
+if [ ! -x /usr/bin/chromium ] && command -v apt-get >/dev/null; then
+  SUDO=()
+  if [ "$(id -u)" != 0 ]; then
+    if sudo -n true 2>/dev/null; then SUDO=(sudo -n); else SUDO=(false); fi
+  fi
+  if "${SUDO[@]}" env DEBIAN_FRONTEND=noninteractive apt-get update -qq >/dev/null \
+     && "${SUDO[@]}" env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium >/dev/null; then
+    echo "setup: installed $(/usr/bin/chromium --version 2>/dev/null || echo chromium)"
+  else
+    echo "setup: could not install chromium (needs root or sudo): the HTML report's browser test skips, and fails under CI" >&2
+  fi
+fi
 .venv/bin/python -c "import torch, junitparser, yaml, rich, pytest; print('setup ok: torch', torch.__version__)"
