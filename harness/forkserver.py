@@ -55,6 +55,7 @@ PRELOAD: tuple[str, ...] = ("torch", "pytest")
 #: Exit code of a child whose own setup (not pytest) raised.
 CHILD_SETUP_FAILED = 70
 _PR_SET_PDEATHSIG = 1
+_PR_SET_CHILD_SUBREAPER = 36
 
 
 # --------------------------------------------------------------------------------------------
@@ -69,6 +70,87 @@ def _die_with_parent() -> None:
         ctypes.CDLL(None, use_errno=True).prctl(_PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0)
     except (OSError, AttributeError):
         pass
+
+
+def _become_subreaper() -> bool:
+    """Adopt our descendants when their parent dies (Linux ``PR_SET_CHILD_SUBREAPER``).
+
+    A test that double-forks and calls ``setsid`` leaves a grandchild outside its run's process
+    group; with a subreaper that grandchild is re-parented to us, not to init, so the run can find
+    it and kill it (``_kill_descendants``).
+    """
+    try:
+        import ctypes
+
+        return ctypes.CDLL(None, use_errno=True).prctl(_PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0) == 0
+    except (OSError, AttributeError):
+        return False
+
+
+def _parents() -> dict[int, int]:
+    """pid -> parent pid of every process in ``/proc`` (empty where there is no ``/proc``)."""
+    out = {}
+    try:
+        names = os.listdir("/proc")
+    except OSError:
+        return out
+    for name in names:
+        if not name.isdigit():
+            continue
+        try:
+            with open(f"/proc/{name}/stat", "rb") as fh:
+                fields = fh.read().rsplit(b")", 1)[1].split()
+            out[int(name)] = int(fields[1])
+        except (OSError, IndexError, ValueError):
+            continue
+    return out
+
+
+def _descendants(root: int) -> list[int]:
+    parents = _parents()
+    found, frontier = [], [root]
+    while frontier:
+        parent = frontier.pop()
+        children = [pid for pid, ppid in parents.items() if ppid == parent]
+        found += children
+        frontier += children
+    return found
+
+
+def _kill_descendants(root: int, rounds: int = 50) -> int:
+    """SIGKILL every descendant of ``root`` (a subreaper: orphans come back to it) and reap them.
+
+    Returns how many were killed. Repeats because a killed process's children are re-parented
+    only after it dies.
+    """
+    import time
+
+    killed = 0
+    for _ in range(rounds):
+        pids = _descendants(root)
+        if not pids:
+            break
+        for pid in pids:
+            try:
+                os.kill(pid, signal.SIGKILL)
+                killed += 1
+            except (ProcessLookupError, PermissionError):
+                pass
+        _reap_any()
+        time.sleep(0.01)
+    _reap_any()
+    return killed
+
+
+def _reap_any() -> None:
+    """Reap every exited child of this process without blocking."""
+    while True:
+        try:
+            pid, _ = os.waitpid(-1, os.WNOHANG)
+        except ChildProcessError:
+            return
+        if pid == 0:
+            return
 
 
 def _redirect(fd: int, path: str) -> None:
@@ -177,6 +259,8 @@ class _Server:
     def serve(self) -> None:
         signal.signal(signal.SIGCHLD, lambda *_: None)
         signal.set_wakeup_fd(self.wake_w, warn_on_full_buffer=False)
+        # A run child killed on a timeout leaves its escaped descendants to us, not to init.
+        _become_subreaper()
         self.send({"event": "ready", "pid": os.getpid()})
         while True:
             ready, _, _ = select.select([self.proto_in, self.wake_r], [], [], 1.0)
@@ -213,6 +297,7 @@ class _Server:
         try:
             os.setsid()
             _die_with_parent()
+            _become_subreaper()
             signal.set_wakeup_fd(-1)
             for sig in (signal.SIGCHLD, signal.SIGINT, signal.SIGTERM, signal.SIGPIPE):
                 signal.signal(sig, signal.SIG_DFL)
@@ -222,7 +307,10 @@ class _Server:
             # walking torch's objects costs ~100 ms per collection.
             code = child_main(request)
         finally:
-            os._exit(code)  # never return into the server loop, whatever happened
+            try:
+                _kill_descendants(os.getpid())  # what the run started and left behind goes with it
+            finally:
+                os._exit(code)  # never return into the server loop, whatever happened
 
     def reap(self) -> None:
         while self.children:
@@ -233,6 +321,8 @@ class _Server:
             if pid == 0:
                 return
             request_id = self.children.pop(pid, None)
+            if request_id is None:
+                continue  # an adopted orphan of a finished run, reaped
             # The run is over; whatever it left in its process group (a test's forked child that
             # sleeps on) goes with it. The group id cannot be reused while members remain, and no
             # child is forked between the reap and this kill (one thread), so nothing else is hit.
@@ -240,8 +330,23 @@ class _Server:
                 os.killpg(pid, signal.SIGKILL)
             except (ProcessLookupError, PermissionError):
                 pass
-            if request_id is not None:
-                self.send({"event": "exited", "id": request_id, "status": os.waitstatus_to_exitcode(status)})
+            self.kill_orphans()
+            self.send({"event": "exited", "id": request_id, "status": os.waitstatus_to_exitcode(status)})
+
+    def kill_orphans(self) -> None:
+        """Kill our children that are no run: descendants of finished runs re-parented to us.
+
+        A live run's descendants are re-parented to that run's child (a subreaper too), never to
+        the server, so whatever the server adopts belongs to a run that has ended.
+        """
+        runs = set(self.children)
+        for pid, ppid in _parents().items():
+            if ppid == os.getpid() and pid not in runs:
+                for victim in (*_descendants(pid), pid):
+                    try:
+                        os.kill(victim, signal.SIGKILL)
+                    except (ProcessLookupError, PermissionError):
+                        pass
 
     def shutdown(self) -> None:
         """The client is gone: no child may outlive us."""
@@ -368,6 +473,8 @@ class ForkServer:
         self.lock = threading.Lock()
         self.next_id = 0
         self.ready = threading.Event()
+        #: The server's stdout ended (it died); set before ``ready`` is released for waiters.
+        self.ended = threading.Event()
         self.reader: threading.Thread | None = None
 
     def start(self, timeout: float = 180.0) -> ForkServer:
@@ -385,10 +492,26 @@ class ForkServer:
         self.reader.start()
         if not self.ready.wait(timeout):
             self.close()
-            raise ServerDied(f"fork server did not become ready within {timeout:.0f} s")
-        if self.process.poll() is not None:
-            raise ServerDied(f"fork server exited at start with code {self.process.returncode}")
+            raise ServerDied(f"fork server did not become ready within {timeout:.0f} s{self._log_tail()}")
+        if self.ended.is_set() or self.process.poll() is not None:
+            # Its output ended before (or instead of) "ready": it died starting, maybe not yet reaped.
+            try:
+                code = self.process.wait(timeout=10)
+            except subprocess.TimeoutExpired:
+                _kill_group(self.process.pid)
+                code = self.process.wait()
+            raise ServerDied(f"fork server exited at start with code {code}{self._log_tail()}")
         return self
+
+    def _log_tail(self, limit: int = 2000) -> str:
+        """``"; its log FILE says: ..."`` (the end of what the server wrote to stderr), or ``""``."""
+        if self.log is None:
+            return ""
+        try:
+            text = Path(self.log).read_text(encoding="utf-8", errors="replace").strip()
+        except OSError:
+            return f"; its log {self.log} could not be read"
+        return f"; its log {self.log} says: {text[-limit:]}" if text else f"; its log {self.log} is empty"
 
     def __enter__(self) -> ForkServer:
         return self.start()
@@ -433,6 +556,7 @@ class ForkServer:
         for line in stdout:
             self._dispatch(json.loads(line))
         # EOF: the server died; release everyone waiting so they can report a crash.
+        self.ended.set()
         with self.lock:
             pending = [h for h in self.handles.values() if not h.exited.is_set()]
         for handle in pending:
@@ -550,7 +674,12 @@ def launcher(prefer_fork: bool = True, log: Path | None = None) -> ForkServer | 
 
 
 def _once(request_json: str) -> None:
-    os._exit(child_main(json.loads(request_json)))
+    _become_subreaper()
+    code = child_main(json.loads(request_json))
+    try:
+        _kill_descendants(os.getpid())
+    finally:
+        os._exit(code)
 
 
 if __name__ == "__main__":

@@ -330,8 +330,7 @@ class Session:
         launcher = None
         plan: Plan | None = None
         try:
-            launcher = self.shared_launcher or start_launcher(self.options.prefer_fork,
-                                                              log=self.workdir / "forkserver.log")
+            launcher = self.shared_launcher or self.start_launcher()
             self.executor = Executor(launcher, self.kept)
             platform = self.probe(gates)
             plan = make_plan(gates, ids=self.options.gate_ids, shard=self.options.shard,
@@ -352,6 +351,18 @@ class Session:
                 launcher.kill_all()
             _restore_signal_handlers(previous)
             shutil.rmtree(self.workdir, ignore_errors=True)
+
+    def start_launcher(self) -> Any:
+        """The fork server, its log kept with the results; one that dies starting is ENVIRONMENT."""
+        from harness.errors import EnvironmentProblem
+        from harness.forkserver import ServerDied
+
+        try:
+            return start_launcher(self.options.prefer_fork, log=self.kept / "forkserver.log")
+        except ServerDied as exc:
+            raise EnvironmentProblem(f"the fork server (the interpreter that preloads torch and pytest) could not "
+                                     f"start: {exc}. Fix what its log names (often a broken torch install), or "
+                                     f"run with SEAMGATE_NO_FORK=1 to start a fresh interpreter per run") from exc
 
     def keep(self, report: Report, code: ExitCode) -> None:
         """Write ``outcomes.json`` and ``matrix.json`` into the kept folder and point ``latest`` at it."""
@@ -710,7 +721,8 @@ class Session:
             progress.start(run.label)
         try:
             with self.tree_guard.watch(run.label) if self.tree_guard else contextlib.nullcontext():
-                return self.executor.execute(run)
+                outcome = self.executor.execute(run)
+            return _copy_gone(run, outcome)
         finally:
             if progress is not None:
                 progress.stop(run.label)
@@ -782,6 +794,15 @@ class Session:
             outcome = replace(outcome, message=outcome.message + note,
                               facts={**outcome.facts, "inferred": sum(1 for c in subject.cases if c.inferred)})
         return outcome
+
+
+def _copy_gone(run: Run, outcome: RunOutcome) -> RunOutcome:
+    """A run whose copy of the project vanished under it is a CRASH that says so in one line (not pytest's
+    cut-off traceback about a missing folder)."""
+    if outcome.end == "timeout" or Path(run.tree).is_dir():
+        return outcome
+    return replace(outcome, end="crash", detail=f"its copy of the project ({run.tree}) was deleted while it ran: a "
+                                                "test removed the tree it runs in; nothing it reported can be trusted")
 
 
 def _flaky_cases(first: RunOutcome, second: RunOutcome) -> dict[str, tuple[str, str]]:
