@@ -50,7 +50,31 @@ def read_cases(junit: Path, side: SideFile) -> tuple[CaseOutcome, ...] | None:
     suites = list(xml) if isinstance(xml, JUnitXml) else [xml]
     if not suites:
         return None
-    return tuple(_case(tc, side) for suite in suites for tc in suite)
+    testcases = [tc for suite in suites for tc in suite]
+    named = [tc for tc in testcases if tc.classname or tc.name]
+    cases = tuple(_case(tc, side) for tc in named)
+    if len(named) == len(testcases):
+        return cases
+    return (_broken_report(len(testcases) - len(named), cases, side), *cases)
+
+
+def _broken_report(nameless: int, cases: tuple[CaseOutcome, ...], side: SideFile) -> CaseOutcome:
+    """A session-level error (node id ``""``, "the session") for a JUnit report with nameless testcases.
+
+    pytest writes ``<testcase time="0.000" />`` when the session's own machinery broke mid-run
+    (a test that closes every file descriptor); read as a case it would be an invented PASS with an
+    empty node id. It is no case: the run is an ERROR, and the cases left without a result are named.
+    """
+    seen = {c.nodeid for c in cases}
+    silent = sorted(n for n, facts in side.cases.items() if n not in seen and not facts.get("kind"))
+    internal = " and pytest ended with an internal error (exit 3)" if side.exitstatus == 3 else ""
+    return CaseOutcome(
+        nodeid="", kind="error",
+        message=(f"pytest's JUnit report holds {nameless} testcase(s) with no name{internal}: the session's own files "
+                 "broke under it (did a test close or replace pytest's file descriptors?); "
+                 + (f"no result for {', '.join(silent[:5])}" + (f" (and {len(silent) - 5} more)" if len(silent) > 5 else "")
+                    if silent else "every named case is kept as reported")
+                 + "; no case was invented for the nameless entry"))
 
 
 def _case(tc: TestCase, side: SideFile) -> CaseOutcome:

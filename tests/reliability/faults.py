@@ -23,9 +23,11 @@ import json
 import os
 import re
 import signal
+import stat
 import subprocess
 import sys
 import tempfile
+import threading
 import time
 from dataclasses import dataclass
 from pathlib import Path
@@ -33,7 +35,7 @@ from typing import Callable, Iterator
 
 from harness.exit_codes import ExitCode
 from tests.reliability.corpus import Observed, first_line, problems_of, run_cli
-from tests.reliability.project import tree_changes, tree_snapshot, write_project
+from tests.reliability.project import BASE, tree_changes, tree_snapshot, write_project
 
 #: The console script of this checkout's virtual environment.
 SEAMGATE = Path(sys.executable).with_name("seamgate")
@@ -93,6 +95,14 @@ def test_fault():
         data = os.read(0, 16)
         assert data == b"", data
         sys.stdin.read()
+    if fault == "scribble":  # writes into the USER's tree, by absolute path, not into its copy
+        with open(os.path.join(os.environ["CALC_USER_TREE"], "calc", "ops.py"), "a") as fh:
+            fh.write("# scribbled by a test\\n")
+    if fault == "closefds":
+        os.closerange(0, 1 << 16)
+    if fault == "delcopy":  # removes the off-tree copy it runs in
+        import shutil
+        shutil.rmtree(os.path.dirname(os.path.dirname(os.path.abspath(ops.__file__))))
     if fault == "slow":
         with open(os.path.join(os.environ["CALC_FAULT_DIR"], "slow.pid"), "w") as fh:
             fh.write(str(os.getpid()))
@@ -108,7 +118,7 @@ def _fault_catalog(extra: str = "") -> str:
     entries = "".join(
         f"  - id: {fault}\n    title: a test {fault}s\n    target: calc/ops.py\n"
         f"    insert-before: {{anchor: \"def add(a, b):\", text: \"FAULT = '{fault}'\\n\\n\\n\"}}\n"
-        for fault in ("loop", "exit", "segv", "fork", "spew", "stdin", "slow"))
+        for fault in ("loop", "exit", "segv", "fork", "spew", "stdin", "slow", "scribble", "closefds", "delcopy"))
     return ("version: 1\nmutations:\n" + entries
             + "  - id: rot\n    title: anchor gone\n    target: calc/ops.py\n    delete: \"return a / b\"\n"
             + "  - id: nocompile\n    title: leaves invalid Python\n    target: calc/ops.py\n"
@@ -146,11 +156,25 @@ FAULT_CASES: tuple[FaultCase, ...] = (
               r"^PASS: mutation spew: reds exactly tests/test_fault\.py::test_fault", "misbehaving_tests", "spew"),
     FaultCase("test-reads-stdin", "a test that reads fd 0 and `sys.stdin`", ExitCode.GATE_ERROR,
               r"^PASS: mutation stdin: reds exactly tests/test_fault\.py::test_fault", "misbehaving_tests", "stdin"),
+    FaultCase("test-closes-every-fd", "a test that closes every file descriptor (`os.closerange(0, 65536)`)",
+              ExitCode.GATE_ERROR, r"^ERROR: mutation closefds .*: the session: pytest's JUnit report holds 1 "
+              r"testcase\(s\) with no name", "misbehaving_tests", "closefds"),
+    FaultCase("test-deletes-its-copy", "a test that deletes the off-tree copy it runs in", ExitCode.GATE_ERROR,
+              r"^CRASH: mutation delcopy: crashed \(its copy of the project \(.*\) was deleted while it ran: a test "
+              r"removed the tree it runs in; nothing it reported can be trusted\)$", "misbehaving_tests", "delcopy"),
     FaultCase("run-mutation-rot", "`seamgate run` with a gate whose mutation's anchor is gone", ExitCode.GATE_ERROR,
               r"^ERROR: mutation rot no longer applies: .*anchor not found in calc/ops\.py", "misbehaving_tests", "rot"),
     FaultCase("run-mutation-no-compile", "`seamgate run` with a mutation that leaves invalid Python",
               ExitCode.GATE_ERROR, r"^ERROR: mutation nocompile broke import/collection/setup: .*; an error, not a red",
               "misbehaving_tests", "nocompile"),
+    FaultCase("test-writes-user-tree", "a test that appends to calc/ops.py of the USER's tree by absolute path",
+              ExitCode.GATE_ERROR, r"^ERROR: the project tree itself changed while this gate's runs ran: changed "
+              r"calc/ops\.py; a test wrote into the user's tree", "user_tree_write"),
+    FaultCase("output-json-dev-full", "`run --json FULL`, FULL a character device like /dev/full (used to be "
+              "replaced by a regular file)", ExitCode.ENVIRONMENT,
+              r"^seamgate: error: cannot write .*/full: No space left on device", "report_devices"),
+    FaultCase("output-junit-fifo", "`run --junit FIFO --markdown NULL` (a FIFO read by another process; a null "
+              "device)", ExitCode.OK, r"1 PASS -> exit OK", "report_devices"),
     FaultCase("baseline-already-red", "a project whose own test fails before any mutation", ExitCode.BASELINE_RED,
               r"^BASELINE RED baseline cpu-emulated tests: tests/test_broken\.py::test_broken",
               "baseline_red"),
@@ -293,9 +317,61 @@ def misbehaving_tests(workdir: Path) -> list[Observed]:
         gate = case.gate
         outcome = outcomes.get(gate)
         line = f"{outcome['verdict']}: {outcome['message']}" if outcome else f"(gate {gate} not in the report)"
+        invented = [f"an invented {c['kind']} case with an empty node id" for r in (outcome or {}).get("runs", [])
+                    for c in r["cases"] if not c["nodeid"] and c["kind"] != "error"]
         rows.append(_observed(case.name, code, first_line(line), out + err, changes,
-                              fork_proof if gate == "fork" else ()))
+                              (fork_proof if gate == "fork" else []) + invented))
     return rows
+
+
+def user_tree_write(workdir: Path) -> list[Observed]:
+    """A test appends to calc/ops.py of the user's tree: the gate is an ERROR naming the file, never a PASS.
+
+    That write is the one change the tree may show (it is the fault itself); the proof checks it is
+    exactly that, and the corpus restores the file before the tree is compared again.
+    """
+    project = fault_project(workdir / "project", _fault_gate("scribble", "scribble"))
+    report = workdir / "report.json"
+    before = tree_snapshot(project)
+    with _environ(CALC_USER_TREE=str(project)), shared_fork_server():
+        code, out, err = run_cli(project, ("run", "--json", str(report)))
+    seen = tree_changes(before, tree_snapshot(project))
+    proof = [] if seen == ["changed calc/ops.py"] else [f"expected the test's own write only, saw {seen}"]
+    (project / "calc/ops.py").write_text(BASE["calc/ops.py"], encoding="utf-8")
+    changes = tree_changes(before, tree_snapshot(project))
+    outcome = json.loads(report.read_text())["outcomes"][0] if report.exists() else None
+    line = f"{outcome['verdict']}: {outcome['message']}" if outcome else first_line(err, out)
+    return [_observed("test-writes-user-tree", code, first_line(line), out + err, changes, proof)]
+
+
+def _device(path: Path, minor: int) -> Path:
+    """A private copy of /dev/full (minor 7) or /dev/null (minor 3): the system's own nodes are never at risk."""
+    try:
+        os.mknod(path, stat.S_IFCHR | 0o666, os.makedev(1, minor))
+    except PermissionError:
+        raise Unavailable("a device node needs CAP_MKNOD (root)") from None
+    return path
+
+
+def report_devices(workdir: Path) -> list[Observed]:
+    """Reports named on devices and a FIFO are written in place; nothing is replaced by a regular file."""
+    project = write_project(workdir / "project")
+    full, null, fifo = _device(workdir / "full", 7), _device(workdir / "null", 3), workdir / "fifo"
+    os.mkfifo(fifo)
+    got: list[bytes] = []
+    reader = threading.Thread(target=lambda: got.append(fifo.read_bytes()), daemon=True)
+    reader.start()
+    code, out, err, changes = _run_in_process(project, "run", "--json", str(full))
+    code2, out2, err2, changes2 = _run_in_process(project, "run", "--junit", str(fifo), "--markdown", str(null))
+    reader.join(30)
+    kinds = {p.name: stat.S_IFMT(p.lstat().st_mode) for p in (full, null, fifo)}
+    proof = [f"{name} is no longer the device or FIFO it was" for name, kind in kinds.items()
+             if kind != {"full": stat.S_IFCHR, "null": stat.S_IFCHR, "fifo": stat.S_IFIFO}[name]]
+    fifo_proof = proof + ([] if got and got[0].startswith(b"<?xml") else [f"the FIFO's reader got {got!r:.80}"])
+    lines = [line for line in out2.splitlines() if line.strip()]
+    error = next((line for line in err.splitlines() if line.startswith("seamgate: error:")), first_line(err, out))
+    return [_observed("output-json-dev-full", code, error, out + err, changes, proof),
+            _observed("output-junit-fifo", code2, lines[-1] if lines else "", out2 + err2, changes2, fifo_proof)]
 
 
 def baseline_red(workdir: Path) -> list[Observed]:
@@ -519,6 +595,7 @@ def _sigkill(subject: _Subject) -> Observed:
 
 
 SCENARIOS: dict[str, Callable[[Path], list[Observed]]] = {
-    "misbehaving_tests": misbehaving_tests, "baseline_red": baseline_red, "flaky_baseline": flaky_baseline,
+    "misbehaving_tests": misbehaving_tests, "user_tree_write": user_tree_write, "report_devices": report_devices,
+    "baseline_red": baseline_red, "flaky_baseline": flaky_baseline,
     "read_only_checkout": read_only_checkout, "full_temp_disk": full_temp_disk, "signals": signals,
 }

@@ -1,0 +1,129 @@
+"""Watches the user's project tree during a run: a test that writes into it (not its copy) makes its gates ERROR.
+
+Every run happens in a copy (``mutations/offtree.py``), but a test can still write to an absolute
+path inside the user's tree. ``TreeGuard`` takes a fingerprint of the files a copy is made from
+(``project_files``: git's tracked and untracked-not-ignored files, ``copy_include``/``copy_exclude``)
+and of the folders holding them, once, when the run starts. Around every pytest run it compares
+again: ``os.stat`` of each file (size, mtime_ns, inode, mode) and of each folder (a folder's mtime
+changes when a name is added to it or removed). Only what changed is read: a file whose stat moved
+is compared byte for byte with the working tree's copy (same bytes: only touched, not a change); a
+folder whose mtime moved is listed again. The changes that appeared while a run ran are charged to
+that run; every gate that read such a run (every gate, for a baseline run) is an ERROR naming the
+files, never a PASS. Nothing is restored: the user may be editing on purpose, and the message says so.
+
+Cost on this repository (290 files, 2-core shared box): the listing once per invocation (~0.7 s:
+git ls-files), then ~3 ms per comparison, two per run (``tests/reliability/test_tree_guard.py``
+measures it).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import threading
+from dataclasses import replace
+from pathlib import Path
+from typing import Callable, Iterable, Iterator
+
+from reports.outcome import ArmOutcome, Verdict
+
+#: The runner's own folder in the project (lock, kept runs): never the user's files.
+_OWN = ".seamgate"
+
+
+def _key(info: os.stat_result) -> tuple[int, int, int, int]:
+    return (info.st_size, info.st_mtime_ns, info.st_ino, info.st_mode)
+
+
+class TreeGuard:
+    """The fingerprint of ``root``'s copied files, and the changes each watched run saw appear."""
+
+    def __init__(self, root: Path, files: Iterable[str], original: Callable[[str], Path | None] | None = None) -> None:
+        self.root = root
+        self.files = sorted(files)
+        #: Where the unchanged bytes of a file are (the working tree's copy), to tell a touch from a write.
+        self.original = original or (lambda rel: None)
+        self.stats: dict[str, tuple[int, int, int, int] | None] = {rel: self._stat(rel) for rel in self.files}
+        folders = {""} | {str(Path(rel).parent) if "/" in rel else "" for rel in self.files}
+        self.folders: dict[str, tuple[tuple[int, int, int, int] | None, frozenset[str]]] = {
+            folder: (self._stat(folder), self._names(folder)) for folder in folders}
+        #: run label -> the changes that appeared while it ran.
+        self.touched: dict[str, tuple[str, ...]] = {}
+        self._lock = threading.Lock()
+
+    @classmethod
+    def start(cls, root: Path, original: Callable[[str], Path | None] | None = None) -> TreeGuard:
+        from mutations.offtree import project_files
+
+        return cls(root, project_files(root), original)
+
+    def _stat(self, rel: str) -> tuple[int, int, int, int] | None:
+        try:
+            return _key(os.lstat(self.root / rel))
+        except OSError:
+            return None
+
+    def _names(self, folder: str) -> frozenset[str]:
+        try:
+            return frozenset(name for name in os.listdir(self.root / folder) if not (folder == "" and name == _OWN))
+        except OSError:
+            return frozenset()
+
+    def changes(self) -> set[str]:
+        """Every change since the start: ``changed F``, ``removed F``, ``added F`` (cheap when none)."""
+        found: set[str] = set()
+        for rel, before in self.stats.items():
+            now = self._stat(rel)
+            if now == before:
+                continue
+            if now is None:
+                found.add(f"removed {rel}")
+            elif not self._same_bytes(rel):
+                found.add(f"changed {rel}")
+        for folder, (before, names) in self.folders.items():
+            if self._stat(folder) == before:
+                continue
+            for name in sorted(self._names(folder) - names):
+                found.add(f"added {(Path(folder) / name).as_posix() if folder else name}")
+        return found
+
+    def _same_bytes(self, rel: str) -> bool:
+        copy = self.original(rel)
+        if copy is None:
+            return False
+        try:
+            return (self.root / rel).read_bytes() == copy.read_bytes()
+        except OSError:
+            return False
+
+    @contextlib.contextmanager
+    def watch(self, label: str) -> Iterator[None]:
+        """Charge to ``label`` whatever changes appear in the user's tree while the block runs."""
+        before = self.changes()
+        try:
+            yield
+        finally:
+            new = self.changes() - before
+            if new:
+                with self._lock:
+                    self.touched[label] = tuple(sorted(set(self.touched.get(label, ())) | new))
+
+    def verdict(self, outcome: ArmOutcome, labels: Iterable[str]) -> ArmOutcome:
+        """``outcome``, or an ERROR naming the files when a run it read (or any baseline) changed the tree."""
+        with self._lock:
+            touched = dict(self.touched)
+        read = set(labels) | {r.label for r in outcome.runs}
+        files = sorted({change for label, changes in touched.items()
+                        if label in read or label.startswith("baseline") for change in changes})
+        if not files:
+            return outcome
+        return replace(outcome.with_verdict(Verdict.ERROR, error_message(files)), facts={**outcome.facts,
+                                                                                           "tree_changed": files})
+
+
+def error_message(changes: list[str]) -> str:
+    shown = ", ".join(changes[:8]) + (f" (and {len(changes) - 8} more)" if len(changes) > 8 else "")
+    return (f"the project tree itself changed while this gate's runs ran: {shown}; a test wrote into the user's "
+            "tree (an absolute path) instead of its copy, or the files were edited during the run; the verdict "
+            "cannot be trusted: find the writer (git diff shows what changed; seamgate restored nothing), then "
+            "run again")
