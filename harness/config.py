@@ -21,7 +21,7 @@ from mutations.shape import unknown_key_message
 COUNT_ASSERTIONS_ENV = "SEAMGATE_COUNT_ASSERTIONS"
 
 #: ``sweep`` is the ``[tool.seamgate.sweep]`` table, read and checked by ``harness/sweep_cli.py``.
-_KEYS = ("gates", "catalog", "jobs", "evidence", "copy_include", "copy_exclude", "sweep")
+_KEYS = ("gates", "catalog", "jobs", "evidence", "copy_include", "copy_exclude", "baseline_timeout", "sweep")
 _TABLE = re.compile(r"^\s*\[tool\.seamgate\]\s*(#.*)?$", re.MULTILINE)
 
 
@@ -41,6 +41,9 @@ class Config:
     copy_include: tuple[str, ...] = ()
     #: Glob patterns of files (or folders) no copy holds (``mutations/offtree.py`` says what a copy is).
     copy_exclude: tuple[str, ...] = ()
+    #: Seconds a baseline run may take before it is killed and read TIMEOUT (``docs/runner.md``); when every
+    #: gate reading a baseline sets its own ``timeout``, the largest of those applies instead.
+    baseline_timeout: float = 600.0
     #: The file the settings came from (``None``: defaults, no ``[tool.seamgate]`` table).
     source: str | None = None
 
@@ -97,10 +100,15 @@ def _from_table(table: dict[str, Any], path: Path, text: str) -> Config:
         problems.append(f"{_where(path, text, 'jobs')}: [tool.seamgate]: 'jobs' must be an integer >= 1, got {jobs!r}")
     copy_include = _patterns(table, "copy_include", path, text, problems)
     copy_exclude = _patterns(table, "copy_exclude", path, text, problems)
+    baseline_timeout = table.get("baseline_timeout", Config.baseline_timeout)
+    if isinstance(baseline_timeout, bool) or not isinstance(baseline_timeout, (int, float)) \
+            or not 0 < baseline_timeout < float("inf"):
+        problems.append(f"{_where(path, text, 'baseline_timeout')}: [tool.seamgate]: 'baseline_timeout' must be a "
+                        f"finite number of seconds > 0, got {baseline_timeout!r}; write e.g. baseline_timeout = 600")
     if problems:
         raise ConfigError("\n".join(problems))
     return Config(gates=gates, catalog=catalog, jobs=jobs, evidence=evidence, copy_include=copy_include,
-                  copy_exclude=copy_exclude, source=str(path))
+                  copy_exclude=copy_exclude, baseline_timeout=float(baseline_timeout), source=str(path))
 
 
 def _patterns(table: dict[str, Any], key: str, path: Path, text: str, problems: list[str]) -> tuple[str, ...]:

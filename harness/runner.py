@@ -63,7 +63,8 @@ from reports.terminal import GateProgress
 #: ``(project_root, dest, state) -> dest``: writes a source state's tree into the empty ``dest``.
 Materializer = Callable[[Path, Path, SourceState], Path]
 _WORKDIR_PREFIX = "seamgate-run-"
-#: Seconds a baseline may take (there is nothing to derive its limit from).
+#: Seconds a baseline may take by default (there is nothing to derive its limit from): ``[tool.seamgate]
+#: baseline_timeout`` sets it; the gates' own ``timeout`` applies when every gate reading the baseline sets one.
 BASELINE_TIMEOUT = 600.0
 
 
@@ -95,6 +96,8 @@ class RunOptions:
     #: Take rows kept by the newest run when nothing they read changed (``harness/reuse.py``);
     #: the command line turns it on (``--no-reuse`` off), a programmatic caller asks for it.
     reuse: bool = False
+    #: Seconds a baseline run may take (``[tool.seamgate] baseline_timeout``); see ``baseline_limit``.
+    baseline_timeout: float = BASELINE_TIMEOUT
 
     @classmethod
     def from_args(cls, args: argparse.Namespace, project: Project) -> RunOptions:
@@ -106,6 +109,7 @@ class RunOptions:
             fail_on_owed=bool(args.fail_on_owed), arms=tuple(args.arm or ()), prove=bool(getattr(args, "prove", False)),
             output=_path(getattr(args, "output", None)), reuse=not getattr(args, "no_reuse", False),
             evidence=load_records(project.root, project.config.evidence),
+            baseline_timeout=getattr(project.config, "baseline_timeout", BASELINE_TIMEOUT),
         )
 
 
@@ -490,7 +494,7 @@ class Session:
         carried = {key: self.carried_cells(key, plan.rows[key]) for key in keys}
         thunks = [lambda k=k, n=n: self.execute(Run(
                       f"baseline{n} {k.arm} {' '.join(plan.rows[k])}", tree, plan.rows[k], k.arm, dict(k.env),
-                      BASELINE_TIMEOUT,
+                      self.baseline_limit(plan, k)[0],
                       reach=reach_files[k] if not n else None, skip=frozenset(carried[k])))
                   for k in keys for n in ("", " (again)")]
         runs = self.parallel(thunks, "baselines")
@@ -498,7 +502,9 @@ class Session:
             self.flaky.update(_flaky_cases(first, second))
         # A second run that did not finish makes the baseline red as surely as the first.
         chosen = [first if second.end == "completed" else second for first, second in zip(runs[::2], runs[1::2])]
-        for key, run in zip(keys, chosen):
+        for index, (key, run) in enumerate(zip(keys, chosen)):
+            if run.end == "timeout":  # say which limit it was and where it comes from
+                chosen[index] = run = replace(run, detail=f"TIMEOUT: {run.detail} ({self.baseline_limit(plan, key)[1]})")
             if carried[key] and run.end == "completed":
                 run = self.with_carried_cells(key, run, carried[key], reach_files[key])
             self.rows[key] = self.without_flaky(run)
@@ -539,6 +545,17 @@ class Session:
         return replace(run, cases=cases, exit_code=1 if any(c.kind in ("failed", "error") for c in cases) else 0,
                        detail=(run.detail + "; " if run.detail else "") +
                               f"{len(carried)} cells carried from the previous run (no change since reaches them)")
+
+    def baseline_limit(self, plan: Plan, key: RowKey) -> tuple[float, str]:
+        """Seconds the baseline row ``key`` may take, and where that figure comes from (for its TIMEOUT message)."""
+        limits = [c.gate.timeout for c in plan.checks
+                  if c.owed is None and c.row is not None and c.row.baseline == key]
+        if limits and all(limit is not None for limit in limits):
+            return max(limits), (f"the baseline's limit: the largest `timeout` of the gates reading it "
+                                 f"({max(limits):g} s)")
+        return self.options.baseline_timeout, (f"the baseline's limit: baseline_timeout = "
+                                               f"{self.options.baseline_timeout:g} s from [tool.seamgate] in "
+                                               "pyproject.toml (default 600)")
 
     def carried(self, run: RunOutcome) -> RunOutcome:
         """A reused run with its log folder copied into this run's kept folder (its messages name files

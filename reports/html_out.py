@@ -21,6 +21,7 @@ _CSS = """
 body{font:14px/1.4 system-ui,sans-serif;margin:1.5em;color:#222}
 h1{font-size:1.4em}h2{font-size:1.15em;margin-top:1.6em}
 table{border-collapse:collapse;margin:.5em 0}td,th{border:1px solid #ccc;padding:2px 6px;vertical-align:top;text-align:left}
+.matrix td:first-child,.matrix td:nth-child(2){white-space:nowrap}
 th{background:#f3f3f3}.msg{max-width:70em;white-space:pre-wrap;word-break:break-word}
 .PASS,.killed,.timeout,.error-detected{color:#176f2c}.FAIL,.ERROR,.CRASH,.TIMEOUT,.survived,.no_coverage{color:#b00020;font-weight:600}
 .OWED,.STALE,.owed,.equivalent{color:#8a6100}
