@@ -297,6 +297,10 @@ GATE_FILE_CASES: tuple[Case, ...] = (
     Case("config-not-toml", "`pyproject.toml` that is not TOML", ("validate",), ExitCode.USAGE_ERROR,
          r"pyproject\.toml: not valid TOML",
          {"pyproject.toml": '[tool.seamgate]\ngates = ["gates"\n'}),
+    Case("config-baseline-timeout-inf", "`[tool.seamgate] baseline_timeout = inf`", ("validate",), ExitCode.USAGE_ERROR,
+         r"pyproject\.toml:\d+: \[tool\.seamgate\]: 'baseline_timeout' must be a finite number of seconds > 0, got "
+         r"inf; write e\.g\. baseline_timeout = 600",
+         {"pyproject.toml": '[tool.seamgate]\ngates = ["gates"]\nbaseline_timeout = inf\n'}),
     Case("run-unknown-gate-id", "`seamgate run --gate mul-rul`", ("run", "--gate", "mul-rul"),
          ExitCode.USAGE_ERROR, r"mul-rul"),
 )

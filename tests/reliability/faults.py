@@ -35,7 +35,7 @@ from typing import Callable, Iterator
 
 from harness.exit_codes import ExitCode
 from tests.reliability.corpus import Observed, first_line, problems_of, run_cli
-from tests.reliability.project import BASE, tree_changes, tree_snapshot, write_project
+from tests.reliability.project import BASE, GATE_OK as GATE_OK_TEXT, tree_changes, tree_snapshot, write_project
 
 #: The console script of this checkout's virtual environment.
 SEAMGATE = Path(sys.executable).with_name("seamgate")
@@ -178,6 +178,14 @@ FAULT_CASES: tuple[FaultCase, ...] = (
     FaultCase("baseline-already-red", "a project whose own test fails before any mutation", ExitCode.BASELINE_RED,
               r"^BASELINE RED baseline cpu-emulated tests: tests/test_broken\.py::test_broken",
               "baseline_red"),
+    FaultCase("baseline-hangs", "a test that hangs in the baseline, `[tool.seamgate] baseline_timeout = 3` (used to "
+              "wait a fixed 600 s, then read BASELINE RED with no word of a timeout)", ExitCode.BASELINE_RED,
+              r"^BASELINE RED baseline (\(again\) )?cpu-emulated tests: timeout: TIMEOUT: no exit after 3 s; its process group was "
+              r"killed \(the baseline's limit: baseline_timeout = 3 s from \[tool\.seamgate\] in pyproject\.toml",
+              "baseline_hangs"),
+    FaultCase("baseline-hangs-gate-timeout", "the same hang, every gate reading the baseline with `timeout: 2`",
+              ExitCode.BASELINE_RED, r"^BASELINE RED baseline (\(again\) )?cpu-emulated tests: timeout: TIMEOUT: no exit after 2 s;"
+              r" .*\(the baseline's limit: the largest `timeout` of the gates reading it \(2 s\)\)", "baseline_hangs"),
     FaultCase("baseline-flaky", "a test that passes and fails on alternate runs", ExitCode.OK,
               r"^FLAKY baseline case tests/test_coin\.py::test_coin: (passed, then failed|failed, then passed) in two baseline runs; not counted as red", "flaky_baseline"),
     FaultCase("read-only-checkout", "the project on a read-only bind mount (`mount -o remount,ro,bind`)",
@@ -379,6 +387,25 @@ def baseline_red(workdir: Path) -> list[Observed]:
     project = write_project(workdir / "project", {"tests/test_broken.py": broken})
     code, out, err, changes = _run_in_process(project, "run")
     return [_observed("baseline-already-red", code, first_line(out, err), out + err, changes)]
+
+
+HANG_TEST = "import time\n\n\ndef test_hang():\n    time.sleep(120)\n"
+
+
+def baseline_hangs(workdir: Path) -> list[Observed]:
+    """A baseline that never ends is killed at the configured limit and says TIMEOUT, the limit and its source."""
+    config = BASE["pyproject.toml"] + "baseline_timeout = 3\n"
+    rows = []
+    for name, gate in (("baseline-hangs", GATE_OK_TEXT), ("baseline-hangs-gate-timeout",
+                                                          GATE_OK_TEXT.replace("    select:", "    timeout: 2\n    select:"))):
+        project = write_project(workdir / name, {"tests/test_hang.py": HANG_TEST, "pyproject.toml": config,
+                                                  "gates/g.yaml": gate})
+        started = time.monotonic()
+        code, out, err, changes = _run_in_process(project, "run")
+        took = time.monotonic() - started
+        proof = [] if took < 60 else [f"the run took {took:.0f} s: the limit was not applied"]
+        rows.append(_observed(name, code, first_line(out, err), out + err, changes, proof))
+    return rows
 
 
 #: Passes on even-numbered runs, fails on odd ones: each run claims the next free number.
@@ -596,6 +623,6 @@ def _sigkill(subject: _Subject) -> Observed:
 
 SCENARIOS: dict[str, Callable[[Path], list[Observed]]] = {
     "misbehaving_tests": misbehaving_tests, "user_tree_write": user_tree_write, "report_devices": report_devices,
-    "baseline_red": baseline_red, "flaky_baseline": flaky_baseline,
+    "baseline_red": baseline_red, "baseline_hangs": baseline_hangs, "flaky_baseline": flaky_baseline,
     "read_only_checkout": read_only_checkout, "full_temp_disk": full_temp_disk, "signals": signals,
 }
