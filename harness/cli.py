@@ -127,6 +127,10 @@ def _add_validate(commands: argparse._SubParsersAction) -> None:
                                              "name). Prints 'OK: N gates in M files' or every problem.")
     parser.add_argument("gate_files", nargs="*", type=Path, metavar="GATE_FILE",
                         help="gate files or folders (default: [tool.seamgate] gates, else gates/)")
+    parser.add_argument("--collect", action="store_true",
+                        help="also run pytest --collect-only (a child, on the working tree) and name every select and "
+                             "expected red node id it does not collect, with file:line:col (exit USAGE_ERROR; a test "
+                             "file pytest cannot collect: GATE_ERROR)")
     parser.set_defaults(handler=cmd_validate)
 
 
@@ -241,7 +245,12 @@ def cmd_validate(args: argparse.Namespace) -> ExitCode:
     if problems:
         raise GateFileError(problems)
     files = catalog_files([p for p in paths if p.exists()])
-    print(f"OK: {len(gates)} gates in {len(files)} files")
+    checked = ""
+    if getattr(args, "collect", False):
+        from harness.collect_check import check_collected
+
+        checked = f"; {check_collected(gates, paths, root)} node ids collected by pytest"
+    print(f"OK: {len(gates)} gates in {len(files)} files{checked}")
     return ExitCode.OK
 
 

@@ -390,10 +390,33 @@ OUTPUT_CASES: tuple[Case, ...] = (
          ExitCode.USAGE_ERROR, r"^seamgate: error: --output /dev/null: /dev/null is a character device, not a folder"),
 )
 
-CASES: tuple[Case, ...] = GATE_FILE_CASES + MUTATION_CASES + OUTPUT_CASES
+_BY_ID = _RULE.replace("{files: [tests/test_mul.py]}", "{nodeids: [tests/test_mul.py::test_mul]}")
+
+#: ``seamgate validate --collect`` (issue 11): node ids that exist as files but not as pytest cases.
+COLLECT_CASES: tuple[Case, ...] = (
+    Case("collect-select-node-missing", "`validate --collect`, `select: [tests/test_mul.py::test_mull]` (the file "
+         "exists, the test does not; plain validate accepts it)", ("validate", "--collect"), ExitCode.USAGE_ERROR,
+         _FILE + r"gate 'g': select entry 'tests/test_mul\.py::test_mull' is not a node id pytest collects "
+         r"\(collected in tests/test_mul\.py: tests/test_mul\.py::test_mul\); fix the id",
+         {"gates/g.yaml": _gate(_BY_ID.replace("select: [tests]", "select: [tests/test_mul.py::test_mull]"))}),
+    Case("collect-red-node-missing", "`validate --collect`, `expect: {red: {nodeids: [tests/test_mul.py::test_gone]}}`",
+         ("validate", "--collect"), ExitCode.USAGE_ERROR,
+         _FILE + r"gate 'g': expect\.red\.nodeids entry 'tests/test_mul\.py::test_gone' is not a node id pytest "
+         r"collects", {"gates/g.yaml": _gate(_BY_ID.replace("::test_mul]", "::test_gone]"))}),
+    Case("collect-file-does-not-import", "`validate --collect` when tests/test_mul.py cannot be imported",
+         ("validate", "--collect"), ExitCode.GATE_ERROR,
+         _FILE + r"gate 'g': expect\.red\.nodeids entry 'tests/test_mul\.py::test_mul' cannot be checked: pytest "
+         r"cannot collect tests/test_mul\.py on the working tree: .*ModuleNotFoundError",
+         {"gates/g.yaml": _gate(_BY_ID), "tests/test_mul.py": "import no_such_module\n\n\ndef test_mul():\n    pass\n"}),
+)
+
+CASES: tuple[Case, ...] = GATE_FILE_CASES + MUTATION_CASES + OUTPUT_CASES + COLLECT_CASES
 
 #: Inputs that once failed and must now SUCCEED (each read as the user meant it).
 ACCEPTED: tuple[Case, ...] = (
+    Case("collect-every-id-exists", "`validate --collect` on the fixture with its node ids all collected",
+         ("validate", "--collect"), ExitCode.OK, r"^OK: 1 gates in 1 files; 1 node ids collected by pytest$",
+         {"gates/g.yaml": _gate(_BY_ID)}, stream="out"),
     Case("gate-same-file-twice", "`seamgate validate gates/g.yaml gates/g.yaml` (used to report its own id as a duplicate)",
          ("validate", "gates/g.yaml", "gates/g.yaml"), ExitCode.OK, r"OK: 1 gates in 1 files", stream="out"),
 )
