@@ -16,6 +16,7 @@ from typing import Iterable, Sequence
 
 from reports.mutants import MutantOutcome, SweepResult
 from reports.outcome import ArmOutcome, Report, RunOutcome, Verdict
+from reports.summary import sweep_score, verdict
 
 _CSS = """
 body{font:14px/1.4 system-ui,sans-serif;margin:1.5em;color:#222}
@@ -98,12 +99,6 @@ def matrix_rows(report: Report, sweep: SweepResult | None) -> list[MatrixRow]:
     return rows
 
 
-def _verdict_line(report: Report, exit_name: str) -> str:
-    verdicts = report.verdicts()
-    counts = ", ".join(f"{verdicts.count(v)} {v.value}" for v in Verdict if verdicts.count(v)) or "no gate judged"
-    return f"seamgate: {counts} -> exit {exit_name}"
-
-
 def _gate_table(outcomes: Sequence[ArmOutcome]) -> list[str]:
     out = ['<h2 id="gates">Gates</h2>', f'<table id="gate-table"><thead><tr><th>gate</th><th>arm</th><th>kind</th>'
            f'<th>verdict</th><th>message</th></tr></thead><tbody>']
@@ -167,9 +162,7 @@ def _sweep(sweep: SweepResult | None) -> list[str]:
     out = ['<h2 id="survivors">Survivors</h2>']
     if sweep is None:
         return out + ["<p>No sweep in this result (<code>seamgate sweep</code> writes one).</p>"]
-    detected, scored = sweep.counted()
-    score = "no mutant scored" if sweep.score is None else f"{sweep.score:.1f}% ({detected} of {scored} detected)"
-    out.append(f'<p id="score">Sweep of {_e(", ".join(sweep.scope))} on {_e(sweep.arm)}: {_e(score)}, '
+    out.append(f'<p id="score">Sweep of {_e(", ".join(sweep.scope))} on {_e(sweep.arm)}: {_e(sweep_score(sweep))}, '
                f'{len(sweep.mutants)} mutants, {sweep.wall:.1f} s.</p>')
     survivors = sweep.of_status("survived", "no_coverage")
     if not survivors:
@@ -187,7 +180,7 @@ def _sweep(sweep: SweepResult | None) -> list[str]:
 
 def render_html(report: Report, exit_name: str, sweep: SweepResult | None = None, title: str = "seamgate report") -> str:
     """The whole page as one string."""
-    body: list[str] = [f"<h1>{_e(title)}</h1>", f'<p id="verdict">{_e(_verdict_line(report, exit_name))}</p>']
+    body: list[str] = [f"<h1>{_e(title)}</h1>", f'<p id="verdict">{_e(verdict(report, exit_name, sweep))}</p>']
     for run in report.baseline_red:
         body.append(f'<p class="FAIL">BASELINE RED {_e(run.label)}: {_e(run.summary())}; nothing else was judged</p>')
     if report.interrupted:

@@ -18,6 +18,7 @@ from reports.json_out import write_atomic
 from reports.junit_out import xml_safe
 from reports.mutants import SweepResult
 from reports.outcome import ArmOutcome, Report, Verdict
+from reports.summary import sweep_score, verdict
 
 _ICON = {Verdict.PASS: "✅", Verdict.FAIL: "❌", Verdict.ERROR: "💥", Verdict.TIMEOUT: "⏱️",
          Verdict.CRASH: "💥", Verdict.OWED: "🟡", Verdict.STALE: "🟡"}
@@ -52,10 +53,8 @@ def _details(summary: str, body: list[str]) -> list[str]:
     return ["<details>", f"<summary>{summary}</summary>", "", *body, "", "</details>", ""]
 
 
-def verdict_line(report: Report, exit_name: str) -> str:
-    verdicts = report.verdicts()
-    counts = ", ".join(f"{verdicts.count(v)} {v.value}" for v in Verdict if verdicts.count(v)) or "no gate judged"
-    return f"## seamgate: {counts} -> exit {exit_name}"
+def verdict_line(report: Report, exit_name: str, sweep: SweepResult | None = None) -> str:
+    return f"## {verdict(report, exit_name, sweep)}"
 
 
 def _failures(outcomes: Iterable[ArmOutcome]) -> list[str]:
@@ -90,13 +89,11 @@ def _ledger(outcomes: Iterable[ArmOutcome]) -> list[str]:
 
 
 def _sweep(sweep: SweepResult) -> list[str]:
-    detected, scored = sweep.counted()
-    score = "no mutant scored" if sweep.score is None else f"{sweep.score:.1f}% ({detected} of {scored} detected)"
     survivors = sweep.of_status("survived", "no_coverage")
     equivalent = sweep.of_status("equivalent")
     owed = sweep.of_status("owed")
-    lines = [f"### Sweep of {', '.join(sweep.scope) or 'the project'}: {score}", "",
-             f"{len(sweep.mutants)} mutants on {sweep.arm}, {len(survivors)} survivors, {len(equivalent)} equivalent, "
+    lines = [f"### Sweep of {', '.join(sweep.scope) or 'the project'}: {sweep_score(sweep)}", "",
+             f"{len(sweep.mutants)} mutants on {sweep.arm}, {len(equivalent)} equivalent, "
              f"{len(owed)} owed, {sweep.wall:.1f} s", ""]
     if survivors:
         lines += [f"- `{m.file}:{m.line}` {m.status} {m.mutator} `{m.id}`" for m in survivors] + [""]
@@ -112,7 +109,7 @@ def _sweep(sweep: SweepResult) -> list[str]:
 
 def report_to_markdown(report: Report, exit_name: str, sweep: SweepResult | None = None) -> str:
     """The verdict line, baseline and interruption warnings, failures, the ledger, the sweep, all arms."""
-    lines = [verdict_line(report, exit_name), ""]
+    lines = [verdict_line(report, exit_name, sweep), ""]
     for run in report.baseline_red:
         red = ", ".join(f"`{c.nodeid}`" for c in run.cases if c.kind in ("failed", "error"))
         lines += [f"> **BASELINE RED** {run.label}: {red} — nothing else was judged", ""]

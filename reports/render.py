@@ -16,6 +16,7 @@ from reports.markdown_out import report_to_markdown
 from reports.mte_out import source_reader, sweep_to_mte
 from reports.mutants import SweepResult
 from reports.results import KeptResult, ResultsError
+from reports.summary import sweep_score, verdict
 from reports.terminal import print_report
 
 Format = Literal["text", "md", "json", "junit", "mte", "html"]
@@ -54,13 +55,16 @@ def text(kept: KeptResult, exit_name: str, console: Console | None = None) -> st
             out.print(line, markup=False, soft_wrap=True, highlight=False)
     if kept.report.outcomes or kept.report.baseline_red or kept.sweep is None:
         print_report(kept.report, out, exit_name, kept=kept.folder)
+    else:  # a sweep's own result: no gate table, the same last line CI greps
+        out.print(f"results kept in {kept.folder}", markup=False, soft_wrap=True, highlight=False)
+        out.print(verdict(kept.report, exit_name, kept.sweep).removeprefix("seamgate: "), markup=False,
+                  soft_wrap=True, highlight=False)
     return buffer.getvalue()
 
 
 def sweep_lines(sweep: SweepResult) -> list[str]:
-    detected, scored = sweep.counted()
-    score = "no mutant scored" if sweep.score is None else f"{sweep.score:.1f}% ({detected} of {scored} detected)"
-    lines = [f"sweep of {', '.join(sweep.scope)} on {sweep.arm}: {score}, {len(sweep.mutants)} mutants, {sweep.wall:.1f} s"]
+    lines = [f"sweep of {', '.join(sweep.scope)} on {sweep.arm}: {sweep_score(sweep)}, {len(sweep.mutants)} mutants, "
+             f"{sweep.wall:.1f} s"]
     lines += [f"  {m.status.upper()} {m.file}:{m.line} {m.mutator} {m.id}" for m in sweep.of_status("survived", "no_coverage")]
     lines += [f"  EQUIVALENT {m.file}:{m.line} {m.id}: {m.reason}" for m in sweep.of_status("equivalent")]
     return lines

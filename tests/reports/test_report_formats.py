@@ -232,3 +232,24 @@ def test_markdown_to_another_file_replaces_it(tmp_path: Path, monkeypatch):
     path.write_text("old\n")
     write_markdown(path, Report(outcomes=(ArmOutcome("g1", "cpu-emulated", Verdict.PASS, "ok"),)), "OK")
     assert "old" not in path.read_text()
+
+
+@pytest.mark.parametrize("fmt", ["text", "md", "html"])
+def test_a_sweeps_own_result_leads_with_its_score_not_with_no_gate_judged(fmt: str):
+    from dataclasses import replace
+
+    kept = recorded()
+    sweep_only = replace(kept, report=Report())
+    import html
+
+    text = html.unescape(render(sweep_only, fmt, "GATE_FAILED"))
+    assert "no gate judged" not in text
+    if fmt == "text":  # the last line, as `seamgate run` ends: totals and the exit code
+        assert text.rstrip().endswith("\nsweep 50.0% (2 of 4 detected), 2 survivors -> exit GATE_FAILED")
+    else:
+        assert "seamgate: sweep 50.0% (2 of 4 detected), 2 survivors -> exit GATE_FAILED" in text
+
+
+def test_a_gate_run_with_a_sweep_states_both_in_its_verdict_line():
+    assert rendered("md").startswith("## seamgate: 3 PASS, 1 FAIL, 1 ERROR, 2 OWED, 1 STALE; sweep 50.0% (2 of 4 "
+                                     "detected), 2 survivors -> exit GATE_ERROR\n")
