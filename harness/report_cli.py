@@ -9,6 +9,7 @@ the path and the fix, an incomplete set of shards is ``MERGE_FAILED`` naming eac
 from __future__ import annotations
 
 import argparse
+import os
 import sys
 from pathlib import Path
 
@@ -45,6 +46,9 @@ def add_report(commands: argparse._SubParsersAction) -> None:
 
 
 def cmd_report(args: argparse.Namespace) -> ExitCode:
+    from harness.outputs import check_outputs
+
+    check_outputs([("--out", args.out)])  # a folder, a read-only place: refused before anything is read
     paths = list(args.results) or [DEFAULT_RESULTS]
     if len(paths) > 1 and not args.merge:
         raise CommandLineError(f"{len(paths)} results given: seamgate report renders one result; "
@@ -97,12 +101,8 @@ def _deliver(args: argparse.Namespace, kept: KeptResult, code: ExitCode, output:
     from reports.json_out import write_atomic
     from reports.markdown_out import STEP_SUMMARY, append, is_step_summary
 
-    import os
-
     summary = os.environ.get(STEP_SUMMARY)
     if args.out is not None:
-        if args.out.is_dir():
-            raise CommandLineError(f"--out {args.out}: is a folder; name a file, e.g. --out {args.out}/report.{args.fmt}")
         if args.fmt == "md" and is_step_summary(args.out):
             append(args.out, output)
             return

@@ -146,3 +146,10 @@ def test_two_real_shard_runs_record_their_shard_and_plan_and_merge_into_the_whol
     assert 'name="g-a[cpu-emulated]"' in xml and 'name="g-b[cpu-emulated]"' in xml
     assert report("--merge", str(tmp_path / "shard1")) == ExitCode.MERGE_FAILED
     assert "shard 2/2 is missing" in capsys.readouterr().err
+
+
+def test_an_out_that_is_a_folder_or_cannot_be_written_is_refused_before_anything_is_read(tmp_path: Path, capsys):
+    assert report(str(tmp_path / "absent"), "--out", str(tmp_path)) == ExitCode.USAGE_ERROR
+    assert "is a folder; name a file" in capsys.readouterr().err
+    assert report(str(RECORDED), "--out", "/proc/seamgate-report.md") == ExitCode.ENVIRONMENT
+    assert "/proc is not writable" in capsys.readouterr().err
