@@ -13,6 +13,7 @@ from __future__ import annotations
 import math
 import os
 import re
+import unicodedata
 from pathlib import Path, PurePosixPath
 from typing import Sequence
 
@@ -124,7 +125,9 @@ class _GateReader:
     def common(self, fields: dict[str, Node], context: str, kind: str) -> dict[str, object]:
         values: dict[str, object] = {}
         if "title" in fields:
-            self.shape.string(fields["title"], context, "title")
+            title = self.shape.string(fields["title"], context, "title")
+            if title is not None:
+                self.printable(title, fields["title"], context, "title")
         if "source" in fields:
             values["source"] = self.source(fields["source"], context)
         if "select" in fields:
@@ -264,7 +267,19 @@ class _GateReader:
         good = [value for value, item in items if self.suite_exists(value, item, context, key)]
         return tuple(good) if len(good) == len(items) else None
 
+    def printable(self, value: str, node: Node, context: str, key: str) -> bool:
+        """No control character (ESC, CR, NUL, ...): a string seamgate prints must not drive the terminal."""
+        bad = next((ch for ch in value if unicodedata.category(ch) == "Cc"), None)
+        if bad is None:
+            return True
+        self.shape.add(node, context, f"{key} {value!r} holds the control character U+{ord(bad):04X}; a gate's "
+                                      "strings are printed to terminals and Markdown, where it would act, not "
+                                      "show: remove it")
+        return False
+
     def suite_exists(self, value: str, node: Node, context: str, key: str) -> bool:
+        if not self.printable(value, node, context, f"{key} entry"):
+            return False
         if value.startswith("-"):
             self.shape.add(node, context, f"{key} entry {value!r} is a pytest option; {key} holds paths or node "
                                           "ids only (put -k/-m style selection into node ids)")

@@ -33,7 +33,10 @@ class Project:
             return cls(root, load_config(root))
         root = option.resolve()
         if not root.is_dir():
-            raise CommandLineError(f"--project {option}: no such folder")
+            what = "no such folder" if not root.exists() else \
+                f"{root} is a file, not a folder; --project names the project's root folder (the one holding " \
+                "pyproject.toml), e.g. --project ."
+            raise CommandLineError(f"--project {option}: {what}")
         if not has_seamgate_table(root / "pyproject.toml"):
             raise CommandLineError(
                 f"--project {option}: not a seamgate project: {root / 'pyproject.toml'} has no [tool.seamgate] "

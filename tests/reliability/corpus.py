@@ -245,6 +245,17 @@ GATE_FILE_CASES: tuple[Case, ...] = (
     Case("gate-timeout-negative", "`timeout: -5`", ("validate",), ExitCode.USAGE_ERROR,
          _FILE + r"gate 'g': 'timeout' must be a finite number of seconds > 0, got an integer -5; write",
          {"gates/g.yaml": _gate(_RULE + "\ntimeout: -5")}),
+    Case("gate-node-id-escape-sequence", "an expected red node id holding ESC `[2J` (clears the terminal when printed)",
+         ("validate",), ExitCode.USAGE_ERROR,
+         _FILE + r"gate 'g': expect\.red\.nodeids entry 'tests/test_mul\.py::test_mul\\x1b\[2J' holds the control "
+         r"character U\+001B; .*remove it",
+         {"gates/g.yaml": _gate(_RULE.replace("{files: [tests/test_mul.py]}",
+                                              '{nodeids: ["tests/test_mul.py::test_mul\\e[2J"]}'))}),
+    Case("gate-title-carriage-return", "a title holding `\\r` (overwrites the line it is printed on)", ("validate",),
+         ExitCode.USAGE_ERROR, _FILE + r"gate 'g': title 'ok\\rFAIL' holds the control character U\+000D",
+         {"gates/g.yaml": _gate(_RULE + '\ntitle: "ok\\rFAIL"')}),
+    Case("gate-id-escape-sequence", "a gate id holding ESC", ("validate",), ExitCode.USAGE_ERROR,
+         _FILE + r"gate 'g\\x1b\[2J': 'id' value 'g\\x1b\[2J' does not match", {"gates/g.yaml": _gate(_RULE.replace("id: g", 'id: "g\\e[2J"'))}),
     Case("gate-select-not-a-list", "`select: tests` (a string, not a list)", ("validate",), ExitCode.USAGE_ERROR,
          _FILE + r"gate 'g': .*select",
          {"gates/g.yaml": _gate(_RULE.replace("select: [tests]", "select: tests"))}),
@@ -301,6 +312,15 @@ GATE_FILE_CASES: tuple[Case, ...] = (
          r"pyproject\.toml:\d+: \[tool\.seamgate\]: 'baseline_timeout' must be a finite number of seconds > 0, got "
          r"inf; write e\.g\. baseline_timeout = 600",
          {"pyproject.toml": '[tool.seamgate]\ngates = ["gates"]\nbaseline_timeout = inf\n'}),
+    Case("project-is-a-file", "`seamgate run --project pyproject.toml` (a file; used to say 'no such folder')",
+         ("run", "--project", "pyproject.toml"), ExitCode.USAGE_ERROR,
+         r"^seamgate: error: --project pyproject\.toml: .*pyproject\.toml is a file, not a folder; --project names "
+         r"the project's root folder"),
+    Case("catalog-fifo", "a catalog file that is a FIFO (`mutations list`; would hang a plain read)",
+         ("mutations", "list"), ExitCode.USAGE_ERROR,
+         r"^seamgate: error: mutations/catalog/calc\.yaml: is a FIFO \(named pipe\), not a regular file",
+         setup=lambda project: (os.unlink(project / "mutations/catalog/calc.yaml"),
+                                os.mkfifo(project / "mutations/catalog/calc.yaml")) and None),
     Case("run-unknown-gate-id", "`seamgate run --gate mul-rul`", ("run", "--gate", "mul-rul"),
          ExitCode.USAGE_ERROR, r"mul-rul"),
 )
