@@ -6,7 +6,9 @@ runner killed by SIGKILL can leave a temporary folder behind, but never an entry
 worktree list. The ``overlay`` paths (the new tests) are then copied from the working tree over it.
 
 A new test that is already green against the old code FAILS red-first, and the message says so: a
-test that cannot fail before the change cannot prove the change.
+test that cannot fail before the change cannot prove the change. A gate may name test files in
+``collection_errors_are_red``: a collection error of such a file against the old code (the new test
+imports a function the old code lacks) counts as red for each case the working tree collects from it.
 """
 
 from __future__ import annotations
@@ -21,7 +23,7 @@ from typing import Iterable
 
 from harness.evaluate import judge_red, red_of_baseline, trouble
 from harness.model import Gate
-from reports.outcome import ArmOutcome, RunOutcome, Verdict, count_phrase
+from reports.outcome import ArmOutcome, CaseOutcome, RunOutcome, Verdict, count_phrase
 
 
 class RefError(RuntimeError):
@@ -60,9 +62,44 @@ def _overlay_one(project_root: Path, dest: Path, rel: str) -> None:
 ALREADY_GREEN = " (already green against the old code: a red-first test must fail there first)"
 
 
+def collection_errors_as_red(gate: Gate, red_run: RunOutcome, green_run: RunOutcome) -> tuple[RunOutcome, int]:
+    """``red_run`` with each collection error of a file named in ``collection_errors_are_red`` replaced by
+    one red case per case the working tree collects from that file; returns the run and how many.
+
+    A new test that does ``from pkg import new_function`` cannot be collected against the old code:
+    that is the red red-first exists to show, when the gate says so. Only a COLLECTION error of a named
+    file counts (node id = the file or folder); an error the working tree shares stays an error.
+    """
+    named = [n.rstrip("/") for n in gate.collection_errors_are_red]
+    if not named:
+        return red_run, 0
+    cases: list[CaseOutcome] = []
+    turned = 0
+    for case in red_run.cases:
+        inside = case.kind == "error" and case.nodeid and "::" not in case.nodeid and \
+            any(case.nodeid == n or case.nodeid.startswith(n + "/") for n in named)
+        now = [c for c in green_run.cases if "::" in c.nodeid
+               and (c.file == case.nodeid or c.file.startswith(case.nodeid + "/"))] if inside else []
+        if not now:
+            cases.append(case)
+            continue
+        why = case.message.removeprefix("collection failed: ")
+        cases += [CaseOutcome(nodeid=c.nodeid, kind="failed", assertions_passed=None,
+                              message=f"collection error against {gate.source.label()}, counted as red "
+                                      f"(collection_errors_are_red): {why}") for c in now]
+        turned += len(now)
+    if not turned:
+        return red_run, 0
+    return replace(red_run, cases=tuple(cases)), turned  # exit 1 either way: an error became a failure
+
+
 def judge_red_first(gate: Gate, arm: str, red_run: RunOutcome, green_run: RunOutcome) -> ArmOutcome:
     """Red against the old code with the exact counts, then all green on the working tree."""
+    red_run, turned = collection_errors_as_red(gate, red_run, green_run)
     red = judge_red(gate, arm, red_run, what=f"red-first against {gate.source.label()}", green_hint=ALREADY_GREEN)
+    if turned and red.verdict is Verdict.PASS:
+        red = red.with_verdict(Verdict.PASS, red.message + f"; {turned} cases red by a collection error "
+                                                            f"(collection_errors_are_red)")
     if red.verdict is not Verdict.PASS:
         return replace(red, runs=(red_run, green_run))
     bad = trouble(green_run, "working tree")

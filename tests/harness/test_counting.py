@@ -179,3 +179,19 @@ def test_under_xdist_without_counting_passing_assertions_read_not_counted(tmp_pa
     assert all(c.assertions_passed is None for c in run.cases)
     assert sorted(c.assertions_failed for c in run.red) == [1, 1]
     assert "assertions not counted" in run.summary()
+
+
+@pytest.mark.slow
+def test_under_xdist_a_project_module_a_worker_loaded_from_outside_the_copy_still_makes_the_run_an_error(
+        tmp_path: Path, executor: Executor) -> None:
+    """The check that the copy's code is what ran (``harness/import_roots.py``) reads the WORKERS' modules."""
+    pytest.importorskip("xdist", reason="pytest-xdist is in the test extra (pyproject.toml)")
+    elsewhere = write_project(tmp_path / "elsewhere", {"calc/__init__.py": "", "calc/ops.py": CALC["calc/ops.py"]})
+    swap = ("import importlib.util, sys\n"
+            f"spec = importlib.util.spec_from_file_location('calc.ops', {str(elsewhere / 'calc/ops.py')!r})\n"
+            "module = importlib.util.module_from_spec(spec)\nspec.loader.exec_module(module)\n"
+            "sys.modules['calc.ops'] = module\n\n\ndef test_swapped():\n    assert module.add(1, 1) == 2\n")
+    tree = write_project(tmp_path / "p", {**CALC, "tests/test_swap.py": swap})
+    run = executor.execute(Run("xdist", tree, ("tests",), env={"PYTEST_ADDOPTS": "-n 2"}, timeout=120))
+    [error] = run.errors
+    assert "the copy's code is not what ran" in error.message and str(elsewhere / "calc/ops.py") in error.message

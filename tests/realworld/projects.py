@@ -126,3 +126,47 @@ def install_editable(python: Path, project: Path) -> str:
     if done.returncode != 0:
         raise RuntimeError(f"pip install -e failed:\n{done.stdout}\n{done.stderr}")
     return done.stdout + done.stderr
+
+
+#: Red-first with a test that imports the feature it tests: commit 1 has ``old_function`` only; commit 2
+#: adds ``new_function`` and ``tests/test_new.py`` (``from featpkg import new_function``), which cannot
+#: even be collected against commit 1. The gate lays the new test over ``HEAD~1``.
+FEATURE_OLD = {
+    "pyproject.toml": "[project]\nname = \"rw-featpkg\"\nversion = \"0.1\"\n" + _SEAMGATE,
+    "featpkg/__init__.py": "def old_function(x):\n    return x + 1\n",
+    "tests/test_old.py": "from featpkg import old_function\n\n\ndef test_old():\n    assert old_function(1) == 2\n",
+    "mutations/catalog.yaml": "version: 1\nmutations: []\n",
+}
+FEATURE_NEW = {
+    "featpkg/__init__.py": FEATURE_OLD["featpkg/__init__.py"] + "\n\ndef new_function(x):\n    return x * 2\n",
+    "tests/test_new.py": (
+        "from featpkg import new_function\n\n\n"
+        "def test_doubles():\n    assert new_function(2) == 4\n\n\n"
+        "def test_zero():\n    assert new_function(0) == 0\n"
+    ),
+}
+#: The red-first gate; ``{extra}`` is where ``collection_errors_are_red`` goes.
+FEATURE_GATE = (
+    "version: 1\ngates:\n"
+    "  - id: new-function-red-first\n    kind: red-first\n    title: test_new.py is red against HEAD~1, green now\n"
+    "    source: {{ref: HEAD~1, overlay: [tests/test_new.py]}}\n    select: [tests/test_new.py]\n"
+    "{extra}"
+    "    expect:\n      red: {{files: [tests/test_new.py]}}\n      counts: {{cases: 2, passed: 0, failed: 2}}\n"
+    "      green_after: true\n"
+)
+FEATURE_RED = ["tests/test_new.py::test_doubles", "tests/test_new.py::test_zero"]
+
+
+def write_feature(root: Path, extra: str = "") -> Path:
+    """The two-commit ``featpkg`` repository (the gate file with ``extra`` in the second commit)."""
+    folder = root / "featpkg"
+    env = {**GIT_ENV, "HOME": str(root)}
+    for number, files in enumerate((FEATURE_OLD, {**FEATURE_NEW, "gates/red_first.yaml": FEATURE_GATE.format(extra=extra)})):
+        for rel, text in files.items():
+            path = folder / rel
+            path.parent.mkdir(parents=True, exist_ok=True)
+            path.write_text(text)
+        steps = ([["init", "-q"]] if number == 0 else []) + [["add", "-A"], ["commit", "-qm", f"commit {number + 1}"]]
+        for args in steps:
+            subprocess.run(["git", *args], cwd=folder, check=True, capture_output=True, env=env)
+    return folder

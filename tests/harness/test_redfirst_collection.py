@@ -1,0 +1,55 @@
+"""``collection_errors_are_red``: which collection errors of the old code become red cases, and which stay errors.
+
+The end-to-end case (a two-commit repository, ``seamgate run``) is tests/realworld/test_redfirst_collection.py.
+"""
+
+from __future__ import annotations
+
+from dataclasses import replace
+
+from harness.model import Counts, RedSet, SourceState
+from harness.redfirst import judge_red_first
+from reports.outcome import CaseOutcome, RunOutcome, Verdict
+from tests.reports.fixture_projects import gate
+
+NEW, OLD = "tests/test_new.py", "tests/test_old.py"
+A, B = f"{NEW}::test_a", f"{NEW}::test_b"
+WHY = "collection failed: ImportError: cannot import name 'new_function' from 'pkg'"
+OLD_REF = SourceState(kind="ref", ref="HEAD~1", overlay=(NEW,))
+
+
+def the_gate(named: tuple[str, ...], red: RedSet = RedSet(files=(NEW,))):
+    g = gate("rf", kind="red-first", select=(NEW,), source=OLD_REF, red=red,
+             counts=Counts(cases=2, passed=0, failed=2), green_after=True)
+    return replace(g, collection_errors_are_red=named)
+
+
+RED = RunOutcome("old", "completed", 1, (CaseOutcome(NEW, "error", WHY),))
+GREEN = RunOutcome("new", "completed", 0, (CaseOutcome(A, "passed"), CaseOutcome(B, "passed")))
+
+
+def test_a_named_files_collection_error_is_one_red_case_per_case_the_working_tree_collects() -> None:
+    outcome = judge_red_first(the_gate((NEW,)), "cpu-emulated", RED, GREEN)
+    assert outcome.verdict is Verdict.PASS, outcome.message
+    assert "2 cases red by a collection error" in outcome.message
+    red_run = outcome.runs[0]
+    assert [(c.nodeid, c.kind) for c in red_run.cases] == [(A, "failed"), (B, "failed")]
+    assert "cannot import name 'new_function'" in red_run.cases[0].message
+
+
+def test_node_ids_can_be_expected_too_and_a_folder_names_the_files_below_it() -> None:
+    outcome = judge_red_first(the_gate(("tests",), red=RedSet(nodeids=(A, B))), "cpu-emulated", RED, GREEN)
+    assert outcome.verdict is Verdict.PASS, outcome.message
+
+
+def test_without_the_key_or_for_another_file_the_collection_error_stays_an_error() -> None:
+    for named in ((), (OLD,)):
+        outcome = judge_red_first(the_gate(named), "cpu-emulated", RED, GREEN)
+        assert outcome.verdict is Verdict.ERROR, outcome.message
+        assert "an error, not a red" in outcome.message
+
+
+def test_a_file_the_working_tree_cannot_collect_either_stays_an_error() -> None:
+    broken_now = RunOutcome("new", "completed", 1, (CaseOutcome(NEW, "error", WHY),))
+    outcome = judge_red_first(the_gate((NEW,)), "cpu-emulated", RED, broken_now)
+    assert outcome.verdict is Verdict.ERROR, outcome.message
