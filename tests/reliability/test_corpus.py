@@ -55,3 +55,37 @@ def test_the_tree_helper_sees_an_added_a_removed_a_rewritten_and_a_re_moded_file
 def test_an_input_that_once_failed_is_now_read_as_meant(case: Case, tmp_path: Path) -> None:
     observed = run_case(case, tmp_path)
     assert observed.code == case.code and re.search(case.message, observed.first_line) and observed.unchanged, observed
+
+
+def _git(project: Path, *args: str) -> str:
+    import subprocess
+
+    env = {"GIT_AUTHOR_NAME": "t", "GIT_AUTHOR_EMAIL": "t@t", "GIT_COMMITTER_NAME": "t", "GIT_COMMITTER_EMAIL": "t@t",
+           "HOME": str(project.parent), "PATH": "/usr/bin:/bin"}
+    return subprocess.run(["git", "-c", "core.fsmonitor=false", *args], cwd=project, env=env, capture_output=True,
+                          text=True, check=True).stdout
+
+
+def _digest(project: Path) -> str:
+    import hashlib
+
+    snapshot = {k: v for k, v in tree_snapshot(project).items() if k != ".git" and not k.startswith(".git/")}
+    return hashlib.sha256(repr(sorted(snapshot.items())).encode()).hexdigest()
+
+
+@pytest.mark.parametrize("case", CASES + ACCEPTED, ids=[c.name for c in CASES + ACCEPTED])
+def test_in_a_git_checkout_every_case_leaves_git_status_clean_and_the_content_digest_equal(
+        case: Case, tmp_path: Path) -> None:
+    """The user's tree as a real git checkout: nothing added, changed or left ignored, same digest of every file."""
+    from tests.reliability.corpus import run_cli
+
+    project = write_project(tmp_path / "project", case.files)
+    if case.setup is not None:
+        case.setup(project)
+    _git(project, "init", "-q")
+    _git(project, "add", "-A")
+    _git(project, "commit", "-q", "-m", "fixture")
+    before = _digest(project)
+    code, out, err = run_cli(project, case.args)
+    assert _git(project, "status", "--porcelain", "--ignored", "--untracked-files=all") == "", out + err
+    assert _digest(project) == before
