@@ -389,6 +389,23 @@ def _preload(modules: list[str]) -> None:
         # assertion rewriting, and one imported before the session warns "Module already imported
         # so cannot be rewritten" (an error under a project's ``filterwarnings = error``).
         _warm_pytest()
+        _warm_metadata()
+
+
+def _warm_metadata() -> None:
+    """Read every installed distribution's metadata once, so children inherit the directory caches.
+
+    pytest scans all distributions twice per session (``pytest11`` entry points, and the plugin
+    files to mark for assertion rewriting). ``importlib.metadata`` caches each path entry's listing
+    in memory (keyed by its mtime): read here, a forked child finds it warm. Nothing is imported.
+    """
+    import importlib.metadata
+
+    for dist in importlib.metadata.distributions():
+        try:
+            dist.entry_points, dist.files
+        except Exception:  # noqa: BLE001 - a broken dist-info is pytest's to report, not ours
+            continue
 
 
 def _warm_pytest() -> None:

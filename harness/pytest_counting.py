@@ -20,6 +20,9 @@ the record of which cases ran and how they ended; this file adds what JUnit cann
 
 The file is written at session finish; a run killed before that has no side-file, and the reader
 treats that as "no counts" (the run is a TIMEOUT or CRASH anyway).
+
+PYTEST_DONT_REWRITE: pytest would rewrite this plugin's asserts (it has none) afresh in every run's
+process, which writes no bytecode; and rewriting is what warns when a module is already imported.
 """
 
 from __future__ import annotations

@@ -23,6 +23,9 @@ environment variables, so that it can act before pytest reads its options:
   deselected. ``SEAMGATE_SKIP=FILE``: the opposite, every item in it is deselected (the cells a
   run takes from the previous run; a new case is not in it, so it runs). The whole selection is still COLLECTED, so a mutation that breaks an import shows
   as a collection error even where no kept case would have reached it.
+
+PYTEST_DONT_REWRITE: pytest would rewrite this plugin's asserts (it has none) afresh in every run's
+process, which writes no bytecode; and rewriting is what warns when a module is already imported.
 """
 
 from __future__ import annotations
