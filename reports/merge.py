@@ -47,6 +47,10 @@ def merge_problems(parts: Sequence[KeptResult]) -> list[str]:
             problems.append(f"shard {k}/{n} is given {len(same)} times: {', '.join(str(p.folder) for p in same)}")
     missing = [k for k in range(1, n + 1) if k not in by_k]
     problems += [f"shard {k}/{n} is missing" for k in missing]
+    swept = [p for p in parts if p.sweep is not None]
+    if len(swept) > 1:  # a sweep is not sharded: two would be two sweeps, and one would be lost
+        problems.append(f"{len(swept)} parts hold a sweep ({', '.join(str(p.folder) for p in swept)}); "
+                        "a merge keeps at most one: render each sweep on its own")
     return problems
 
 
@@ -56,7 +60,6 @@ def merge(parts: Sequence[KeptResult]) -> KeptResult:
     if problems:
         raise MergeError(problems)
     ordered = sorted(parts, key=lambda p: p.shard[0])  # type: ignore[index]
-    sweeps = [p.sweep for p in ordered if p.sweep is not None]
     report = Report(
         outcomes=tuple(o for p in ordered for o in p.report.outcomes),
         baseline_red=tuple(r for p in ordered for r in p.report.baseline_red),
@@ -65,4 +68,4 @@ def merge(parts: Sequence[KeptResult]) -> KeptResult:
     )
     first = ordered[0]
     return KeptResult(source=first.source, report=report, exit_code=max(p.exit_code for p in ordered),
-                      shard=None, plan=first.plan, sweep=sweeps[0] if len(sweeps) == 1 else None)
+                      shard=None, plan=first.plan, sweep=next((p.sweep for p in ordered if p.sweep is not None), None))

@@ -153,3 +153,19 @@ def test_an_out_that_is_a_folder_or_cannot_be_written_is_refused_before_anything
     assert "is a folder; name a file" in capsys.readouterr().err
     assert report(str(RECORDED), "--out", "/proc/seamgate-report.md") == ExitCode.ENVIRONMENT
     assert "/proc is not writable" in capsys.readouterr().err
+
+
+def test_two_parts_holding_a_sweep_fail_the_merge_instead_of_dropping_one(tmp_path: Path, capsys):
+    from reports.mutants import MutantOutcome, SweepResult
+
+    sweep = SweepResult(scope=("calc.py",), mutants=(MutantOutcome("m1", "calc.py", 3, status="killed"),))
+    folders = []
+    for k in (1, 2):
+        folder = tmp_path / f"p{k}"
+        write_json(folder / "outcomes.json", Report(), 0, shard=(k, 2), plan=PLAN, sweep=sweep)
+        folders.append(str(folder))
+    assert report("--merge", *folders) == ExitCode.MERGE_FAILED
+    assert "2 parts hold a sweep" in capsys.readouterr().err
+    write_json(tmp_path / "p2" / "outcomes.json", Report(), 0, shard=(2, 2), plan=PLAN)
+    assert report("--merge", *folders, "--format", "json") == ExitCode.OK
+    assert json.loads(capsys.readouterr().out)["sweep"]["mutants"][0]["id"] == "m1"
