@@ -41,10 +41,24 @@ def location(m: MutantOutcome) -> dict[str, Any]:
     return {"start": start, "end": {"line": end_line, "column": max(1, end_column)}}
 
 
-def replacement(diff: str) -> str | None:
-    """The added lines of a unified diff, stripped and joined: what the mutant put in (``None``: nothing)."""
-    added = [line[1:].strip() for line in diff.splitlines() if line.startswith("+") and not line.startswith("+++")]
-    return "\n".join(added) if added else None
+def replacement(m: MutantOutcome) -> str | None:
+    """What the mutant put in place of its location's text (``None``: the diff adds nothing).
+
+    For a one-line change (one ``-`` and one ``+`` line) it is the mutated line's text between what
+    the location leaves alone on either side (``a + b`` -> ``a - b``); otherwise the added lines,
+    stripped and joined.
+    """
+    lines = m.diff.splitlines()
+    removed = [line[1:] for line in lines if line.startswith("-") and not line.startswith("---")]
+    added = [line[1:] for line in lines if line.startswith("+") and not line.startswith("+++")]
+    if not added:
+        return None
+    if len(removed) == len(added) == 1 and m.end_line in (0, m.line) and m.end_column > m.column >= 1:
+        old, new = removed[0], added[0]
+        prefix, suffix = old[: m.column - 1], old[m.end_column - 1:]
+        if new.startswith(prefix) and new.endswith(suffix) and len(new) >= len(prefix) + len(suffix):
+            return new[len(prefix): len(new) - len(suffix)]
+    return "\n".join(line.strip() for line in added)
 
 
 def mutant_to_mte(m: MutantOutcome) -> dict[str, Any]:
@@ -52,7 +66,7 @@ def mutant_to_mte(m: MutantOutcome) -> dict[str, Any]:
         "id": m.id, "mutatorName": m.mutator or "unknown", "location": location(m), "status": STATUS[m.status],
         "killedBy": list(m.killers), "coveredBy": list(m.covered_by),
     }
-    text = replacement(m.diff)
+    text = replacement(m)
     if text is not None:
         data["replacement"] = text
     if m.reason:
