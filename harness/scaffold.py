@@ -22,6 +22,7 @@ and nothing is written (``USAGE_ERROR``). A write that fails half way removes wh
 
 from __future__ import annotations
 
+import importlib.util
 import os
 import tomllib
 from dataclasses import dataclass
@@ -140,6 +141,8 @@ def next_steps(root: Path, planned: list[Planned]) -> str:
     width = max(len(p.path) for p in planned)
     lines = [f"seamgate init: wrote into {root}:"]
     lines += [f"  {p.path:<{width}}  {p.what}" for p in planned]
+    if importlib.util.find_spec("torch") is None:
+        lines.append('note: torch is not installed here; the example\'s tests need it (pip install "seamgate[seam]")')
     lines += ["next:",
               '  pip install "seamgate[seam]"          # torch and the seam, for the `backend` fixture',
               "  echo .seamgate/ >> .gitignore          # seamgate keeps its results there",

@@ -164,3 +164,16 @@ def test_a_write_that_fails_half_way_removes_what_it_wrote_and_restores_the_pypr
     monkeypatch.undo()
     assert len(written) == 3
     assert (tree_digest(root), sorted(p.name for p in root.iterdir())) == before
+
+
+def test_where_torch_is_missing_init_says_the_examples_tests_need_it(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch) -> None:
+    import importlib.util
+
+    real = importlib.util.find_spec
+    monkeypatch.setattr(importlib.util, "find_spec", lambda name, *a: None if name == "torch" else real(name, *a))
+    code, out, _ = init(empty_project(tmp_path), capsys)
+    assert code == ExitCode.OK and "torch is not installed here" in out
+    monkeypatch.undo()
+    code, out, _ = init(empty_project(tmp_path / "with"), capsys)
+    assert code == ExitCode.OK and "torch is not installed here" not in out
