@@ -252,7 +252,7 @@ def run_gates(gates: Sequence[Gate], *, project: Path, options: RunOptions, mate
         console.print(f"seamgate: {exc}", markup=False, soft_wrap=True)
         return Report(), ExitCode.LOCKED
     code = final_exit_code(report, fail_on_owed=options.fail_on_owed)
-    _write_outputs(report, options, code)
+    _write_outputs(report, options, code, plan=session.plan_id)
     session.keep(report, code)
     for line in session.flaky_lines():
         console.print(line, markup=False, soft_wrap=True)
@@ -260,13 +260,14 @@ def run_gates(gates: Sequence[Gate], *, project: Path, options: RunOptions, mate
     return report, code
 
 
-def _write_outputs(report: Report, options: RunOptions, code: ExitCode) -> None:
+def _write_outputs(report: Report, options: RunOptions, code: ExitCode, plan: str = "") -> None:
+    """``--json`` (the layout of ``outcomes.json``, shard and plan included), ``--junit``, ``--markdown``."""
     from reports.json_out import write_json
     from reports.junit_out import write_junit
     from reports.markdown_out import write_markdown
 
     if options.json:
-        write_json(options.json, report, int(code))
+        write_json(options.json, report, int(code), shard=options.shard, plan=plan)
     if options.junit:
         write_junit(options.junit, report)
     if options.markdown:

@@ -137,13 +137,16 @@ def test_two_real_shard_runs_record_their_shard_and_plan_and_merge_into_the_whol
                                                                          "tests/test_add.py::test_add_zero"))),
              gate("g-b", mutation="add-off-by-one", select=("tests/test_mul.py",), red=RedSet(count=0))]
     for k in (1, 2):
-        run_quietly(project, gates, mutations, shard=(k, 2), output=tmp_path / f"shard{k}")
+        run_quietly(project, gates, mutations, shard=(k, 2), output=tmp_path / f"shard{k}", json=tmp_path / f"s{k}.json")
     kept = [json.loads((tmp_path / f"shard{k}" / "outcomes.json").read_text()) for k in (1, 2)]
     assert [d["shard"] for d in kept] == [{"k": 1, "n": 2}, {"k": 2, "n": 2}]
     assert kept[0]["plan"] == kept[1]["plan"] == plan_digest([("g-a", "cpu-emulated"), ("g-b", "cpu-emulated")])
     assert report("--merge", str(tmp_path / "shard2"), str(tmp_path / "shard1"), "--format", "junit") == ExitCode.OK
     xml = capsys.readouterr().out
     assert 'name="g-a[cpu-emulated]"' in xml and 'name="g-b[cpu-emulated]"' in xml
+    assert json.loads((tmp_path / "s1.json").read_text())["plan"] == kept[0]["plan"]  # --json is outcomes.json
+    assert report("--merge", str(tmp_path / "s1.json"), str(tmp_path / "s2.json")) == ExitCode.OK
+    capsys.readouterr()
     assert report("--merge", str(tmp_path / "shard1")) == ExitCode.MERGE_FAILED
     assert "shard 2/2 is missing" in capsys.readouterr().err
 
