@@ -64,8 +64,10 @@ def outcomes_file(path: Path) -> Path:
     if path.is_file():
         return path
     if path.name == "latest" or path.parent.name == "runs":
+        sweep = path.parent / "latest-sweep"
+        hint = f"; the newest sweep is {sweep}" if path.name == "latest" and sweep.exists() else ""
         raise ResultsError(f"{path}: no such kept result; run `seamgate run` (or `seamgate sweep`) first, "
-                           "or name a folder listed in .seamgate/runs/")
+                           f"or name a folder listed in .seamgate/runs/{hint}")
     raise ResultsError(f"{path}: no such file or folder; name a kept run folder (.seamgate/runs/<timestamp>) "
                        f"or its {OUTCOMES}")
 

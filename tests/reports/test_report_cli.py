@@ -44,6 +44,10 @@ def test_a_missing_latest_says_to_run_seamgate_run_first(tmp_path: Path, monkeyp
     assert report() == ExitCode.USAGE_ERROR
     err = capsys.readouterr().err
     assert ".seamgate/runs/latest: no such kept result; run `seamgate run`" in err and "Traceback" not in err
+    part(tmp_path / ".seamgate" / "runs" / "20260101T000000Z-2", None)
+    (tmp_path / ".seamgate" / "runs" / "latest-sweep").symlink_to("20260101T000000Z-2")
+    assert report() == ExitCode.USAGE_ERROR
+    assert "the newest sweep is .seamgate/runs/latest-sweep" in capsys.readouterr().err
 
 
 @pytest.mark.parametrize("make, words", [
