@@ -105,8 +105,9 @@ def _add_init(commands: argparse._SubParsersAction) -> None:
     parser = commands.add_parser("init", help="scaffold seamgate into an existing pytest project",
                                  description="Add [tool.seamgate] to pyproject.toml (appended; created when absent), "
                                              "gates/ with one commented example gate, mutations/ with one example "
-                                             "mutation and a test using the `backend` fixture (needs torch: "
-                                             "pip install \"seamgate[seam]\"). Refuses, writing nothing, when any "
+                                             "mutation, and seamgate_example/ with a captured step and its tests on "
+                                             "the `backend` fixture (needs torch: pip install \"seamgate[seam]\"). "
+                                             "Refuses, writing nothing, when any "
                                              "of it is already there. docs/tutorial.md goes on from there.")
     parser.add_argument("directory", nargs="?", type=Path, default=None, metavar="DIR",
                         help="the project root (default: --project, else the current folder)")

@@ -56,7 +56,7 @@ class Planned:
 def plan(root: Path) -> list[Planned]:
     """What init would write into ``root``; ``CommandLineError`` listing everything already there."""
     if not root.is_dir():
-        raise CommandLineError(f"seamgate init {root}: no such folder; name an existing project folder")
+        raise CommandLineError(f"seamgate init {root}: no such folder (or not a folder); name an existing project folder")
     taken = [f"{name}/ already exists" for name in ("gates", "mutations", "seamgate_example") if (root / name).exists()]
     pyproject = _pyproject(root)
     if isinstance(pyproject, str):
