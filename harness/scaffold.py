@@ -57,7 +57,7 @@ def plan(root: Path) -> list[Planned]:
     """What init would write into ``root``; ``CommandLineError`` listing everything already there."""
     if not root.is_dir():
         raise CommandLineError(f"seamgate init {root}: no such folder (or not a folder); name an existing project folder")
-    taken = [f"{name}/ already exists" for name in ("gates", "mutations", "seamgate_example") if (root / name).exists()]
+    taken = [f"{name}/ already exists" for name in ("gates", "mutations", "seamgate_example") if os.path.lexists(root / name)]
     pyproject = _pyproject(root)
     if isinstance(pyproject, str):
         taken.append(pyproject)

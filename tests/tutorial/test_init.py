@@ -90,11 +90,15 @@ def test_a_project_that_already_has_tool_seamgate_is_refused_and_nothing_is_writ
     assert tree_digest(root) == before and sorted(p.name for p in root.iterdir()) == ["pyproject.toml"]
 
 
-@pytest.mark.parametrize("existing", ["gates", "mutations", "seamgate_example"])
+@pytest.mark.parametrize("existing", ["gates", "mutations", "seamgate_example", "a dangling link named gates"])
 def test_one_existing_folder_is_enough_to_refuse_everything(
         tmp_path: Path, capsys: pytest.CaptureFixture[str], existing: str) -> None:
     root = empty_project(tmp_path)
-    (root / existing).mkdir()
+    if existing.startswith("a dangling link"):
+        existing = "gates"
+        (root / existing).symlink_to(root / "nowhere")
+    else:
+        (root / existing).mkdir()
     before = tree_digest(root), sorted(p.name for p in root.iterdir())
     code, _, err = init(root, capsys)
     assert code == ExitCode.USAGE_ERROR and f"{existing}/ already exists" in err
