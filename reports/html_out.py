@@ -14,6 +14,7 @@ import html
 from dataclasses import dataclass
 from typing import Iterable, Sequence
 
+from reports.junit_out import xml_safe
 from reports.mutants import MutantOutcome, SweepResult
 from reports.outcome import ArmOutcome, Report, RunOutcome, Verdict
 from reports.summary import sweep_score, verdict
@@ -58,7 +59,8 @@ _SCRIPT = """
 
 
 def _e(text: object) -> str:
-    return html.escape(str(text), quote=True)
+    """Escaped for HTML, control characters (pytest's ANSI colours) written ``#x1B`` as in the other formats."""
+    return html.escape(xml_safe(str(text)), quote=True)
 
 
 @dataclass(frozen=True)

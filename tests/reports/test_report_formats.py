@@ -254,3 +254,10 @@ def test_a_sweeps_own_result_leads_with_its_score_not_with_no_gate_judged(fmt: s
 def test_a_gate_run_with_a_sweep_states_both_in_its_verdict_line():
     assert rendered("md").startswith("## seamgate: 3 PASS, 1 FAIL, 1 ERROR, 2 OWED, 1 STALE; sweep 50.0% (2 of 4 "
                                      "detected), 2 survivors -> exit GATE_ERROR\n")
+
+
+@pytest.mark.parametrize("fmt", ["md", "html", "junit"])
+def test_no_format_lets_a_control_character_through(fmt: str):
+    """The recorded ERROR arm's message holds ESC (pytest's ANSI colours): the html escaped it only for HTML."""
+    text = rendered(fmt)
+    assert "\x1b" not in text and "#x1B[31mNameError" in text
