@@ -45,7 +45,7 @@ gate's verdict and message for the cases that share one run); **tree unchanged**
 project tree was byte-identical afterwards; **as expected** is `yes` when exit, message, tree and
 the case's own proof (below) all hold, and no traceback was printed.
 
-How the runs are shared (each `seamgate run` starts a fork server that imports torch): the eight
+How the runs are shared (each `seamgate run` starts a fork server that imports torch): the ten
 misbehaving-test cases are ONE run of one project whose gates each name a mutation that makes
 `tests/test_fault.py` misbehave (exit 3, `GATE_ERROR`, is that run's code; each row shows its
 gate's verdict). The in-process runs (`harness.cli.main`) share one fork server. The signal and
@@ -60,7 +60,17 @@ Proofs beyond the table:
   temp folder is gone; SIGKILL: the test child dies with the fork server, the temp folder left
   behind is swept by the next run;
 - a flaky test: its baseline really ran twice with different verdicts;
-- a full temporary disk: nothing is left in the temp folder afterwards.
+- a full temporary disk: nothing is left in the temp folder afterwards;
+- reports on devices: `FULL` and `NULL` are private device nodes made with `mknod` (char 1,7 and 1,3:
+  what /dev/full and /dev/null are), so the system's own are never at risk; after the runs they are
+  still character devices and the FIFO still a FIFO, and the FIFO's reader got the JUnit XML;
+- a test that writes into the user's tree: its own write (`calc/ops.py`) is the one change the tree
+  shows, the verdict names it, and the corpus restores the file before the final comparison;
+- a test that closes every fd: no case with an empty node id other than the session-level error;
+- a hanging baseline: the run ends within 60 s (the old fixed limit was 600 s);
+- every fast case is also run in a real git checkout of the fixture
+  (`test_corpus.py::test_in_a_git_checkout_...`): `git status --porcelain --ignored` stays empty
+  and the content digest of every file is equal.
 """
 
 
