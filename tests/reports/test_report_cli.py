@@ -144,6 +144,11 @@ def test_two_real_shard_runs_record_their_shard_and_plan_and_merge_into_the_whol
         run_quietly(project, gates, mutations, shard=(k, 2), output=tmp_path / f"shard{k}", json=tmp_path / f"s{k}.json")
     kept = [json.loads((tmp_path / f"shard{k}" / "outcomes.json").read_text()) for k in (1, 2)]
     assert [d["shard"] for d in kept] == [{"k": 1, "n": 2}, {"k": 2, "n": 2}]
+    import jsonschema
+
+    schema = json.loads((Path(__file__).parents[2] / "harness" / "result_schema.json").read_text())
+    for data in kept:  # what a real run writes is what the published schema says
+        jsonschema.validate(data, schema, cls=jsonschema.Draft202012Validator)
     assert kept[0]["plan"] == kept[1]["plan"] == plan_digest([("g-a", "cpu-emulated"), ("g-b", "cpu-emulated")])
     assert report("--merge", str(tmp_path / "shard2"), str(tmp_path / "shard1"), "--format", "junit") == ExitCode.OK
     xml = capsys.readouterr().out
