@@ -331,6 +331,7 @@ class Session:
             self.previous = load_kept_rows(self.previous_folder)
             self.snapshot = Snapshot.read(self.previous_folder)
         self.kept = new_kept_folder(self.project, self.options.output)
+        self.tree_guard = TreeGuard.start(self.project, self.original_file, ignore=self.kept)
         previous = _install_signal_handlers()
         launcher = None
         plan: Plan | None = None

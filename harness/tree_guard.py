@@ -31,6 +31,16 @@ from reports.outcome import ArmOutcome, Verdict
 _OWN = ".seamgate"
 
 
+def _inside(root: Path, folder: Path | None) -> str | None:
+    """``folder`` relative to ``root`` (posix), when it lies inside it."""
+    if folder is None:
+        return None
+    try:
+        return Path(os.path.realpath(folder)).relative_to(os.path.realpath(root)).as_posix()
+    except ValueError:
+        return None
+
+
 def _key(info: os.stat_result) -> tuple[int, int, int, int]:
     return (info.st_size, info.st_mtime_ns, info.st_ino, info.st_mode)
 
@@ -38,9 +48,12 @@ def _key(info: os.stat_result) -> tuple[int, int, int, int]:
 class TreeGuard:
     """The fingerprint of ``root``'s copied files, and the changes each watched run saw appear."""
 
-    def __init__(self, root: Path, files: Iterable[str], original: Callable[[str], Path | None] | None = None) -> None:
+    def __init__(self, root: Path, files: Iterable[str], original: Callable[[str], Path | None] | None = None,
+                 ignore: Path | None = None) -> None:
         self.root = root
-        self.files = sorted(files)
+        #: The run's own kept folder when ``--output`` puts it inside the project: written on purpose.
+        self.ignored = _inside(root, ignore)
+        self.files = sorted(f for f in files if not self._ignored(f))
         #: Where the unchanged bytes of a file are (the working tree's copy), to tell a touch from a write.
         self.original = original or (lambda rel: None)
         self.stats: dict[str, tuple[int, int, int, int] | None] = {rel: self._stat(rel) for rel in self.files}
@@ -52,10 +65,14 @@ class TreeGuard:
         self._lock = threading.Lock()
 
     @classmethod
-    def start(cls, root: Path, original: Callable[[str], Path | None] | None = None) -> TreeGuard:
+    def start(cls, root: Path, original: Callable[[str], Path | None] | None = None,
+              ignore: Path | None = None) -> TreeGuard:
         from mutations.offtree import project_files
 
-        return cls(root, project_files(root), original)
+        return cls(root, project_files(root), original, ignore)
+
+    def _ignored(self, rel: str) -> bool:
+        return self.ignored is not None and (rel == self.ignored or rel.startswith(self.ignored + "/"))
 
     def _stat(self, rel: str) -> tuple[int, int, int, int] | None:
         try:
@@ -84,7 +101,9 @@ class TreeGuard:
             if self._stat(folder) == before:
                 continue
             for name in sorted(self._names(folder) - names):
-                found.add(f"added {(Path(folder) / name).as_posix() if folder else name}")
+                rel = (Path(folder) / name).as_posix() if folder else name
+                if not self._ignored(rel):
+                    found.add(f"added {rel}")
         return found
 
     def _same_bytes(self, rel: str) -> bool:

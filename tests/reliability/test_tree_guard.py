@@ -70,6 +70,17 @@ def test_a_baseline_run_that_changed_the_tree_taints_every_gate(tmp_path: Path) 
     assert guard.verdict(_pass("mutation other cpu-emulated"), []).verdict is Verdict.ERROR
 
 
+def test_the_runs_own_output_folder_inside_the_project_is_not_a_change(tmp_path: Path) -> None:
+    # `seamgate run --output results` writes its logs into the project while the runs run.
+    project = write_project(tmp_path / "project")
+    (project / "results").mkdir()
+    guard = TreeGuard(project, FILES + ["results/old.txt"], ignore=project / "results")
+    with guard.watch("run"):
+        (project / "results" / "runs").mkdir()
+        (project / "results.txt").write_text("")
+    assert guard.touched == {"run": ("added results.txt",)}
+
+
 def cost(root: Path, rounds: int = 50) -> str:
     """What the guard costs on ``root``: the listing once, then one comparison (two per run)."""
     started = time.perf_counter()
