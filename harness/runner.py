@@ -325,7 +325,6 @@ class Session:
         sweep_stale_workdirs()
         self.plan_id = plan_digest((g.id, arm) for g in select_gates(gates, self.options.gate_ids) for arm in g.arms)
         self.workdir = Path(tempfile.mkdtemp(prefix=f"{_WORKDIR_PREFIX}{os.getpid()}-"))
-        self.tree_guard = TreeGuard.start(self.project, self.original_file)
         if self.options.reuse:
             self.previous_folder = latest(self.project)
             self.previous = load_kept_rows(self.previous_folder)
