@@ -24,6 +24,7 @@ from harness.exit_codes import ExitCode
 from harness.model import ARM_NAMES
 from harness.gatefile import load_gate_files
 from harness.project import Project
+from harness.sweep_cli import add_sweep
 from harness.report_cli import add_report
 from mutations.catalog import catalog_files
 from mutations.check import check_mutation, mutated_diff
@@ -75,6 +76,7 @@ def build_parser() -> argparse.ArgumentParser:
     _add_gates(commands)
     _add_mutations(commands)
     _add_run(commands)
+    add_sweep(commands, _positive_int)
     add_report(commands)
     return parser
 
