@@ -102,8 +102,8 @@ def matrix_rows(report: Report, sweep: SweepResult | None) -> list[MatrixRow]:
 
 
 def _gate_table(outcomes: Sequence[ArmOutcome]) -> list[str]:
-    out = ['<h2 id="gates">Gates</h2>', f'<table id="gate-table"><thead><tr><th>gate</th><th>arm</th><th>kind</th>'
-           f'<th>verdict</th><th>message</th></tr></thead><tbody>']
+    out = ['<h2 id="gates">Gates</h2>', '<table id="gate-table"><thead><tr><th>gate</th><th>arm</th><th>kind</th>'
+           '<th>verdict</th><th>message</th></tr></thead><tbody>']
     for o in outcomes:
         out.append(f'<tr><td><code>{_e(o.gate)}</code></td><td>{_e(o.arm)}</td><td>{_e(o.kind)}</td>'
                    f'<td class="{o.verdict.value}">{o.verdict.value}</td><td class="msg">{_e(o.message)}</td></tr>')

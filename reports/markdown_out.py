@@ -102,7 +102,7 @@ def _sweep(sweep: SweepResult) -> list[str]:
             diffs += [f"`{m.id}`", "", "```diff", xml_safe(m.diff.rstrip()), "```", ""]
         lines += _details(f"diffs of the {len(survivors)} survivors", diffs)
     if equivalent:
-        lines += [f"Equivalent (out of the score): " + "; ".join(f"`{m.id}` ({_cut(m.reason, CELL_LIMIT)})"
+        lines += ["Equivalent (out of the score): " + "; ".join(f"`{m.id}` ({_cut(m.reason, CELL_LIMIT)})"
                                                                for m in equivalent), ""]
     return lines
 
