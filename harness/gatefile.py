@@ -313,7 +313,7 @@ class _GateReader:
         if isinstance(value, bool) or not isinstance(value, (int, float)) or not 0 < value < math.inf:
             got = f"{value!r}, which is no limit at all" if isinstance(value, float) and math.isinf(value) else \
                 f"{value!r}, not a number" if isinstance(value, float) and math.isnan(value) else describe(value)
-            self.shape.add(node, context, f"'timeout' must be a finite number of seconds > 0, got {got}; write "
+            self.shape.add(node, context, f"'timeout' must be a number of seconds > 0 (finite), got {got}; write "
                                           "e.g. `timeout: 600`, or leave it out to derive the limit from the "
                                           "baseline's duration")
             return None
