@@ -184,7 +184,10 @@ def render_html(report: Report, exit_name: str, sweep: SweepResult | None = None
     """The whole page as one string."""
     body: list[str] = [f"<h1>{_e(title)}</h1>", f'<p id="verdict">{_e(verdict(report, exit_name, sweep))}</p>']
     for run in report.baseline_red:
-        body.append(f'<p class="FAIL">BASELINE RED {_e(run.label)}: {_e(run.summary())}; nothing else was judged</p>')
+        red = ", ".join(c.nodeid or "(the session)" for c in run.cases if c.kind in ("failed", "error"))
+        why = red or f"{run.end}: {run.detail or 'no detail'}"
+        body.append(f'<p class="FAIL">BASELINE RED {_e(run.label)}: {_e(why)} ({_e(run.summary())}); '
+                    'nothing else was judged</p>')
     if report.interrupted:
         body.append(f'<p class="OWED">interrupted: not finished: {_e(", ".join(report.unfinished) or "none")}</p>')
     body += _gate_table(report.outcomes)

@@ -261,3 +261,26 @@ def test_no_format_lets_a_control_character_through(fmt: str):
     """The recorded ERROR arm's message holds ESC (pytest's ANSI colours): the html escaped it only for HTML."""
     text = rendered(fmt)
     assert "\x1b" not in text and "#x1B[31mNameError" in text
+
+
+@pytest.mark.parametrize("fmt", FORMATS)
+def test_a_red_baseline_and_an_interruption_show_in_every_gate_format(fmt: str):
+    from dataclasses import replace
+
+    from reports.outcome import CaseOutcome, RunOutcome
+
+    red = RunOutcome("baseline cpu-emulated tests", "completed", 1, (CaseOutcome("tests/test_x.py::test_a", "failed"),))
+    kept = replace(recorded(), report=Report(baseline_red=(red,), interrupted=True, unfinished=("g9",)), sweep=None)
+    if fmt == "mte":
+        with pytest.raises(ValueError, match="holds no sweep"):
+            render(kept, fmt, "BASELINE_RED")
+        return
+    text = render(kept, fmt, "BASELINE_RED")
+    assert "tests/test_x.py::test_a" in text
+    if fmt in ("text", "md", "html"):
+        assert "BASELINE RED" in text and "g9" in text
+    if fmt == "junit":
+        case = next(c for suite in JUnitXml.fromstring(text.split("\n", 1)[1]) for c in suite)
+        assert isinstance(case.result[0], Error) and case.result[0].type == "BaselineRed"
+    if fmt == "json":
+        assert json.loads(text)["unfinished"] == ["g9"]
