@@ -102,6 +102,8 @@ def matrix_rows(report: Report, sweep: SweepResult | None) -> list[MatrixRow]:
 
 
 def _gate_table(outcomes: Sequence[ArmOutcome]) -> list[str]:
+    if not outcomes:
+        return ['<h2 id="gates">Gates</h2>', "<p>No gate arm in this result.</p>"]
     out = ['<h2 id="gates">Gates</h2>', '<table id="gate-table"><thead><tr><th>gate</th><th>arm</th><th>kind</th>'
            '<th>verdict</th><th>message</th></tr></thead><tbody>']
     for o in outcomes:
