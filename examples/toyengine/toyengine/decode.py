@@ -9,7 +9,7 @@ impossible (an eager backend), every step runs the forward eagerly.
 
 from __future__ import annotations
 
-from typing import Sequence
+from typing import Callable, Sequence
 
 import torch
 
@@ -21,7 +21,7 @@ VOCAB, HIDDEN, SLOTS = 16, 8, 2
 class ToyModel:
     """An embedding, a tanh and a projection, with seeded weights on the backend's device."""
 
-    def __init__(self, to_device, seed: int = 0) -> None:
+    def __init__(self, to_device: Callable[[torch.Tensor], torch.Tensor], seed: int = 0) -> None:
         gen = torch.Generator().manual_seed(seed)
         self.embed = to_device(torch.randn(VOCAB, HIDDEN, generator=gen))  # [V, H]
         self.proj = to_device(torch.randn(HIDDEN, VOCAB, generator=gen))  # [H, V]
