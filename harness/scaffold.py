@@ -65,7 +65,7 @@ def plan(root: Path) -> list[Planned]:
         raise CommandLineError(
             f"seamgate init {root}: refused, nothing was written: " + "; ".join(taken) +
             ". seamgate init only adds new files (and a [tool.seamgate] table); move these aside or set "
-            "seamgate up by hand (docs/tutorial.md)")
+            "seamgate up by hand (seamgate's docs/tutorial.md)")
     return [pyproject,
             Planned(GATE_FILE, _template("example_gate.yaml"), "one commented example gate"),
             Planned(CATALOG_FILE, _template("example_catalog.yaml"), "a catalog with one example mutation"),
@@ -149,5 +149,5 @@ def next_steps(root: Path, planned: list[Planned]) -> str:
               "  seamgate validate                      # the gate and the catalog are read strictly",
               f"  seamgate mutations reds {MUTATION_ID}  # the example mutation's red set, as a gate's expect block",
               "  seamgate run                           # the example gate: PASS on cpu-emulated, cuda OWED without a GPU",
-              "then read docs/tutorial.md: your own driver, red-first against your pre-migration commit, reports."]
+              "then read seamgate's docs/tutorial.md: your own driver, red-first against your pre-migration commit, reports."]
     return "\n".join(lines) + "\n"
