@@ -198,6 +198,9 @@ FAULT_CASES: tuple[FaultCase, ...] = (
               r"^interrupted: not finished: slow$", "signals"),
     FaultCase("sigterm-mid-run", "SIGTERM to `seamgate run` while its 2nd gate's test sleeps", ExitCode.INTERRUPTED,
               r"^interrupted: not finished: slow$", "signals"),
+    FaultCase("sigterm-during-copy", "SIGTERM while the working tree is being copied (used to end INTERNAL, exit 70, "
+              "with a traceback: the copy's error handler took the interruption for a failed copy)",
+              ExitCode.INTERRUPTED, r"^interrupted: not finished: mul-rule$", "interrupt_copy"),
     FaultCase("sigkill-mid-run", "SIGKILL to the `seamgate` process while its 2nd gate's test sleeps",
               -signal.SIGKILL, r"^killed by SIGKILL mid-run", "signals"),
     FaultCase("two-runs-at-once", "a 2nd `seamgate run` in the same project while the 1st runs", ExitCode.LOCKED,
@@ -437,6 +440,33 @@ def flaky_baseline(workdir: Path) -> list[Observed]:
     return [_observed("baseline-flaky", code, first_line(out, err), out + err, changes, proof)]
 
 
+def interrupt_copy(workdir: Path) -> list[Observed]:
+    """SIGTERM arrives while the working tree is copied (in this process: the runner's handler raises)."""
+    import harness.runner as runner
+
+    project = write_project(workdir / "project")
+    real = runner.catalog_materializer
+
+    def materializer(catalog: object) -> Callable[[Path, Path, object], Path]:
+        inner = real(catalog)
+
+        def copy(root: Path, dest: Path, state: object) -> Path:
+            os.kill(os.getpid(), signal.SIGTERM)  # mid-copy: the handler raises here
+            return inner(root, dest, state)
+        return copy
+
+    runner.catalog_materializer = materializer
+    try:
+        code, out, err, changes = _run_in_process(project, "run")
+    finally:
+        runner.catalog_materializer = real
+    left = list(Path(tempfile.gettempdir()).glob(f"seamgate-run-{os.getpid()}-*"))
+    lines = [line.strip() for line in out.splitlines() if line.strip()]
+    line = next((x for x in lines if x.startswith("interrupted")), first_line(err, out))
+    proof = [f"the run's temp folder was left behind: {left}"] if left else []
+    return [_observed("sigterm-during-copy", code, line, out + err, changes, proof)]
+
+
 def _mount(*args: str) -> bool:
     return subprocess.run(["mount", *args], capture_output=True).returncode == 0
 
@@ -623,6 +653,6 @@ def _sigkill(subject: _Subject) -> Observed:
 
 SCENARIOS: dict[str, Callable[[Path], list[Observed]]] = {
     "misbehaving_tests": misbehaving_tests, "user_tree_write": user_tree_write, "report_devices": report_devices,
-    "baseline_red": baseline_red, "baseline_hangs": baseline_hangs, "flaky_baseline": flaky_baseline,
+    "baseline_red": baseline_red, "baseline_hangs": baseline_hangs, "interrupt_copy": interrupt_copy, "flaky_baseline": flaky_baseline,
     "read_only_checkout": read_only_checkout, "full_temp_disk": full_temp_disk, "signals": signals,
 }
