@@ -763,29 +763,7 @@ class Session:
                     raise  # SIGINT/SIGTERM mid-copy: the run is interrupted, not the copy failed
                 except Exception as exc:  # noqa: BLE001 - rot, bad ref: an ERROR of the gates using it
                     self.trees[state] = exc
-                else:
-                    if state.kind == "mutation":
-                        self.seed_bytecode(self.trees[state])
             return self.trees[state]
-
-    def seed_bytecode(self, tree: Path) -> None:
-        """Give a mutation's copy the bytecode the baseline runs left in the working tree's copy.
-
-        Every row collects the whole union, and pytest rewrites each test module's asserts on import:
-        most of a row's time when done afresh. Copied, the bytecode is valid for every file the
-        mutation left alone (same source, same mtime: ``copy2``), and Python and pytest recompile
-        the mutated file, whose mtime and size differ. Only our own copies are written.
-        """
-        with self.guard:
-            base = self.trees.get(SourceState())
-        if not isinstance(base, Path):
-            return
-        import sys; print("SEED", base, list(base.rglob("__pycache__")), tree, file=sys.stderr)
-        for cache in base.rglob("__pycache__"):
-            rel = cache.relative_to(base)
-            target = tree / rel
-            if target.parent.is_dir() and not target.exists():
-                shutil.copytree(cache, target, dirs_exist_ok=True)
 
     def judge(self, check: Check, platform: Platform) -> ArmOutcome:
         gate, arm = check.gate, check.arm
