@@ -1,6 +1,6 @@
 """Sweep seamgate itself with mutmut 3: score per file and folder, survivors named, equivalents subtracted.
 
-    .venv/bin/python scripts/mutation_sweep.py judges            # harness/evaluate.py, redfirst.py, lane.py
+    .venv/bin/python scripts/mutation_sweep.py judges            # harness/evaluate.py, redfirst.py, lane.py, planner.py
     .venv/bin/python scripts/mutation_sweep.py seam drivers      # the other folders (slow: torch tests)
     .venv/bin/python scripts/mutation_sweep.py judges --fail-on-survivor   # what a CI step would call
 
@@ -42,9 +42,10 @@ TORCH = {"process_isolation": "forkserver",
          # the RED product-bug test (see docs/mutation-score.md) and the two-process gloo barrier
          "pytest_add_cli_args": ["-p", "no:randomly", "-k", "not design_s4 and not gloo"]}
 TARGETS: dict[str, tuple[list[str], list[str], dict[str, object]]] = {
-    "judges": (["harness/evaluate.py", "harness/redfirst.py", "harness/lane.py"],
+    "judges": (["harness/evaluate.py", "harness/redfirst.py", "harness/lane.py", "harness/planner.py"],
                ["tests/harness/test_judge_evaluate.py", "tests/harness/test_judge_redfirst.py",
-                "tests/harness/test_judge_lane.py", "tests/harness/test_evaluate.py"], {}),
+                "tests/harness/test_judge_lane.py", "tests/harness/test_judge_planner.py",
+                "tests/harness/test_evaluate.py"], {}),
     # The seam's rules. Suites that only run children (switches, inert, backend agreement) are left
     # out: mutmut maps a test to the code it runs IN-PROCESS, so a child's work is invisible to it.
     "seam": (["seam/scope.py", "seam/switches.py", "seam/graph.py", "seam/capture.py", "seam/capture_guard.py",
