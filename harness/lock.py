@@ -1,6 +1,6 @@
 """The repository lock: one ``seamgate run`` per repository at a time.
 
-``fcntl.flock`` on ``.seamgate/run.lock`` in the project (gitignored), or on a file in the temp
+``fcntl.flock`` on ``.seamgate/run.lock`` in the project (the folder ignores itself), or on a file in the temp
 folder named for the project's path when the project is read-only. The kernel drops a flock when
 its holder dies, even by SIGKILL, so a crashed run never leaves the repository locked.
 """
@@ -20,11 +20,29 @@ class Locked(RuntimeError):
     """Another seamgate run holds this repository's lock."""
 
 
+#: What ``.seamgate/.gitignore`` holds: the folder ignores itself, so ``git add -A`` never commits
+#: the lock or kept runs of a project whose own ``.gitignore`` does not name it (issue 15).
+SELF_IGNORE = "# written by seamgate: its lock and kept runs are never committed\n*\n"
+
+
+def make_state_folder(project_root: Path) -> Path:
+    """``.seamgate/`` of the project, made when missing, with a ``.gitignore`` of its own (a user's is kept)."""
+    folder = project_root / ".seamgate"
+    folder.mkdir(exist_ok=True)
+    ignore = folder / ".gitignore"
+    if not ignore.exists():
+        try:
+            with open(ignore, "x", encoding="utf-8") as fh:
+                fh.write(SELF_IGNORE)
+        except FileExistsError:
+            pass
+    return folder
+
+
 def lock_path(project_root: Path) -> Path:
     """Where the lock lives: ``.seamgate/run.lock``, or the temp folder for a read-only project."""
-    folder = project_root / ".seamgate"
     try:
-        folder.mkdir(exist_ok=True)
+        folder = make_state_folder(project_root)
         if os.access(folder, os.W_OK):
             return folder / "run.lock"
     except OSError:

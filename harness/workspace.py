@@ -24,6 +24,8 @@ import time
 from pathlib import Path
 from typing import Any, Mapping
 
+from harness.lock import make_state_folder
+
 #: How many kept run folders stay in ``.seamgate/runs`` (the oldest go first).
 KEEP = 10
 LATEST = "latest"
@@ -33,6 +35,7 @@ def runs_root(project: Path) -> Path:
     """``.seamgate/runs`` of ``project``, or a folder in the temp folder when that cannot be written."""
     folder = project / ".seamgate" / "runs"
     try:
+        make_state_folder(project)  # .seamgate/ ignores itself (harness/lock.py)
         folder.mkdir(parents=True, exist_ok=True)
         if os.access(folder, os.W_OK):
             return folder
