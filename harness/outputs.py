@@ -13,13 +13,16 @@ refuses, naming the option, the path and the fix:
 - a folder where no file can be created (read-only, permission denied, ``/proc``): a temp file
   is created there and removed at once, the one sure test (``ENVIRONMENT``).
 
-The writer (``reports.json_out.write_atomic``) replaces only a regular file (or creates a new
-one); a character device, FIFO or socket is written directly, and an error writing it (``ENOSPC``
+``/dev/stdout``, ``/dev/stderr``, ``/dev/fd/N`` are written through the open descriptor (shell
+redirection ``> log.txt`` makes ``/dev/stdout`` resolve to ``log.txt``, which must not be replaced);
+they must be open for writing. The writer (``reports.json_out.write_atomic``) replaces only a regular
+file (or creates a new one); a character device, FIFO or socket is written directly, and an error writing it (``ENOSPC``
 on ``/dev/full``) is an ``ENVIRONMENT`` error naming the path.
 """
 
 from __future__ import annotations
 
+import fcntl
 import os
 import stat
 import tempfile
@@ -27,6 +30,7 @@ from pathlib import Path
 from typing import Sequence
 
 from harness.errors import CommandLineError, EnvironmentProblem
+from reports.json_out import descriptor_of
 
 
 def kind_of(mode: int) -> str:
@@ -54,6 +58,9 @@ def check_outputs(reports: Sequence[tuple[str, Path | None]], output: Path | Non
         if path is None:
             continue
         target = path if path.is_absolute() else base / path
+        if descriptor_of(path) is not None:
+            _open_descriptor(option, path, descriptor_of(path))
+            continue
         info = _stat(option, path, target)
         if info is not None and stat.S_ISDIR(info.st_mode):
             raise CommandLineError(f"{option} {path}: {target} is a folder; name a file, e.g. {option} "
@@ -83,6 +90,17 @@ def check_output_folder(output: Path, base: Path) -> None:
                                "--output names a folder for this run's logs and reports, e.g. --output "
                                f"{Path(tempfile.gettempdir()) / 'seamgate-run'}")
     _creatable("--output", output, target, Path(os.path.realpath(target)))
+
+
+def _open_descriptor(option: str, path: Path, descriptor: int) -> None:
+    """``/dev/stdout``, ``/dev/fd/N``: written through the descriptor (never by replacing what it resolves to)."""
+    try:
+        flags = fcntl.fcntl(descriptor, fcntl.F_GETFL)
+    except OSError:
+        raise CommandLineError(f"{option} {path}: file descriptor {descriptor} is not open in this process; "
+                               "name a file") from None
+    if flags & os.O_ACCMODE == os.O_RDONLY:
+        raise CommandLineError(f"{option} {path}: file descriptor {descriptor} is open for reading only; name a file")
 
 
 def _stat(option: str, path: Path, target: Path) -> os.stat_result | None:

@@ -74,6 +74,18 @@ class OutputWriteError(OSError):
     """A report could not be written where the user asked; the message names the path (an ENVIRONMENT error)."""
 
 
+def descriptor_of(path: Path | str) -> int | None:
+    """The open file descriptor ``path`` names (``/dev/stdout`` 1, ``/dev/stderr`` 2, ``/dev/fd/N``,
+    ``/proc/self/fd/N``), else ``None``. Such a path is written through the descriptor: resolved, it may
+    be the regular file a shell redirected into, which must never be replaced."""
+    import re
+
+    text = os.path.normpath(str(path))
+    named = {"/dev/stdout": 1, "/dev/stderr": 2}.get(text)
+    found = re.match(r"^/(?:dev/fd|proc/self/fd)/(\d+)$", text)
+    return named if named is not None else int(found.group(1)) if found else None
+
+
 def write_atomic(path: Path, text: str) -> None:
     """Write ``text`` to ``path``; a regular file is replaced atomically, nothing else ever is.
 
@@ -88,6 +100,10 @@ def write_atomic(path: Path, text: str) -> None:
 
     real = Path(os.path.realpath(path))
     try:
+        descriptor = descriptor_of(path)
+        if descriptor is not None:
+            _write_descriptor(descriptor, text)
+            return
         info = _stat_or_none(real)
         if info is not None and not stat.S_ISREG(info.st_mode):
             if stat.S_ISCHR(info.st_mode) or stat.S_ISFIFO(info.st_mode) or stat.S_ISSOCK(info.st_mode):
@@ -132,6 +148,21 @@ def _replace_regular(real: Path, text: str, mode: int | None) -> None:
     except BaseException:
         Path(tmp).unlink(missing_ok=True)
         raise
+
+
+def _write_descriptor(descriptor: int, text: str) -> None:
+    """Write through an inherited descriptor, after what Python buffered for it (the order stays)."""
+    import sys
+
+    for stream in (sys.stdout, sys.stderr):
+        try:
+            if stream is not None and stream.fileno() == descriptor:
+                stream.flush()
+        except (AttributeError, OSError, ValueError):  # a StringIO (tests) has no descriptor
+            pass
+    data = text.encode("utf-8")
+    while data:
+        data = data[os.write(descriptor, data):]
 
 
 def _write_in_place(real: Path, text: str) -> None:

@@ -100,3 +100,21 @@ def test_a_block_device_or_a_folder_is_refused_and_left_alone(tmp_path: Path) ->
     with pytest.raises(OutputWriteError):
         write_atomic(tmp_path / "dir", "x")
     assert (tmp_path / "dir").is_dir()
+
+
+def test_dev_stdout_redirected_to_a_file_is_written_through_the_descriptor_not_by_replacing_the_file(
+        tmp_path: Path) -> None:
+    # `seamgate run --json /dev/stdout > log.txt`: /dev/stdout resolves to log.txt, a regular file; replacing it
+    # would leave the shell's descriptor on an unlinked inode and lose everything printed before and after.
+    import subprocess
+    import sys
+
+    log = tmp_path / "log.txt"
+    code = ("import sys; from pathlib import Path; from reports.json_out import write_atomic; "
+            "print('before', flush=True); write_atomic(Path(sys.argv[1]), 'REPORT\\n'); print('after', flush=True)")
+    with open(log, "w") as out:
+        inode = os.fstat(out.fileno()).st_ino
+        subprocess.run([sys.executable, "-c", code, "/dev/stdout"], stdout=out, check=True,
+                       cwd=Path(__file__).resolve().parents[2])
+    assert log.read_text() == "before\nREPORT\nafter\n"
+    assert log.stat().st_ino == inode
