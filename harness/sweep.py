@@ -137,9 +137,11 @@ class Sweep:
         #: A launcher the caller owns (tests share one fork server); ``None``: start our own.
         self.shared_launcher = launcher
         self.notify = notify or (lambda event, data: None)
-        self.workdir = Path(tempfile.mkdtemp(prefix=f"seamgate-sweep-{os.getpid()}-"))
+        #: The temp folder of this invocation's copies and plans (made in ``run``, removed at its end).
+        self.workdir = Path(tempfile.gettempdir())
         self.kept: Path | None = None
         self.executor: Executor | None = None
+        self.launcher: Any = None
         self.baseline_tree: Path | None = None
         self._tree_lock = threading.Lock()
         self.facts: dict[str, Any] = {}
@@ -162,10 +164,12 @@ class Sweep:
         if self.options.fresh:
             sweep_cache.drop(self.root)
         cache = sweep_cache.load(self.root)
-        self.kept = new_kept_folder(self.root, self.options.output)
         launcher = None
+        self.workdir = Path(tempfile.mkdtemp(prefix=f"seamgate-sweep-{os.getpid()}-"))
         try:
+            self.kept = new_kept_folder(self.root, self.options.output)
             launcher = self.shared_launcher or _Lazy(lambda: start_launcher(True, log=self.workdir / "forkserver.log"))
+            self.launcher = launcher
             self.executor = Executor(launcher, self.kept)
             hashes = _file_hashes(self.root)
             baseline, reach = self.baseline(cache, hashes)
@@ -302,9 +306,11 @@ class Sweep:
                         found = future.result()
                         out.update(found)
                         self.notify("decided", list(found.values()))
-            except BaseException:
+            except BaseException:  # Ctrl-C, SIGTERM: kill the sessions now, or the pool waits them out
                 for future in futures:
                     future.cancel()
+                if self.launcher is not None:
+                    self.launcher.kill_all()
                 raise
         return out
 
