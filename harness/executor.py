@@ -72,6 +72,8 @@ class Run:
     only: frozenset[str] | None = None
     #: Do not run these node ids (cells taken from the previous run); every other case runs.
     skip: frozenset[str] = frozenset()
+    #: The tree is a copy the harness owns: the child may write bytecode into it (never a user's tree).
+    write_bytecode: bool = False
 
 
 @dataclass(frozen=True)
@@ -178,7 +180,7 @@ class Executor:
         request = {
             "mode": "pytest", "argv": pytest_argv(run, junit, counts), "cwd": str(run.tree),
             "env": run_environment(env, run.tree, run.arm),
-            **_front(run.tree), "path_back": [str(HARNESS_ROOT)],
+            **_front(run.tree), "path_back": [str(HARNESS_ROOT)], "write_bytecode": run.write_bytecode,
             "stdout": str(folder / "stdout.txt"), "stderr": str(folder / "stderr.txt"),
         }
         end, status, wall, detail = self._launch(request, run.timeout)

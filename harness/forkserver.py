@@ -173,7 +173,9 @@ def _enter(request: Mapping[str, Any]) -> None:
     sys.path[:] = front + [p for p in sys.path if p not in front and p not in back] + back
     if request.get("claim"):
         _claim(front, request["claim"])
-    sys.dont_write_bytecode = True
+    # Bytecode (and pytest's rewritten test modules) only where the caller says the tree is a copy
+    # of ours: there it is kept and seeds the next copies (``harness/runner.py``); never in a user's tree.
+    sys.dont_write_bytecode = not request.get("write_bytecode", False)
     importlib.invalidate_caches()
 
 

@@ -496,7 +496,7 @@ class Session:
         thunks = [lambda k=k, n=n: self.execute(Run(
                       f"baseline{n} {k.arm} {' '.join(plan.rows[k])}", tree, plan.rows[k], k.arm, dict(k.env),
                       self.baseline_limit(plan, k)[0],
-                      reach=reach_files[k] if not n else None, skip=frozenset(carried[k])))
+                      reach=reach_files[k] if not n else None, skip=frozenset(carried[k]), write_bytecode=True))
                   for k in keys for n in ("", " (again)")]
         runs = self.parallel(thunks, "baselines")
         for first, second in zip(runs[::2], runs[1::2]):
@@ -657,7 +657,7 @@ class Session:
             return self.without_flaky(fill(ran, baseline, run_ids))
         timeout = timeout_for(baseline, run_ids, [c.gate.timeout for c in readers])
         only = None if run_ids is None else run_ids - set(carried)
-        run = self.execute(Run(key.label(), tree, select, key.arm, dict(key.env), timeout, only=only,
+        run = self.execute(Run(key.label(), tree, select, key.arm, dict(key.env), timeout, only=only, write_bytecode=True,
                                skip=frozenset(carried) if run_ids is None else frozenset()))
         if carried and run.end == "completed":
             run = replace(run, cases=run.cases + tuple(c for n, c in carried.items() if n not in {x.nodeid for x in run.cases}))
@@ -763,7 +763,35 @@ class Session:
                     raise  # SIGINT/SIGTERM mid-copy: the run is interrupted, not the copy failed
                 except Exception as exc:  # noqa: BLE001 - rot, bad ref: an ERROR of the gates using it
                     self.trees[state] = exc
+                else:
+                    if state.kind == "mutation":
+                        self.seed_bytecode(self.trees[state], state)
             return self.trees[state]
+
+    def seed_bytecode(self, tree: Path, state: SourceState) -> None:
+        """Give a mutation's copy the bytecode the baseline runs left in the working tree's copy.
+
+        Every row collects the whole union, and pytest rewrites each test module's asserts on import
+        (half of a row's collection when done afresh). Copied, the bytecode is valid for every file the
+        mutation left alone (same source, same mtime: ``copy2``). The mutated file's bytecode is NOT
+        copied: a pyc is checked by whole-second mtime and size only, and a mutation written within
+        the second of the copy, keeping the size (``a + b`` -> ``a - b``), would pass as unchanged.
+        """
+        changed = getattr(self.materializer, "changed_files", None)
+        files = changed(state) if changed is not None else None
+        with self.guard:
+            base = self.trees.get(SourceState())
+        if not isinstance(base, Path) or files is None:
+            return
+        stale = {(str(Path(rel).parent / "__pycache__"), Path(rel).stem + ".") for rel in files}
+        for cache in base.rglob("__pycache__"):
+            rel = cache.relative_to(base)
+            target = tree / rel
+            if not target.parent.is_dir() or target.exists():
+                continue
+            prefixes = tuple(stem for folder, stem in stale if folder == str(rel))
+            shutil.copytree(cache, target, ignore=lambda _, names: [n for n in names if n.startswith(prefixes)]
+                            if prefixes else [])
 
     def judge(self, check: Check, platform: Platform) -> ArmOutcome:
         gate, arm = check.gate, check.arm

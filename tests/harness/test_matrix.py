@@ -216,3 +216,42 @@ def test_a_gate_on_the_working_tree_passes_only_when_its_proof_mutation_reds_par
     assert by_gate["proved"].verdict is Verdict.PASS and "proof mutation add-zero-is-one reds 1 of 2 cases" in by_gate["proved"].message
     assert by_gate["vacuous"].verdict is Verdict.FAIL and "could never fail" in by_gate["vacuous"].message
     assert code is ExitCode.GATE_FAILED
+
+
+WHERE = {
+    **CALC,
+    "tests/test_where.py": (
+        "import os, sys\n\n\n"
+        "def test_its_code_names_the_copy_it_runs_in():\n"
+        "    assert sys._getframe().f_code.co_filename == os.path.join(os.getcwd(), 'tests', 'test_where.py')\n"
+    ),
+}
+
+
+def test_a_mutation_row_starts_from_the_baselines_bytecode_and_its_code_still_names_its_own_copy(tmp_path: Path):
+    # The mutation's copy is seeded with the test modules pytest rewrote in the baseline's copy (their
+    # code objects were compiled there); loaded from that cache they must name the copy that loads them
+    # (pytest re-points them, as Python's loader does; this keeps it so).
+    project = write_project(tmp_path / "p", WHERE)
+    report, _ = run(project, gate("g", mutation="add-zero-is-one", red=RedSet(nodeids=(f"{ADD}::test_add_zero",))),
+                    prove=True)
+    assert report.outcomes[0].verdict is Verdict.PASS, report.outcomes[0].message
+    assert cases_of(report.outcomes[0])["tests/test_where.py::test_its_code_names_the_copy_it_runs_in"] == ("passed", False)
+
+
+def test_a_mutation_copy_gets_the_baselines_bytecode_except_for_the_mutated_file(tmp_path: Path):
+    # A pyc is checked by whole-second mtime and size: a same-size mutation written in the second of
+    # the copy would pass as unchanged, so the mutated file's bytecode must never be copied.
+    from harness.model import SourceState
+    from harness.runner import Session
+
+    base, tree = write_project(tmp_path / "base"), write_project(tmp_path / "tree")
+    for rel in ("calc/__pycache__/ops.cpython-311.pyc", "calc/__pycache__/ops.cpython-311-pytest-9.2.0.pyc",
+                "calc/__pycache__/__init__.cpython-311.pyc", "tests/__pycache__/test_add.cpython-311-pytest-9.2.0.pyc"):
+        (base / rel).parent.mkdir(exist_ok=True)
+        (base / rel).write_bytes(b"pyc")
+    session = Session(tmp_path, RunOptions(), catalog_materializer(MUTATIONS))
+    session.trees[SourceState()] = base
+    session.seed_bytecode(tree, SourceState(kind="mutation", mutation="add-zero-is-one"))
+    assert sorted(str(p.relative_to(tree)) for p in tree.rglob("*.pyc")) == [
+        "calc/__pycache__/__init__.cpython-311.pyc", "tests/__pycache__/test_add.cpython-311-pytest-9.2.0.pyc"]
