@@ -1,0 +1,42 @@
+"""The CI step of issue 14 sweeps exactly the judges changed since the recorded sweep."""
+
+from __future__ import annotations
+
+import importlib.util
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[2]
+_SPEC = importlib.util.spec_from_file_location("sweep_judges", ROOT / "scripts" / "sweep_judges.py")
+assert _SPEC is not None and _SPEC.loader is not None
+judges = importlib.util.module_from_spec(_SPEC)
+_SPEC.loader.exec_module(judges)
+
+
+def record() -> dict[str, str]:
+    return {rel: judges.sha(rel) for rel in (*judges.JUDGES, *judges.EVERYTHING)}
+
+
+def test_with_nothing_changed_since_the_record_nothing_is_swept() -> None:
+    assert judges.to_sweep(record()) == ([], "")
+
+
+def test_a_changed_judge_is_swept_alone() -> None:
+    old = {**record(), "harness/lane.py": "0" * 64}
+    swept, why = judges.to_sweep(old)
+    assert swept == ["harness/lane.py"]
+    assert "harness/lane.py" in why
+
+
+def test_a_changed_test_file_or_equivalents_file_sweeps_every_judge() -> None:
+    for rel in ("tests/harness/test_judge_planner.py", "tests/equivalent_mutants.yaml", "harness/pytest_sweep.py"):
+        swept, why = judges.to_sweep({**record(), rel: "0" * 64})
+        assert swept == list(judges.JUDGES) and rel in why
+
+
+def test_without_a_record_every_judge_is_swept() -> None:
+    assert judges.to_sweep({})[0] == list(judges.JUDGES)
+
+
+def test_the_step_sweeps_the_four_judges_with_their_table_tests() -> None:
+    assert set(judges.JUDGES) == {"harness/evaluate.py", "harness/redfirst.py", "harness/lane.py", "harness/planner.py"}
+    assert all((ROOT / t).is_file() for t in judges.TESTS)
