@@ -26,6 +26,8 @@ _ICON = {Verdict.PASS: "✅", Verdict.FAIL: "❌", Verdict.ERROR: "💥", Verdic
 MESSAGE_LIMIT = 400
 #: Characters of a message shown in a table cell (the full text is in ``outcomes.json``).
 CELL_LIMIT = 80
+#: Failures listed before the rest are folded into a ``<details>`` block.
+FAILURES_SHOWN = 10
 #: Gate ids named inline for one OWED reason before "and N more".
 NAMES_LIMIT = 6
 _FAILED = (Verdict.FAIL, Verdict.ERROR, Verdict.TIMEOUT, Verdict.CRASH)
@@ -61,10 +63,12 @@ def _failures(outcomes: Iterable[ArmOutcome]) -> list[str]:
     failed = [o for o in outcomes if o.verdict in _FAILED]
     if not failed:
         return []
-    lines = [f"### Failures ({len(failed)})", ""]
-    lines += [f"- {_ICON[o.verdict]} **{o.verdict.value}** `{o.gate}` [{o.arm}]: {_cut(o.message, MESSAGE_LIMIT)}"
-              for o in failed]
-    return lines + [""]
+    items = [f"- {_ICON[o.verdict]} **{o.verdict.value}** `{o.gate}` [{o.arm}]: {_cut(o.message, MESSAGE_LIMIT)}"
+             for o in failed]
+    lines = [f"### Failures ({len(failed)})", "", *items[:FAILURES_SHOWN], ""]
+    if len(items) > FAILURES_SHOWN:
+        lines += _details(f"{len(items) - FAILURES_SHOWN} more failures", items[FAILURES_SHOWN:])
+    return lines
 
 
 def _ledger(outcomes: Iterable[ArmOutcome]) -> list[str]:
