@@ -195,3 +195,13 @@ def test_under_xdist_a_project_module_a_worker_loaded_from_outside_the_copy_stil
     run = executor.execute(Run("xdist", tree, ("tests",), env={"PYTEST_ADDOPTS": "-n 2"}, timeout=120))
     [error] = run.errors
     assert "the copy's code is not what ran" in error.message and str(elsewhere / "calc/ops.py") in error.message
+
+
+def test_the_json_report_writes_null_and_not_counted_and_the_terminal_line_says_so() -> None:
+    from reports.json_out import run_to_json
+    from reports.outcome import RunOutcome
+
+    run = RunOutcome("r", "completed", 1, (CaseOutcome("t::a", "failed", assertions_passed=None, assertions_failed=1),))
+    data = run_to_json(run)
+    assert data["cases"][0]["assertions_passed"] is None
+    assert data["summary"] == "1 cases, 0 passed, assertions not counted, 1 failed, exit 1"
