@@ -25,6 +25,7 @@ from harness.model import (
 from mutations.catalog import catalog_files, display_path
 from mutations.document import DocumentError, Node, read_document
 from mutations.model import Catalog
+from harness.selections import Selections
 from mutations.shape import ID_PATTERN, ShapeChecker, describe, suggestion, versioned_list
 
 GATE_FILE_VERSION = 1
@@ -55,34 +56,44 @@ def load_gate_files(paths: Sequence[Path], *, project_root: Path, catalog: Catal
     """
     problems: list[str] = []
     gates: list[Gate] = []
-    for path in catalog_files(paths):
-        found, file_problems = _load_file(path, project_root, catalog)
-        gates.extend(found)
-        problems.extend(file_problems)
+    documents = [_read_file(path, project_root) for path in catalog_files(paths)]
+    selections = Selections()  # every file's named selections first: a gate may use one defined elsewhere
+    for root, shape in documents:
+        if root is not None and root.is_mapping:
+            reader = _GateReader(shape, project_root, catalog, selections)
+            selections.read(root.value.get("selections"), shape,
+                            lambda entry, node: reader.suite_exists(entry, node, "selections", "entry"))
+    for root, shape in documents:
+        if root is not None:
+            reader = _GateReader(shape, project_root, catalog, selections)
+            gates.extend(g for i, node in enumerate(_entries(root, shape)) if (g := reader.gate(node, i)) is not None)
+        problems.extend(shape.problems)
+    problems.extend(selections.problems)
     problems.extend(_duplicate_ids(gates))
     if problems:
         raise GateFileError(problems)
     return gates
 
 
-def _load_file(path: Path, project_root: Path, catalog: Catalog) -> tuple[list[Gate], list[str]]:
+def _read_file(path: Path, project_root: Path) -> tuple[Node | None, ShapeChecker]:
+    """The file's document (``None`` when it could not be read: the checker holds why)."""
     display = display_path(path, project_root)
+    shape = ShapeChecker(display)
     if not os.path.lexists(path):  # a symlink loop exists: read_document names it
-        return [], [f"{display}: no such gate file or folder; fix the path"]
+        shape.problems.append(f"{display}: no such gate file or folder; fix the path")
+        return None, shape
     try:
         root = read_document(path, display)
     except DocumentError as exc:
-        return [], exc.problems
+        shape.problems.extend(exc.problems)
+        return None, shape
     if root is None:
-        return [], [f"{display}: the file is empty; write `version: 1` and `gates:` (a list of gates)"]
-    shape = ShapeChecker(display)
-    reader = _GateReader(shape, project_root, catalog)
-    gates = [g for i, node in enumerate(_entries(root, shape)) if (g := reader.gate(node, i)) is not None]
-    return gates, shape.problems
+        shape.problems.append(f"{display}: the file is empty; write `version: 1` and `gates:` (a list of gates)")
+    return root, shape
 
 
 def _entries(root: Node, shape: ShapeChecker) -> list[Node]:
-    return versioned_list(root, shape, "gate file", "gates", GATE_FILE_VERSION, "gates")
+    return versioned_list(root, shape, "gate file", "gates", GATE_FILE_VERSION, "gates", extra=("selections",))
 
 
 def _duplicate_ids(gates: list[Gate]) -> list[str]:
@@ -100,10 +111,12 @@ def _duplicate_ids(gates: list[Gate]) -> list[str]:
 class _GateReader:
     """Reads one gate mapping into a ``Gate``, recording problems on the file's ``ShapeChecker``."""
 
-    def __init__(self, shape: ShapeChecker, project_root: Path, catalog: Catalog) -> None:
+    def __init__(self, shape: ShapeChecker, project_root: Path, catalog: Catalog,
+                 selections: Selections | None = None) -> None:
         self.shape = shape
         self.root = project_root
         self.catalog = catalog
+        self.selections = selections or Selections()
 
     def gate(self, node: Node, index: int) -> Gate | None:
         context = _context(node, index)
@@ -262,6 +275,9 @@ class _GateReader:
     def paths(self, node: Node, context: str, key: str) -> tuple[str, ...] | None:
         """A list of project paths or pytest node ids, each of which must exist in the working tree."""
         items = self.shape.string_list(node, context, key)
+        if items is None:
+            return None
+        items = self.selections.expand(items, self.shape, context)  # ``@name`` -> its paths (harness/selections.py)
         if items is None:
             return None
         good = [value for value, item in items if self.suite_exists(value, item, context, key)]

@@ -144,9 +144,11 @@ def _plain(value: object) -> str:
     return "" if value is None else str(value)
 
 
-def versioned_list(root: Node, shape: ShapeChecker, context: str, list_key: str, version: int, noun: str) -> list[Node]:
-    """The entries of a ``{version: N, <list_key>: [...]}`` document (gate files, catalogs), checked."""
-    if not shape.keys(root, context, ("version", list_key), required=("version", list_key)):
+def versioned_list(root: Node, shape: ShapeChecker, context: str, list_key: str, version: int, noun: str,
+                   extra: Sequence[str] = ()) -> list[Node]:
+    """The entries of a ``{version: N, <list_key>: [...]}`` document (gate files, catalogs), checked;
+    ``extra`` names other top-level keys the document may hold (its reader reads them)."""
+    if not shape.keys(root, context, ("version", list_key, *extra), required=("version", list_key)):
         return []
     found = root.value.get("version")
     if found is not None and (found.value != version or isinstance(found.value, bool)):
