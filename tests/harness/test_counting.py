@@ -205,3 +205,27 @@ def test_the_json_report_writes_null_and_not_counted_and_the_terminal_line_says_
     data = run_to_json(run)
     assert data["cases"][0]["assertions_passed"] is None
     assert data["summary"] == "1 cases, 0 passed, assertions not counted, 1 failed, exit 1"
+
+
+def test_a_counting_gate_and_a_plain_one_on_the_same_mutation_get_their_own_rows(tmp_path: Path) -> None:
+    """Rows are keyed by environment: the hook never reaches the gate that did not ask for it."""
+    from harness.planner import make_plan
+    from tests.reports.fixture_projects import catalog, mutation
+
+    two = ("version: 1\ngates:\n"
+           "  - id: plain\n    kind: rule\n    source: {mutation: sub}\n    select: [tests]\n"
+           "    expect: {red: {nodeids: [tests/test_add.py::test_add_small, tests/test_add.py::test_add_zero]}}\n"
+           "  - id: counted\n    kind: rule\n    source: {mutation: sub}\n    select: [tests]\n    count_assertions: true\n"
+           "    expect: {red: {nodeids: [tests/test_add.py::test_add_small, tests/test_add.py::test_add_zero]}}\n")
+    project = write_project(tmp_path / "p", {**CALC, "gates/g.yaml": two})
+    cat = catalog(mutation("sub", "a + b", "a - b"))
+    gates = load_gate_files([project / "gates"], project_root=project, catalog=cat)
+    plan = make_plan(gates)
+    assert len(plan.baselines) == 2 and len(plan.rows) == 4
+    report, _ = run_gates(gates, project=project, options=RunOptions(progress=False),
+                          materializer=catalog_materializer(cat), launcher=shared_server(),
+                          stdout=open("/dev/null", "w"))
+    messages = {o.gate: o.message for o in report.outcomes}
+    assert {o.gate: o.verdict.value for o in report.outcomes} == {"plain": "PASS", "counted": "PASS"}, messages
+    assert "(2 cases, 0 passed, assertions not counted, 2 failed)" in messages["plain"]
+    assert "(2 cases, 0 passed, 2 assertions, 2 failed)" in messages["counted"]
