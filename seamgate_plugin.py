@@ -1,8 +1,9 @@
 """The pytest11 entry point of installed seamgate: the ``backend`` fixture, importing seam/torch only when a test asks for it.
 
 Installing seamgate must not change anyone's test suite. This module imports only ``os`` and
-``pytest``; a session whose tests never ask for ``backend`` (nor carry ``@pytest.mark.arm``) never
-imports ``seam`` or ``torch``: no import time, no NumPy warning under ``filterwarnings = error``.
+``pytest``; a session whose tests never ask for THIS ``backend`` (a project's own fixture of that name
+is left alone) nor carry ``@pytest.mark.arm`` naming one of our arms never imports ``seam`` or
+``torch``: no import time, no NumPy warning under ``filterwarnings = error``.
 When a test does ask, the fixture hands over to ``seam.pytest_plugin`` (the seam's own plugin, which
 the repository's root ``conftest.py`` loads by name); when that plugin is registered in the session
 as well, this one stands aside so the ``backend`` parameter is never added twice.
@@ -46,9 +47,23 @@ def pytest_configure(config: pytest.Config) -> None:
     )
 
 
+def _names_an_arm(item: pytest.Item) -> bool:
+    """``@pytest.mark.arm(X)`` with X one of OUR arms (a project's own ``arm`` marker is not ours)."""
+    return any(m.args and m.args[0] in KNOWN_ARMS for m in item.iter_markers("arm"))
+
+
+def _our_backend(metafunc: pytest.Metafunc) -> bool:
+    """The ``backend`` this test resolves to is this plugin's (a project's own ``backend`` fixture is not)."""
+    known = getattr(metafunc, "_arg2fixturedefs", None)
+    if known is None:  # a pytest without the mapping: behave as before (ours)
+        return True
+    defs = known.get("backend") or ()
+    return bool(defs) and getattr(defs[-1].func, "__module__", None) == __name__
+
+
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
     """``@pytest.mark.arm(X)``: deselected when X is not selected, OWED where X cannot run (seam imported then only)."""
-    if _seam_plugin_registered(config) or not any(item.get_closest_marker("arm") for item in items):
+    if _seam_plugin_registered(config) or not any(_names_an_arm(item) for item in items):
         return
     from seam.pytest_plugin import pytest_collection_modifyitems as seam_modifyitems
 
@@ -56,7 +71,7 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
 
 
 def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
-    if "backend" in metafunc.fixturenames and not _seam_plugin_registered(metafunc.config):
+    if "backend" in metafunc.fixturenames and not _seam_plugin_registered(metafunc.config) and _our_backend(metafunc):
         metafunc.parametrize("backend", selected_arms(), indirect=True)
 
 
