@@ -21,7 +21,8 @@ from mutations.shape import unknown_key_message
 COUNT_ASSERTIONS_ENV = "SEAMGATE_COUNT_ASSERTIONS"
 
 #: ``sweep`` is the ``[tool.seamgate.sweep]`` table, read and checked by ``harness/sweep_cli.py``.
-_KEYS = ("gates", "catalog", "jobs", "evidence", "copy_include", "copy_exclude", "baseline_timeout", "sweep")
+_KEYS = ("gates", "catalog", "jobs", "evidence", "copy_include", "copy_exclude", "baseline_timeout", "sweep",
+         "count_assertions")
 _TABLE = re.compile(r"^\s*\[tool\.seamgate\]\s*(#.*)?$", re.MULTILINE)
 
 
@@ -44,6 +45,9 @@ class Config:
     #: Seconds a baseline run may take before it is killed and read TIMEOUT (``docs/runner.md``); when every
     #: gate reading a baseline sets its own ``timeout``, the largest of those applies instead.
     baseline_timeout: float = 600.0
+    #: Every gate counts passing assertions unless it says ``count_assertions: false`` (default off:
+    #: ``COUNT_ASSERTIONS_ENV``).
+    count_assertions: bool = False
     #: The file the settings came from (``None``: defaults, no ``[tool.seamgate]`` table).
     source: str | None = None
 
@@ -105,10 +109,15 @@ def _from_table(table: dict[str, Any], path: Path, text: str) -> Config:
             or not 0 < baseline_timeout < float("inf"):
         problems.append(f"{_where(path, text, 'baseline_timeout')}: [tool.seamgate]: 'baseline_timeout' must be a "
                         f"finite number of seconds > 0, got {baseline_timeout!r}; write e.g. baseline_timeout = 600")
+    count_assertions = table.get("count_assertions", Config.count_assertions)
+    if not isinstance(count_assertions, bool):
+        problems.append(f"{_where(path, text, 'count_assertions')}: [tool.seamgate]: 'count_assertions' must be "
+                        f"true or false, got {count_assertions!r}")
     if problems:
         raise ConfigError("\n".join(problems))
     return Config(gates=gates, catalog=catalog, jobs=jobs, evidence=evidence, copy_include=copy_include,
-                  copy_exclude=copy_exclude, baseline_timeout=float(baseline_timeout), source=str(path))
+                  copy_exclude=copy_exclude, baseline_timeout=float(baseline_timeout),
+                  count_assertions=count_assertions, source=str(path))
 
 
 def _patterns(table: dict[str, Any], key: str, path: Path, text: str, problems: list[str]) -> tuple[str, ...]:

@@ -116,6 +116,7 @@ class _GateReader:
         self.shape = shape
         self.root = project_root
         self.catalog = catalog
+        self.count_default = _count_default(project_root)
         self.selections = selections or Selections()
 
     def gate(self, node: Node, index: int) -> Gate | None:
@@ -155,8 +156,9 @@ class _GateReader:
             values["expect"] = self.expect(fields["expect"], context)
         if "proof" in fields:
             values["proof"] = self.proof(fields["proof"], context)
-        if "count_assertions" in fields and self.shape.boolean(fields["count_assertions"], context,
-                                                               "count_assertions"):
+        count = self.shape.boolean(fields["count_assertions"], context, "count_assertions") \
+            if "count_assertions" in fields else self.count_default
+        if count:
             # Carried as the run's environment: a counting row never serves a gate that does not count.
             values["env"] = {**(values.get("env") or {}), COUNT_ASSERTIONS_ENV: "1"}
         if "collection_errors_are_red" in fields:
@@ -393,6 +395,17 @@ class _GateReader:
         env = self.shape.string_map(node.value["env"], context, f"{side}.env", _ENV_NAME) \
             if "env" in node.value else {}
         return None if backend is None or env is None else LaneSide(backend=backend, env=env)
+
+
+def _count_default(project_root: Path) -> bool:
+    """``[tool.seamgate] count_assertions`` of the project (a bad table is reported by the config's reader)."""
+    from harness.config import load_config
+    from harness.errors import ConfigError
+
+    try:
+        return load_config(project_root).count_assertions
+    except (ConfigError, OSError):
+        return False
 
 
 def _context(node: Node, index: int) -> str:

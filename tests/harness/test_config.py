@@ -31,7 +31,8 @@ def test_an_unknown_key_is_refused_naming_the_key_the_file_and_its_line(tmp_path
     with pytest.raises(ConfigError) as caught:
         load_config(tmp_path)
     assert str(caught.value) == (f"{path}:6: [tool.seamgate]: unknown key 'gatse' — did you mean 'gates'? "
-                                 "(allowed: gates, catalog, jobs, evidence, copy_include, copy_exclude)")
+                                 "(allowed: gates, catalog, jobs, evidence, copy_include, copy_exclude, baseline_timeout, sweep, "
+                                 "count_assertions)")
 
 
 def test_values_of_the_wrong_type_are_refused(tmp_path: Path) -> None:

@@ -229,3 +229,23 @@ def test_a_counting_gate_and_a_plain_one_on_the_same_mutation_get_their_own_rows
     assert {o.gate: o.verdict.value for o in report.outcomes} == {"plain": "PASS", "counted": "PASS"}, messages
     assert "(2 cases, 0 passed, assertions not counted, 2 failed)" in messages["plain"]
     assert "(2 cases, 0 passed, 2 assertions, 2 failed)" in messages["counted"]
+
+
+def test_the_project_setting_turns_counting_on_for_every_gate_and_a_gate_can_turn_it_off(tmp_path: Path) -> None:
+    pyproject = "[tool.seamgate]\ncount_assertions = true\n"
+    second = _GATE.replace("id: weak", "id: plain").format(extra="    count_assertions: false\n")
+    gates = _GATE.format(extra="") + second.split("gates:\n", 1)[1]
+    project = write_project(tmp_path / "p", {**WEAKREF, "pyproject.toml": pyproject, "gates/g.yaml": gates})
+    loaded = {g.id: g for g in load_gate_files([project / "gates"], project_root=project, catalog=_catalog())}
+    assert loaded["weak"].env.get(COUNT_ASSERTIONS_ENV) == "1"
+    assert COUNT_ASSERTIONS_ENV not in loaded["plain"].env
+
+
+def test_the_project_setting_must_be_a_boolean(tmp_path: Path) -> None:
+    from harness.config import load_config
+    from harness.errors import ConfigError
+
+    project = write_project(tmp_path / "p", {"pyproject.toml": "[tool.seamgate]\ncount_assertions = 'yes'\n"})
+    with pytest.raises(ConfigError) as caught:
+        load_config(project)
+    assert "pyproject.toml:2" in str(caught.value) and "'count_assertions' must be true or false" in str(caught.value)
