@@ -354,10 +354,11 @@ def _known(catalog: Catalog, mutation_id: str):  # -> Mutation
 def cmd_run(args: argparse.Namespace) -> ExitCode:
     """Resolve the project, config and gate paths onto ``args``, then hand over to ``harness.runner``."""
     root, config = project_of(args)
-    from harness.outputs import check_outputs
+    from harness.outputs import check_outputs, inputs_of
 
     check_outputs((("--json", args.json), ("--junit", args.junit), ("--markdown", args.markdown)),
-                  output=getattr(args, "output", None))
+                  output=getattr(args, "output", None),
+                  inputs=inputs_of(root, _gate_paths(args, root, config), config.catalog_paths(root)))
     args.project = root
     args.config = config
     args.named_gate_files = bool(args.gate_files)

@@ -49,9 +49,23 @@ def is_stream(mode: int) -> bool:
     return stat.S_ISCHR(mode) or stat.S_ISFIFO(mode) or stat.S_ISSOCK(mode)
 
 
+def inputs_of(project_root: Path, gate_paths: Sequence[Path], catalog_paths: Sequence[Path]) -> set[str]:
+    """The files a run reads as its input (never to be replaced by a report): ``pyproject.toml``,
+    the gate files, the catalog files."""
+    from mutations.catalog import catalog_files
+
+    files = [project_root / "pyproject.toml", *catalog_files([p for p in gate_paths if p.exists()]),
+             *catalog_files([p for p in catalog_paths if p.exists()])]
+    return {os.path.realpath(f) for f in files}
+
+
 def check_outputs(reports: Sequence[tuple[str, Path | None]], output: Path | None = None,
-                  cwd: Path | None = None) -> None:
-    """Refuse, before anything runs, report paths and an ``--output`` folder the run could not use."""
+                  cwd: Path | None = None, inputs: set[str] | frozenset[str] = frozenset()) -> None:
+    """Refuse, before anything runs, report paths and an ``--output`` folder the run could not use.
+
+    ``inputs`` (real paths, ``inputs_of``) are files the run reads: a report never replaces one, nor
+    a Python source file (``--json calc/ops.py`` is a slip of the hand, and the file would be lost).
+    """
     base = cwd or Path.cwd()
     seen: dict[object, str] = {}
     for option, path in reports:
@@ -69,6 +83,12 @@ def check_outputs(reports: Sequence[tuple[str, Path | None]], output: Path | Non
             raise CommandLineError(f"{option} {path}: {target} is {kind_of(info.st_mode)}, not a regular file; "
                                    "seamgate writes a report to a regular file, a character device, a FIFO or "
                                    "/dev/stdout; name a file")
+        real = os.path.realpath(target)
+        if info is not None and stat.S_ISREG(info.st_mode) and (real in inputs or real.endswith(".py")):
+            what = "a Python source file" if real.endswith(".py") else "an input of this run (its config, a gate " \
+                                                                          "file or a mutation catalog)"
+            raise CommandLineError(f"{option} {path}: {real} is {what}; the report would replace it: name another "
+                                   f"file, e.g. {option} {Path(tempfile.gettempdir()) / ('report' + _suffix(option))}")
         if info is None or stat.S_ISREG(info.st_mode):
             key: object = (info.st_dev, info.st_ino) if info is not None else os.path.realpath(target)
             if key in seen:
@@ -79,6 +99,10 @@ def check_outputs(reports: Sequence[tuple[str, Path | None]], output: Path | Non
             _creatable(option, path, target, Path(os.path.realpath(target)).parent)
     if output is not None:
         check_output_folder(output, base)
+
+
+def _suffix(option: str) -> str:
+    return {"--json": ".json", "--junit": ".xml", "--markdown": ".md"}.get(option, ".txt")
 
 
 def check_output_folder(output: Path, base: Path) -> None:
