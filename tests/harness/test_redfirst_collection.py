@@ -31,10 +31,29 @@ GREEN = RunOutcome("new", "completed", 0, (CaseOutcome(A, "passed"), CaseOutcome
 def test_a_named_files_collection_error_is_one_red_case_per_case_the_working_tree_collects() -> None:
     outcome = judge_red_first(the_gate((NEW,)), "cpu-emulated", RED, GREEN)
     assert outcome.verdict is Verdict.PASS, outcome.message
-    assert "2 cases red by a collection error" in outcome.message
+    assert outcome.message.startswith("red-first against ref HEAD~1: reds exactly tests/test_new.py (2 cases, 0 passed, "
+                                      "assertions not counted, 0 failed), exit 1; 0 of 2 cases passing; 2 cases red "
+                                      "by a collection error (collection_errors_are_red); green after"), outcome.message
+    red_run, green_run = outcome.runs
+    assert green_run is GREEN
+    assert [(c.nodeid, c.kind, c.assertions_passed, c.assertions_failed) for c in red_run.cases] == \
+        [(A, "failed", None, 0), (B, "failed", None, 0)]
+    assert {c.message for c in red_run.cases} == {
+        "collection error against ref HEAD~1, counted as red (collection_errors_are_red): ImportError: cannot "
+        "import name 'new_function' from 'pkg'"}
+
+
+def test_a_trailing_slash_and_other_errors_in_the_run_are_kept_apart() -> None:
+    other = CaseOutcome("tests/test_other.py", "error", "collection failed: SyntaxError")
+    red = RunOutcome("old", "completed", 1, (CaseOutcome("tests/sub", "error", WHY), other))
+    green = RunOutcome("new", "completed", 0, (CaseOutcome("tests/sub/test_x.py::test_a", "passed"),
+                                               CaseOutcome("tests/subway/test_y.py::test_b", "passed")))
+    g = replace(the_gate(("tests/sub/",), red=RedSet(count=1)), expect=replace(the_gate(()).expect, counts=None))
+    outcome = judge_red_first(g, "cpu-emulated", red, green)
     red_run = outcome.runs[0]
-    assert [(c.nodeid, c.kind) for c in red_run.cases] == [(A, "failed"), (B, "failed")]
-    assert "cannot import name 'new_function'" in red_run.cases[0].message
+    assert [(c.nodeid, c.kind) for c in red_run.cases] == [("tests/sub/test_x.py::test_a", "failed"),
+                                                           ("tests/test_other.py", "error")]
+    assert outcome.verdict is Verdict.ERROR and "tests/test_other.py" in outcome.message
 
 
 def test_node_ids_can_be_expected_too_and_a_folder_names_the_files_below_it() -> None:
