@@ -2,7 +2,11 @@
 
 Written after a sweep of reports/results.py against the format and CLI tests left 97 of 344 mutants
 alive: the recorded fixture has every key, so no default was ever read, and the messages were only
-checked in part.
+checked in part. With this file and test_report_formats.py: 333 of 344 killed, then two more tests;
+the rest are equivalent (``bool(data.get(k, None))`` is ``bool(data.get(k, False))``; the file read
+as ``UTF-8`` or in a UTF-8 locale's default; ``', '.join`` of the one readable schema).
+Command: ``seamgate sweep reports/results.py --tests tests/reports/test_results.py --tests
+tests/reports/test_report_formats.py --output /tmp/sw``.
 """
 
 from __future__ import annotations
@@ -33,10 +37,12 @@ def test_an_outcomes_json_with_only_the_required_keys_reads_with_the_models_defa
     minimal = {"schema": 1, "exit_code": 3, "outcomes": [
         {"gate": "g", "arm": "cpu-emulated", "verdict": "FAIL",
          "runs": [{"label": "mutation m cpu-emulated", "end": "completed",
-                   "cases": [{"nodeid": "t::a", "kind": "failed"}]}]}]}
+                   "cases": [{"nodeid": "t::a", "kind": "failed"}]}]},
+        {"gate": "g", "arm": "cuda", "verdict": "OWED"}]}
     kept = load(write(tmp_path / "old", minimal))
     run = RunOutcome("mutation m cpu-emulated", "completed", None, (CaseOutcome("t::a", "failed"),))
-    assert kept.report == Report(outcomes=(ArmOutcome("g", "cpu-emulated", Verdict.FAIL, runs=(run,)),))
+    assert kept.report == Report(outcomes=(ArmOutcome("g", "cpu-emulated", Verdict.FAIL, runs=(run,)),
+                                           ArmOutcome("g", "cuda", Verdict.OWED)))
     assert (kept.exit_code, kept.shard, kept.plan, kept.sweep) == (3, None, "", None)
     assert kept.report.interrupted is False and kept.report.unfinished == () and kept.report.baseline_red == ()
     case = kept.report.outcomes[0].runs[0].cases[0]
@@ -85,6 +91,10 @@ def test_a_missing_latest_says_what_to_run_and_names_the_newest_sweep_only_for_l
     (runs / "latest-sweep").symlink_to("20260101T000000Z-1")
     assert refusal(runs / "latest").endswith(f".seamgate/runs/; the newest sweep is {runs / 'latest-sweep'}")
     assert refusal(runs / "20260101T000000Z-9").endswith("or name a folder listed in .seamgate/runs/")
+
+
+def test_a_missing_latest_outside_seamgate_runs_is_still_a_missing_kept_result(tmp_path: Path):
+    assert refusal(tmp_path / "artifacts" / "latest").startswith(f"{tmp_path / 'artifacts' / 'latest'}: no such kept result")
 
 
 def test_a_missing_path_elsewhere_names_what_to_give(tmp_path: Path):
