@@ -145,6 +145,9 @@ class Sweep:
         self.baseline_tree: Path | None = None
         self._tree_lock = threading.Lock()
         self.facts: dict[str, Any] = {}
+        #: The sweep cache being filled, and each planned mutant's digest in it.
+        self._cache: dict[str, Any] = {"mutants": {}}
+        self._digests: dict[str, str] = {}
         #: Every mutant id, in generation order (the result's order).
         self._order: list[str] = []
         #: Baseline duration of each case, and every baseline case id (time limits, inferred counts).
@@ -174,12 +177,9 @@ class Sweep:
             hashes = _file_hashes(self.root)
             baseline, reach = self.baseline(cache, hashes)
             planned, decided = self.plan(files, baseline, reach, hashes, cache)
+            self._cache, self._digests = cache, {p.mutant.id: p.digest for p in planned}
             ran = self.execute([p for p in planned if p.mutant.id not in decided], baseline)
             outcomes = {**decided, **ran}
-            for planned_one in planned:
-                outcome = outcomes.get(planned_one.mutant.id)
-                if outcome is not None and outcome.status != "owed":
-                    cache["mutants"][planned_one.digest] = _to_cache(outcome)
             sweep_cache.save(self.root, cache)
             ordered = [outcomes[m_id] for m_id in self._order]
             mutants = tuple(self.equivalent(o) for o in ordered)
@@ -305,6 +305,7 @@ class Sweep:
                     for future in done:
                         found = future.result()
                         out.update(found)
+                        self.remember(found)
                         self.notify("decided", list(found.values()))
             except BaseException:  # Ctrl-C, SIGTERM: kill the sessions now, or the pool waits them out
                 for future in futures:
@@ -313,6 +314,15 @@ class Sweep:
                     self.launcher.kill_all()
                 raise
         return out
+
+    def remember(self, found: Mapping[str, MutantOutcome]) -> None:
+        """Keep decided outcomes in the cache as each batch ends: an interrupted sweep loses only what ran."""
+        from harness import sweep_cache
+
+        for mutant_id, outcome in found.items():
+            if outcome.status != "owed" and mutant_id in self._digests:
+                self._cache["mutants"][self._digests[mutant_id]] = _to_cache(outcome)
+        sweep_cache.save(self.root, self._cache)
 
     def trampolined_tree(self, files: Iterable[str]) -> Path:
         """A copy of the project whose ``files`` are mutmut's trampolined form (every mutant switchable)."""
