@@ -51,7 +51,10 @@ def read_cases(junit: Path, side: SideFile) -> tuple[CaseOutcome, ...] | None:
     if not suites:
         return None
     testcases = [tc for suite in suites for tc in suite]
-    named = [tc for tc in testcases if tc.classname or tc.name]
+    # A nameless testcase is a case only when the counting plugin recorded it: a collection error at
+    # the session's root (node id ``""``); any other is no case at all (``_broken_report``).
+    known = ("", "") in side.keys
+    named = [tc for tc in testcases if tc.classname or tc.name or (known and _junit_kind(tc)[0] == "error")]
     cases = tuple(_case(tc, side) for tc in named)
     if len(named) == len(testcases):
         return cases
