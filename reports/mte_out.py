@@ -45,15 +45,16 @@ def replacement(m: MutantOutcome) -> str | None:
     """What the mutant put in place of its location's text (``None``: the diff adds nothing).
 
     For a one-line change (one ``-`` and one ``+`` line) it is the mutated line's text between what
-    the location leaves alone on either side (``a + b`` -> ``a - b``); otherwise the added lines,
-    stripped and joined.
+    the location leaves alone on either side (``a + b`` -> ``a - b``; an empty location is an
+    insertion, a located text that is gone a deletion: ``""``); otherwise the added lines, stripped
+    and joined.
     """
     lines = m.diff.splitlines()
     removed = [line[1:] for line in lines if line.startswith("-") and not line.startswith("---")]
     added = [line[1:] for line in lines if line.startswith("+") and not line.startswith("+++")]
     if not added:
         return None
-    if len(removed) == len(added) == 1 and m.end_line in (0, m.line) and m.end_column > m.column >= 1:
+    if len(removed) == len(added) == 1 and m.end_line in (0, m.line) and m.end_column >= m.column >= 1:
         old, new = removed[0], added[0]
         prefix, suffix = old[: m.column - 1], old[m.end_column - 1:]
         if new.startswith(prefix) and new.endswith(suffix) and len(new) >= len(prefix) + len(suffix):
@@ -79,7 +80,8 @@ def mutant_to_mte(m: MutantOutcome) -> dict[str, Any]:
 
 
 def _language(path: str) -> str:
-    return {".py": "python", ".pyi": "python"}.get(Path(path).suffix, Path(path).suffix.lstrip(".") or "text")
+    suffix = Path(path).suffix
+    return "python" if suffix in (".py", ".pyi") else suffix[1:] or "text"
 
 
 def _test_files(sweep: SweepResult) -> dict[str, Any]:
