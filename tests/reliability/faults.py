@@ -95,6 +95,15 @@ def test_fault():
         data = os.read(0, 16)
         assert data == b"", data
         sys.stdin.read()
+    if fault == "dfork":  # double fork + setsid: the grandchild is re-parented away from the run
+        if os.fork() == 0:
+            os.setsid()
+            if os.fork() == 0:
+                with open(os.path.join(os.environ["CALC_FAULT_DIR"], "dfork.pid"), "w") as fh:
+                    fh.write(str(os.getpid()))
+                time.sleep(60)
+            os._exit(0)
+        time.sleep(0.5)
     if fault == "scribble":  # writes into the USER's tree, by absolute path, not into its copy
         with open(os.path.join(os.environ["CALC_USER_TREE"], "calc", "ops.py"), "a") as fh:
             fh.write("# scribbled by a test\\n")
@@ -118,7 +127,7 @@ def _fault_catalog(extra: str = "") -> str:
     entries = "".join(
         f"  - id: {fault}\n    title: a test {fault}s\n    target: calc/ops.py\n"
         f"    insert-before: {{anchor: \"def add(a, b):\", text: \"FAULT = '{fault}'\\n\\n\\n\"}}\n"
-        for fault in ("loop", "exit", "segv", "fork", "spew", "stdin", "slow", "scribble", "closefds", "delcopy"))
+        for fault in ("loop", "exit", "segv", "fork", "spew", "stdin", "slow", "scribble", "closefds", "delcopy", "dfork"))
     return ("version: 1\nmutations:\n" + entries
             + "  - id: rot\n    title: anchor gone\n    target: calc/ops.py\n    delete: \"return a / b\"\n"
             + "  - id: nocompile\n    title: leaves invalid Python\n    target: calc/ops.py\n"
@@ -152,6 +161,9 @@ FAULT_CASES: tuple[FaultCase, ...] = (
               r"^CRASH: mutation segv: crashed \(killed by SIGSEGV\)", "misbehaving_tests", "segv"),
     FaultCase("test-forks", "a test that forks a child which sleeps 60 s", ExitCode.GATE_ERROR,
               r"^PASS: mutation fork: reds exactly tests/test_fault\.py::test_fault", "misbehaving_tests", "fork"),
+    FaultCase("test-double-forks", "a test whose child calls `setsid` and forks a grandchild that sleeps 60 s",
+              ExitCode.GATE_ERROR, r"^PASS: mutation dfork: reds exactly tests/test_fault\.py::test_fault",
+              "misbehaving_tests", "dfork"),
     FaultCase("test-prints-megabytes", "a test that writes 16 MiB to fd 1 and prints 8 MiB", ExitCode.GATE_ERROR,
               r"^PASS: mutation spew: reds exactly tests/test_fault\.py::test_fault", "misbehaving_tests", "spew"),
     FaultCase("test-reads-stdin", "a test that reads fd 0 and `sys.stdin`", ExitCode.GATE_ERROR,
@@ -323,6 +335,10 @@ def misbehaving_tests(workdir: Path) -> list[Observed]:
     fork_proof = (["the test's forked child never ran"] if forked is None else
                   [] if _wait_for(lambda: not _alive(forked), 2.0) else
                   [f"the test's forked child (pid {forked}) outlived the run"])
+    grandchild = _pid_in(faults / "dfork.pid")
+    dfork_proof = (["the test's grandchild never ran"] if grandchild is None else
+                   [] if _wait_for(lambda: not _alive(grandchild), 2.0) else
+                   [f"the test's double-forked grandchild (pid {grandchild}) outlived the run"])
     rows = []
     for case in (c for c in FAULT_CASES if c.scenario == "misbehaving_tests"):
         gate = case.gate
@@ -331,7 +347,7 @@ def misbehaving_tests(workdir: Path) -> list[Observed]:
         invented = [f"an invented {c['kind']} case with an empty node id" for r in (outcome or {}).get("runs", [])
                     for c in r["cases"] if not c["nodeid"] and c["kind"] != "error"]
         rows.append(_observed(case.name, code, first_line(line), out + err, changes,
-                              (fork_proof if gate == "fork" else []) + invented))
+                              (fork_proof if gate == "fork" else dfork_proof if gate == "dfork" else []) + invented))
     return rows
 
 

@@ -45,7 +45,7 @@ gate's verdict and message for the cases that share one run); **tree unchanged**
 project tree was byte-identical afterwards; **as expected** is `yes` when exit, message, tree and
 the case's own proof (below) all hold, and no traceback was printed.
 
-How the runs are shared (each `seamgate run` starts a fork server that imports torch): the ten
+How the runs are shared (each `seamgate run` starts a fork server that imports torch): the eleven
 misbehaving-test cases are ONE run of one project whose gates each name a mutation that makes
 `tests/test_fault.py` misbehave (exit 3, `GATE_ERROR`, is that run's code; each row shows its
 gate's verdict). The in-process runs (`harness.cli.main`) share one fork server. The signal and
@@ -55,7 +55,9 @@ Proofs beyond the table:
 - the YAML-tag cases: the tag would run `touch MARKER` outside the project; the marker does not
   exist afterwards (and `test_corpus.py` shows `yaml.unsafe_load` on the same file does create it);
 - symlinked and `../` targets: the file outside the project is unchanged;
-- a forking test: its child (which sleeps 60 s) is dead when the run has ended;
+- a forking test: its child (which sleeps 60 s) is dead when the run has ended; a double-forking
+  test (child calls `setsid`, grandchild sleeps 60 s): the grandchild is dead when the run has ended
+  (the fork server's subreaper, `harness/forkserver.py`; on the old code it outlived the run);
 - SIGINT/SIGTERM: the gate that finished first is reported PASS, the test child is dead, the run's
   temp folder is gone; SIGKILL: the test child dies with the fork server, the temp folder left
   behind is swept by the next run;
