@@ -45,15 +45,17 @@ def test_a_named_files_collection_error_is_one_red_case_per_case_the_working_tre
 
 def test_a_trailing_slash_and_other_errors_in_the_run_are_kept_apart() -> None:
     other = CaseOutcome("tests/test_other.py", "error", "collection failed: SyntaxError")
-    red = RunOutcome("old", "completed", 1, (CaseOutcome("tests/sub", "error", WHY), other))
+    sibling = CaseOutcome("tests/subway/test_y.py", "error", WHY)  # not below tests/sub/
+    red = RunOutcome("old", "completed", 1, (CaseOutcome("tests/sub", "error", WHY), sibling, other))
     green = RunOutcome("new", "completed", 0, (CaseOutcome("tests/sub/test_x.py::test_a", "passed"),
                                                CaseOutcome("tests/subway/test_y.py::test_b", "passed")))
     g = replace(the_gate(("tests/sub/",), red=RedSet(count=1)), expect=replace(the_gate(()).expect, counts=None))
     outcome = judge_red_first(g, "cpu-emulated", red, green)
     red_run = outcome.runs[0]
     assert [(c.nodeid, c.kind) for c in red_run.cases] == [("tests/sub/test_x.py::test_a", "failed"),
+                                                           ("tests/subway/test_y.py", "error"),
                                                            ("tests/test_other.py", "error")]
-    assert outcome.verdict is Verdict.ERROR and "tests/test_other.py" in outcome.message
+    assert outcome.verdict is Verdict.ERROR and "(and 1 more); an error, not a red" in outcome.message
 
 
 def test_node_ids_can_be_expected_too_and_a_folder_names_the_files_below_it() -> None:
