@@ -18,8 +18,8 @@ from typing import Sequence
 import torch
 
 from drivers.config import DriverConfig
-from drivers.graphed_step import GraphedStep, capture_admitted, persistent_input
-from drivers.tiny_model import EagerReference, KVCache, LayerWeights, TinyWeights, decode_forward, dense_ffn, moe_ffn
+from drivers.step_driver import Machinery, StepDriver
+from drivers.tiny_model import EagerReference, KVCache, LayerWeights, decode_forward, dense_ffn, moe_ffn
 from seam import Backend, CaptureMode, current_scope, is_capturing, note_fork, note_join
 
 
@@ -33,22 +33,19 @@ def shared_expert_ffn(layer: LayerWeights, h: torch.Tensor, top_k: int, shared: 
     return moe_ffn(layer, h, top_k) + shared
 
 
-class AuxDriver:
+class AuxDriver(StepDriver):
     """T=1 decode with a shared expert overlapped on a side queue."""
 
     name = "aux"
+    machinery = Machinery.SEAM
 
     def __init__(self, backend: Backend, cfg: DriverConfig = DriverConfig(), *, graph: bool | None = None) -> None:
-        self.backend, self.cfg = backend, cfg
-        self.queue = backend.default_queue()
+        super().__init__(backend, cfg, graph=graph)
         self.side = backend.new_queue()
-        self.weights = TinyWeights.seeded(cfg, backend.to_device)
         self.cache = KVCache.allocate(cfg, backend.alloc)
-        self.tokens = persistent_input(backend, (cfg.slots, 1))  # [B, 1]
-        self.positions = persistent_input(backend, (cfg.slots, 1))  # [B, 1]
-        admitted = capture_admitted(backend, self.name) if graph is None else graph
-        self.step_fn = GraphedStep(backend, self._forward, admitted=admitted, mode=CaptureMode.FULL,
-                                   inputs=(self.tokens, self.positions))
+        self.tokens = self.new_input((cfg.slots, 1))  # [B, 1]
+        self.positions = self.new_input((cfg.slots, 1))  # [B, 1]
+        self.start_step(CaptureMode.FULL, self.tokens, self.positions)
 
     def _forward(self) -> torch.Tensor:
         return decode_forward(self.weights, self.cache, self.tokens.device, self.positions.device, self._ffn)[:, -1]
@@ -69,13 +66,7 @@ class AuxDriver:
 
     def step(self, tokens: Sequence[int], position: int) -> torch.Tensor:
         """Logits [B, V] of one decode step."""
-        self.tokens.refresh_from_host(self.queue, list(tokens))
-        self.positions.refresh_from_host(self.queue, [position] * self.cfg.slots)
-        return self.step_fn.run()
-
-    @property
-    def lane(self) -> str:
-        return self.step_fn.lane
+        return self.run_step(tokens, [position] * self.cfg.slots)
 
 
 def reference_logits(cfg: DriverConfig, tokens: Sequence[Sequence[int]], device: str = "cpu") -> list[torch.Tensor]:

@@ -15,28 +15,26 @@ from typing import Sequence
 import torch
 
 from drivers.config import DriverConfig
-from drivers.graphed_step import GraphedStep, capture_admitted, persistent_input
-from drivers.tiny_model import EagerReference, KVCache, TinyWeights, decode_forward
+from drivers.step_driver import Machinery, StepDriver
+from drivers.tiny_model import EagerReference, KVCache, decode_forward
 from drivers.token_mirror import TokenMirror
 from seam import Backend, CaptureMode
 
 
-class DenseDriver:
+class DenseDriver(StepDriver):
     """A dense T=1 decode step over ``cfg.slots`` slots."""
 
     name = "dense"
+    machinery = Machinery.SEAM
 
     def __init__(self, backend: Backend, cfg: DriverConfig = DriverConfig(), *, mirror: TokenMirror | None = None,
                  graph: bool | None = None) -> None:
-        self.backend, self.cfg, self.mirror = backend, cfg, mirror
-        self.queue = backend.default_queue()
-        self.weights = TinyWeights.seeded(cfg, backend.to_device)
+        super().__init__(backend, cfg, graph=graph)
+        self.mirror = mirror
         self.cache = KVCache.allocate(cfg, backend.alloc)
-        self.tokens = persistent_input(backend, (cfg.slots, 1))  # [B, 1]
-        self.positions = persistent_input(backend, (cfg.slots, 1))  # [B, 1]
-        admitted = capture_admitted(backend, self.name) if graph is None else graph
-        self.step_fn = GraphedStep(backend, self._forward, admitted=admitted, mode=CaptureMode.FULL,
-                                   inputs=(self.tokens, self.positions, self.cache.k, self.cache.v))
+        self.tokens = self.new_input((cfg.slots, 1))  # [B, 1]
+        self.positions = self.new_input((cfg.slots, 1))  # [B, 1]
+        self.start_step(CaptureMode.FULL, self.tokens, self.positions, self.cache.k, self.cache.v)
 
     def _forward(self) -> torch.Tensor:
         if self.mirror is not None:  # inside the captured region: re-read at replay time
@@ -52,10 +50,6 @@ class DenseDriver:
                 raise ValueError("dense step without a token mirror needs host tokens")
             self.tokens.refresh_from_host(self.queue, list(tokens))
         return self.step_fn.run()
-
-    @property
-    def lane(self) -> str:
-        return self.step_fn.lane
 
 
 def reference_logits(cfg: DriverConfig, tokens: Sequence[Sequence[int]], device: str = "cpu") -> list[torch.Tensor]:

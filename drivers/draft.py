@@ -17,8 +17,8 @@ import torch
 
 from drivers.config import DriverConfig
 from drivers.fingerprint import backend_by_name, work_fingerprint
-from drivers.graphed_step import GraphedStep, persistent_input
-from drivers.tiny_model import EagerReference, KVCache, TinyWeights, decode_forward
+from drivers.step_driver import Machinery, StepDriver
+from drivers.tiny_model import EagerReference, KVCache, decode_forward
 from seam import Backend, CaptureMode, cudagraph_enabled, driver_graph_enabled
 
 #: Proposes ``lane_fingerprint`` runs, and how many draft tokens each accepts before the next.
@@ -42,22 +42,23 @@ def draft_rows(cfg: DriverConfig, last: Sequence[int], position: int) -> tuple[l
     return tokens, positions
 
 
-class DraftDriver:
+class DraftDriver(StepDriver):
     """The draft model's (1+k) step over ``cfg.slots`` slots."""
 
     name = "draft"
+    machinery = Machinery.SEAM
 
     def __init__(self, backend: Backend, cfg: DriverConfig = DriverConfig(), *, graph: bool | None = None) -> None:
-        self.backend, self.cfg = backend, cfg
-        self.queue = backend.default_queue()
-        self.weights = TinyWeights.seeded(cfg, backend.to_device)
+        super().__init__(backend, cfg, graph=graph)
         self.cache = KVCache.allocate(cfg, backend.alloc)
         width = 1 + cfg.draft_k
-        self.tokens = persistent_input(backend, (cfg.slots, width))  # [B, 1+k]
-        self.positions = persistent_input(backend, (cfg.slots, width))  # [B, 1+k]
-        admitted = capture_lane_admitted(backend) if graph is None else graph
-        self.step_fn = GraphedStep(backend, self._forward, admitted=admitted, mode=CaptureMode.FULL,
-                                   inputs=(self.tokens, self.positions))
+        self.tokens = self.new_input((cfg.slots, width))  # [B, 1+k]
+        self.positions = self.new_input((cfg.slots, width))  # [B, 1+k]
+        self.start_step(CaptureMode.FULL, self.tokens, self.positions)
+
+    def capture_wanted(self) -> bool:
+        """The draft's own predicate, ``capture_lane_admitted`` (the lane-identity gate's subject)."""
+        return capture_lane_admitted(self.backend)
 
     def _forward(self) -> torch.Tensor:
         return decode_forward(self.weights, self.cache, self.tokens.device, self.positions.device)  # [B, 1+k, V]
@@ -65,13 +66,7 @@ class DraftDriver:
     def propose(self, last: Sequence[int], position: int) -> torch.Tensor:
         """Logits [B, 1+k, V] of one draft step after ``last`` (one token per slot) at ``position``."""
         tokens, positions = draft_rows(self.cfg, last, position)
-        self.tokens.refresh_from_host(self.queue, [t for row in tokens for t in row])
-        self.positions.refresh_from_host(self.queue, [p for row in positions for p in row])
-        return self.step_fn.run()
-
-    @property
-    def lane(self) -> str:
-        return self.step_fn.lane
+        return self.run_step([t for row in tokens for t in row], [p for row in positions for p in row])
 
 
 def propose_schedule(cfg: DriverConfig, propose: Proposer, proposes: int) -> list[torch.Tensor]:

@@ -15,27 +15,23 @@ from typing import Sequence
 import torch
 
 from drivers.config import DriverConfig
-from drivers.graphed_step import GraphedStep, capture_admitted, persistent_input
-from drivers.step_token_ids import StepTokenIds
-from drivers.tiny_model import EagerReference, KVCache, TinyWeights, decode_forward, moe_ffn
+from drivers.step_driver import Machinery, StepDriver
+from drivers.tiny_model import EagerReference, KVCache, decode_forward, moe_ffn
 from seam import Backend, CaptureMode
 
 
-class MoeDriver:
+class MoeDriver(StepDriver):
     """A MoE decode step over ``cfg.slots`` slots, ids from a device source."""
 
     name = "moe"
+    machinery = Machinery.SEAM
 
     def __init__(self, backend: Backend, cfg: DriverConfig = DriverConfig(), *, graph: bool | None = None) -> None:
-        self.backend, self.cfg = backend, cfg
-        self.queue = backend.default_queue()
-        self.weights = TinyWeights.seeded(cfg, backend.to_device)
+        super().__init__(backend, cfg, graph=graph)
         self.cache = KVCache.allocate(cfg, backend.alloc)
-        self.token_ids = StepTokenIds(backend, cfg.slots)
-        self.positions = persistent_input(backend, (cfg.slots, 1))  # [B, 1]
-        admitted = capture_admitted(backend, self.name) if graph is None else graph
-        self.step_fn = GraphedStep(backend, self._forward, admitted=admitted, mode=CaptureMode.FULL,
-                                   inputs=(self.token_ids.cell, self.positions))
+        self.token_ids = self.new_token_ids()  # [B, 1]
+        self.positions = self.new_input((cfg.slots, 1))  # [B, 1]
+        self.start_step(CaptureMode.FULL, self.token_ids.cell, self.positions)
 
     def _forward(self) -> torch.Tensor:
         ffn = partial(moe_ffn, top_k=self.cfg.top_k)
@@ -46,10 +42,6 @@ class MoeDriver:
         self.positions.refresh_from_host(self.queue, [position] * self.cfg.slots)
         self.token_ids.refresh(self.queue, device_ids)
         return self.step_fn.run()
-
-    @property
-    def lane(self) -> str:
-        return self.step_fn.lane
 
 
 def reference_logits(cfg: DriverConfig, tokens: Sequence[Sequence[int]], device: str = "cpu") -> list[torch.Tensor]:

@@ -17,7 +17,7 @@ from typing import Callable, Sequence
 import torch
 
 from drivers.config import DriverConfig
-from drivers.graphed_step import GraphedStep, capture_admitted, persistent_input
+from drivers.step_driver import Machinery, StepDriver
 from drivers.tiny_model import EagerReference, KVCache, Place, TinyWeights, decoder_layer, dense_ffn, embed, lm_head
 from seam import Backend, CaptureMode, break_point
 
@@ -56,25 +56,22 @@ def two_segment_forward(weights: TinyWeights, cache: KVCache, tokens: torch.Tens
     return lm_head(weights, x)[:, -1]  # [B, V]
 
 
-class PiecewiseDriver:
+class PiecewiseDriver(StepDriver):
     """T=1 decode captured as two segments around an eager routing break."""
 
     name = "piecewise"
+    machinery = Machinery.SEAM
 
     def __init__(self, backend: Backend, cfg: DriverConfig = DriverConfig(), *, graph: bool | None = None) -> None:
         if cfg.layers < 2:
             raise ValueError("the piecewise driver needs >= 2 layers: one segment on each side of the break")
-        self.backend, self.cfg = backend, cfg
-        self.queue = backend.default_queue()
-        self.weights = TinyWeights.seeded(cfg, backend.to_device)
+        super().__init__(backend, cfg, graph=graph)
         self.rare = RarePath.seeded(cfg, backend.to_device)
         self.cache = KVCache.allocate(cfg, backend.alloc)
         self.bridge = backend.alloc((cfg.slots, 1, cfg.hidden))  # [B, 1, H]
-        self.tokens = persistent_input(backend, (cfg.slots, 1))  # [B, 1]
-        self.positions = persistent_input(backend, (cfg.slots, 1))  # [B, 1]
-        admitted = capture_admitted(backend, self.name) if graph is None else graph
-        self.step_fn = GraphedStep(backend, self._forward, admitted=admitted, mode=CaptureMode.PIECEWISE,
-                                   inputs=(self.tokens, self.positions, self.bridge))
+        self.tokens = self.new_input((cfg.slots, 1))  # [B, 1]
+        self.positions = self.new_input((cfg.slots, 1))  # [B, 1]
+        self.start_step(CaptureMode.PIECEWISE, self.tokens, self.positions, self.bridge)
 
     def _forward(self) -> torch.Tensor:
         return two_segment_forward(self.weights, self.cache, self.tokens.device, self.positions.device, self._bridge_in)
@@ -85,13 +82,7 @@ class PiecewiseDriver:
 
     def step(self, tokens: Sequence[int], position: int) -> torch.Tensor:
         """Logits [B, V] of one decode step."""
-        self.tokens.refresh_from_host(self.queue, list(tokens))
-        self.positions.refresh_from_host(self.queue, [position] * self.cfg.slots)
-        return self.step_fn.run()
-
-    @property
-    def lane(self) -> str:
-        return self.step_fn.lane
+        return self.run_step(tokens, [position] * self.cfg.slots)
 
 
 def reference_logits(cfg: DriverConfig, tokens: Sequence[Sequence[int]], device: str = "cpu") -> list[torch.Tensor]:

@@ -269,7 +269,7 @@ def cmd_mutations_list(args: argparse.Namespace) -> ExitCode:
     table.add_column("op", no_wrap=True)
     table.add_column("title")
     for m in catalog:
-        table.add_row(m.id, m.target, m.op, m.title)
+        table.add_row(m.id, m.target, " + ".join(m.ops), m.title)
     Console(width=max(120, Console().width)).print(table)
     return ExitCode.OK
 
@@ -291,6 +291,8 @@ def cmd_mutations_check(args: argparse.Namespace) -> ExitCode:
         result = check_mutation(root, mutation)
         if result.ok:
             print(f"ok    {result.mutation_id}  {result.target}  {result.diffstat}")
+            for note in result.notes:  # a patch hunk that applied at an offset: the diff is drifting
+                print(f"      {result.mutation_id}: {note}")
         else:
             bad.append(result.mutation_id)
             print(f"{result.status.upper():<5} {result.mutation_id}  {result.target}  {result.problem}")

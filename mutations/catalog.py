@@ -17,7 +17,7 @@ from mutations.document import DocumentError, Node, read_document
 from mutations.errors import MutationCatalogError, MutationTargetError
 import re
 
-from mutations.model import OP_KINDS, Catalog, Location, Mutation, OpKind
+from mutations.model import OP_KINDS, STEPS, Catalog, Location, Mutation, OpKind
 from mutations.patch import PatchFormatError, parse_patch
 from mutations.shape import ID_PATTERN, ShapeChecker, versioned_list
 from mutations.target import resolve_target, target_problem
@@ -25,7 +25,9 @@ from mutations.target import resolve_target, target_problem
 CATALOG_VERSION = 1
 #: A qualified name: dotted Python identifiers (``Class.method``, ``function``).
 QUALNAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*(\.[A-Za-z_][A-Za-z0-9_]*)*$")
-_ENTRY_KEYS = ("id", "title", "target", *OP_KINDS, "occurrence")
+_ENTRY_KEYS = ("id", "title", "target", *OP_KINDS, "occurrence", STEPS)
+#: The keys of one item of ``steps:``: one operation and its ``occurrence``.
+_STEP_KEYS = (*OP_KINDS, "occurrence")
 _OP_FIELDS: dict[str, tuple[str, str]] = {
     "replace": ("old", "new"),
     "insert-before": ("anchor", "text"),
@@ -120,21 +122,62 @@ def _entry(node: Node, shape: ShapeChecker, path: Path, project_root: Path) -> M
     mutation_id = shape.string(fields["id"], context, "id", ID_PATTERN) if "id" in fields else None
     title = shape.string(fields["title"], context, "title") if "title" in fields else None
     target = _target(fields["target"], shape, context, project_root) if "target" in fields else None
-    op = _op(node, shape, context)
-    operation = _operation(fields[op], op, shape, context, path) if op else None
-    occurrence = _occurrence(node, op, shape, context)
-    if len(shape.problems) > before or None in (mutation_id, title, target, operation):
+    if STEPS in fields:
+        ops = _steps(node, shape, context, path)
+    else:
+        one = _one_operation(node, shape, context, path)
+        ops = None if one is None else [one]
+    if len(shape.problems) > before or None in (mutation_id, title, target, ops):
         return None
-    anchor, text, patch_text, patch_file = operation  # type: ignore[misc]
+    parts = [Mutation(id=mutation_id, title=title, target=target, **op) for op in ops]  # type: ignore[arg-type]
+    if STEPS not in fields:
+        return _check_patch_path(parts[0], shape, node)
+    if any(_check_patch_path(part, shape, node) is None for part in parts):
+        return None
+    return Mutation(id=mutation_id, title=title, target=target, op=STEPS,  # type: ignore[arg-type]
+                    location=Location(shape.display, node.line, node.column), steps=tuple(parts))
+
+
+def _one_operation(node: Node, shape: ShapeChecker, context: str, path: Path) -> dict[str, object] | None:
+    """The fields of the one operation written in mapping ``node`` (an entry, or one of its ``steps``)."""
+    before = len(shape.problems)
+    op = _op(node, shape, context)
+    operation = _operation(node.value[op], op, shape, context, path) if op else None
+    occurrence = _occurrence(node, op, shape, context)
+    if len(shape.problems) > before or operation is None:
+        return None
+    anchor, text, patch_text, patch_file = operation
     name = None
     if op in _NAMED_FIELDS:
         name, patch_file = patch_file, None
-    mutation = Mutation(
-        id=mutation_id, title=title, target=target, op=op,  # type: ignore[arg-type]
-        location=Location(shape.display, node.line, node.column),
-        anchor=anchor, text=text, occurrence=occurrence, patch=patch_text, patch_file=patch_file, name=name,
-    )
-    return _check_patch_path(mutation, shape, node)
+    return {"op": op, "location": Location(shape.display, node.line, node.column), "anchor": anchor, "text": text,
+            "occurrence": occurrence, "patch": patch_text, "patch_file": patch_file, "name": name}
+
+
+def _steps(node: Node, shape: ShapeChecker, context: str, path: Path) -> list[dict[str, object]] | None:
+    """The operations of ``steps:``, in order; each item is a mapping holding exactly one operation."""
+    beside = [key for key in (*OP_KINDS, "occurrence") if key in node.value]
+    if beside:
+        shape.add(node.key_line_col(beside[0]), context,
+                  f"'{beside[0]}' next to 'steps'; move it into one item of the steps list")
+        return None
+    items = node.value[STEPS]
+    if not items.is_sequence or not items.value:
+        shape.add(items, context, "'steps' must be a non-empty list of operations, one mapping each "
+                                  "(e.g. `- replace-def: {name: ..., text: ...}`)")
+        return None
+    ops: list[dict[str, object]] = []
+    for number, item in enumerate(items.value, start=1):
+        where = f"{context} step {number}"
+        if not item.is_mapping:
+            shape.add(item, where, "a step is a mapping with one operation key, e.g. `- delete-call: {name: ..., call: ...}`")
+            continue
+        if not shape.keys(item, where, _STEP_KEYS):
+            continue
+        op = _one_operation(item, shape, where, path)
+        if op is not None:
+            ops.append(op)
+    return ops if len(ops) == len(items.value) else None
 
 
 def _context(node: Node) -> str:
@@ -167,7 +210,8 @@ def _op(node: Node, shape: ShapeChecker, context: str) -> OpKind | None:
         shape.add(node, context, f"no operation; add exactly one of {', '.join(OP_KINDS)}")
     else:
         shape.add(node.key_line_col(present[1]), context,
-                  f"{len(present)} operations ({', '.join(present)}); keep exactly one per mutation")
+                  f"{len(present)} operations ({', '.join(present)}); keep exactly one, or list them in order "
+                  "under `steps:`")
     return None
 
 

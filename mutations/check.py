@@ -12,7 +12,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Literal
 
-from mutations.apply import apply_to_text
+from mutations.apply import apply_mutation, apply_to_text
 from mutations.errors import MutationRotError
 from mutations.model import Mutation
 from mutations.target import resolve_target
@@ -39,6 +39,8 @@ class CheckResult:
     removed: int = 0
     #: Why the status is not ``ok``; ``None`` when it is.
     problem: str | None = None
+    #: How it applied, when the user should know: each patch hunk that applied at an offset.
+    notes: tuple[str, ...] = ()
 
     @property
     def ok(self) -> bool:
@@ -79,9 +81,10 @@ def check_mutation(project_root: Path, mutation: Mutation) -> CheckResult:
     """Apply ``mutation`` in memory to its target, compile the result, and count changed lines."""
     try:
         original = read_target(project_root, mutation)
-        mutated = apply_to_text(original, mutation)
+        applied = apply_mutation(original, mutation)
     except MutationRotError as exc:
         return CheckResult(mutation.id, mutation.target, "rot", problem=str(exc))
+    mutated = applied.text
     added, removed = diff_stat(original, mutated)
     try:
         compile(mutated, mutation.target, "exec", dont_inherit=True)
@@ -98,7 +101,7 @@ def check_mutation(project_root: Path, mutation: Mutation) -> CheckResult:
             f"mutation {mutation.id!r}: the mutated {mutation.target} " + "; ".join(sorted(added_problems))
             + f"; a mutation must not redefine a name or leave one undefined: fix the entry at {mutation.location}"
         ))
-    return CheckResult(mutation.id, mutation.target, "ok", added, removed)
+    return CheckResult(mutation.id, mutation.target, "ok", added, removed, notes=applied.notes)
 
 
 #: pyflakes messages that make a mutant meaningless (the rest, e.g. an unused import, are harmless).

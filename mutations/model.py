@@ -11,13 +11,15 @@ from dataclasses import dataclass
 from typing import Iterator, Literal
 
 OpKind = Literal["delete", "replace", "insert-before", "insert-after", "patch", "replace-def", "delete-call",
-                 "replace-in-def"]
+                 "replace-in-def", "steps"]
 #: The operation keys of a catalog entry, in the order the docs list them.
 OP_KINDS: tuple[OpKind, ...] = ("delete", "replace", "insert-before", "insert-after", "patch", "replace-def",
                                 "delete-call", "replace-in-def")
 #: Operations anchored on a definition's qualified name (``Class.method``), which survive edits
 #: anywhere else in the file.
 NAMED_OPS: tuple[OpKind, ...] = ("replace-def", "delete-call", "replace-in-def")
+#: The key of an entry whose operations are a list, applied in order to the same target.
+STEPS: OpKind = "steps"
 
 
 @dataclass(frozen=True)
@@ -45,7 +47,7 @@ class Mutation:
     title: str
     #: The mutated file, relative to the project root, POSIX separators, always a ``.py`` file.
     target: str
-    #: Which operation: ``delete``, ``replace``, ``insert-before``, ``insert-after`` or ``patch``.
+    #: Which operation (one of ``OP_KINDS``), or ``steps``: several, in ``steps``.
     op: OpKind
     #: Where the entry was written.
     location: Location
@@ -62,6 +64,14 @@ class Mutation:
     patch_file: str | None = None
     #: The qualified name of the definition a named operation works in (``DenseDriver.step``).
     name: str | None = None
+    #: For ``op == "steps"``: the operations, each a one-operation ``Mutation`` with the same id and
+    #: target, applied in order (each to the text the previous one left).
+    steps: tuple["Mutation", ...] = ()
+
+    @property
+    def ops(self) -> tuple[OpKind, ...]:
+        """The operations this mutation applies, in order."""
+        return tuple(step.op for step in self.steps) if self.steps else (self.op,)
 
 
 @dataclass(frozen=True)

@@ -1,9 +1,12 @@
-"""A unified diff of one file, parsed strictly and applied exactly: no fuzz, no offset.
+"""A unified diff of one file, parsed strictly and applied at an offset, as ``git apply`` does: no fuzz.
 
-A ``patch:`` mutation rots as soon as the code it was written against changes, so applying is
-deliberately unforgiving: every hunk's context and removed lines must equal the file's lines at
-exactly the line the hunk header names (shifted only by the earlier hunks of the same diff). When
-the hunk's text is found elsewhere the error says where, so the diff can be regenerated.
+Every hunk's context and removed lines must appear in the file EXACTLY (no line of context is
+dropped: a hunk that applies with less context than it was written with proves less). They are
+looked for at the line the hunk header names (shifted by the earlier hunks of the same diff) and,
+when the file moved under the diff (a docstring line added above, a helper inserted), at the
+nearest line where they do appear, after the previous hunk. That shift is the hunk's OFFSET, and it
+is reported (``HunkPlacement``; ``seamgate mutations check`` prints it) so a drifting diff is seen
+before it rots. A hunk whose lines are nowhere after the previous one is rot, named with the fix.
 """
 
 from __future__ import annotations
@@ -115,24 +118,76 @@ def _count(body: list[tuple[str, str]], side: str) -> int:
     return sum(1 for tag, _ in body if tag in (side, " "))
 
 
+@dataclass(frozen=True)
+class HunkPlacement:
+    """Where one hunk applied: the line its header names and the shift from there."""
+
+    #: 1-based hunk number in the diff.
+    number: int
+    #: The old-file line the header names (``@@ -N``).
+    stated: int
+    #: Lines between where the hunk was expected (after earlier hunks' shifts) and where it applied;
+    #: ``0`` when it applied where stated, positive when the file grew above it.
+    offset: int
+
+    def describe(self) -> str:
+        """``hunk 2 (@@ -40) applied at offset +1 line`` (what ``patch`` prints as "succeeded at 41 (offset 1 line)")."""
+        lines = "line" if abs(self.offset) == 1 else "lines"
+        return f"hunk {self.number} (@@ -{self.stated}) applied at offset {self.offset:+d} {lines}"
+
+
+@dataclass(frozen=True)
+class PatchResult:
+    """The patched text and where each hunk applied."""
+
+    text: str
+    placements: tuple[HunkPlacement, ...]
+
+    @property
+    def offsets(self) -> tuple[HunkPlacement, ...]:
+        """The hunks that did NOT apply where their header says (what ``mutations check`` reports)."""
+        return tuple(p for p in self.placements if p.offset)
+
+
 def apply_patch(text: str, patch: Patch) -> str:
-    """The text with every hunk applied; ``PatchMismatch`` naming the first hunk that does not fit."""
+    """The text with every hunk applied (at an offset where needed); ``PatchMismatch`` naming the first
+    hunk that does not fit."""
+    return place_patch(text, patch).text
+
+
+def place_patch(text: str, patch: Patch) -> PatchResult:
+    """``apply_patch``, also saying where each hunk applied."""
     lines = text.splitlines()
     ends_with_newline = text.endswith("\n") or not text
-    shift = 0
+    shift, floor = 0, 0  # floor: a hunk may not apply above the end of the previous one
+    placements: list[HunkPlacement] = []
     for number, hunk in enumerate(patch.hunks, start=1):
         old = hunk.old_lines()
-        start = max(hunk.old_start - 1, 0) + shift if old else hunk.old_start + shift
-        if lines[start:start + len(old)] != old:
-            raise PatchMismatch(_mismatch(number, hunk, lines, old))
+        expected = max(hunk.old_start - 1, 0) + shift if old else hunk.old_start + shift
+        start = _nearest(lines, old, expected, floor)
+        if start is None:
+            raise PatchMismatch(_mismatch(number, hunk, lines, old, floor))
+        placements.append(HunkPlacement(number, hunk.old_start, start - expected))
         lines[start:start + len(old)] = hunk.new_lines()
-        shift += len(hunk.new_lines()) - len(old)
+        shift += (start - expected) + len(hunk.new_lines()) - len(old)
+        floor = start + len(hunk.new_lines())
         if start + len(hunk.new_lines()) == len(lines) and hunk.lines and hunk.lines[-1][0] != "-":
             ends_with_newline = not hunk.new_no_eol
-    return "\n".join(lines) + ("\n" if ends_with_newline and lines else "")
+    return PatchResult("\n".join(lines) + ("\n" if ends_with_newline and lines else ""), tuple(placements))
 
 
-def _mismatch(number: int, hunk: Hunk, lines: list[str], old: list[str]) -> str:
-    found = [i + 1 for i in range(len(lines) - len(old) + 1) if lines[i:i + len(old)] == old]
-    where = f"its lines are at line {found[0]} instead" if found else "its context and removed lines are not in the file"
-    return f"hunk {number} (@@ -{hunk.old_start}) does not apply exactly: {where}"
+def _nearest(lines: list[str], old: list[str], expected: int, floor: int) -> int | None:
+    """The start at or after ``floor`` where ``old`` matches, nearest to ``expected`` (on a tie, the
+    earlier one, as ``patch`` tries); ``None`` when it matches nowhere there."""
+    if not old:  # a pure insertion (into an empty file, or after line N): it has nothing to search by
+        return expected if floor <= expected <= len(lines) else None
+    starts = [i for i in range(floor, len(lines) - len(old) + 1) if lines[i:i + len(old)] == old]
+    return min(starts, key=lambda i: (abs(i - expected), i)) if starts else None
+
+
+def _mismatch(number: int, hunk: Hunk, lines: list[str], old: list[str], floor: int) -> str:
+    found = [i + 1 for i in range(len(lines) - len(old) + 1) if old and lines[i:i + len(old)] == old]
+    where = (f"its lines are only above the previous hunk (line {found[0]})" if found
+             else "its context and removed lines are no longer in the file")
+    return (f"hunk {number} (@@ -{hunk.old_start}) does not apply: {where}; regenerate the diff against "
+            "today's file (`git diff` / `diff -u`), or anchor the change on a name (replace-def, replace-in-def)")

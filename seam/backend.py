@@ -96,6 +96,11 @@ class BackendStats:
         return {"copies": self.copies, "allocs": self.allocs, "launches": self.launches, "syncs": self.syncs}
 
 
+def _dims(shape: Sequence[int] | int) -> tuple[int, ...]:
+    """``shape`` as a tuple of dimensions (an int is a 1-D shape)."""
+    return (shape,) if isinstance(shape, int) else tuple(shape)
+
+
 class RawGraph:
     """A captured segment as the backend holds it; ``replay`` and ``destroy`` go through the backend.
 
@@ -246,9 +251,9 @@ class Backend(ABC):
             # Inside a capture on the default queue the buffer belongs to the graph: its zero-fill
             # is CAPTURED (it runs at every replay, not now), exactly as on CUDA.
             with self.use_queue(self._default):
-                return self._native_alloc(tuple(shape) if not isinstance(shape, int) else (shape,), dtype)
+                return self._native_alloc(_dims(shape), dtype)
         with self._handoff(self._default):
-            return self._native_alloc(tuple(shape) if not isinstance(shape, int) else (shape,), dtype)
+            return self._native_alloc(_dims(shape), dtype)
 
     def to_device(self, tensor: torch.Tensor) -> torch.Tensor:
         """A device copy of ``tensor``, made on the default queue (ordered after its zero-fill)."""
@@ -262,7 +267,7 @@ class Backend(ABC):
         self.stats.allocs += 1
         self._log("alloc_pinned")
         with _no_dispatch_modes():  # host memory: made now, never part of a capture
-            return self._native_alloc_pinned(tuple(shape) if not isinstance(shape, int) else (shape,), dtype)
+            return self._native_alloc_pinned(_dims(shape), dtype)
 
     def copy(self, dst: torch.Tensor, src: torch.Tensor, queue: Queue) -> None:
         """Copy ``src`` into ``dst`` on ``queue`` (pageable host sources are refused in capture)."""

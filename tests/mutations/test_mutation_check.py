@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import pytest
+
 from mutations.check import check_mutation, diff_stat, mutated_diff
 from mutations.model import Location, Mutation
 
@@ -74,3 +76,28 @@ def test_a_redefinition_already_in_the_file_is_not_blamed_on_the_mutation(tmp_pa
     root = project(tmp_path)
     (root / "seam/scope.py").write_text(SCOPE + "\n\ndef close(scope):\n    scope.end()\n")
     assert check_mutation(root, mutation("replace", "    scope.join()\n", "    pass\n")).ok
+
+
+def test_a_patch_that_applies_at_an_offset_is_ok_and_its_record_says_the_offset(tmp_path: Path) -> None:
+    patch = "--- a/seam/scope.py\n+++ b/seam/scope.py\n@@ -1,2 +1,2 @@\n def close(scope):\n-    scope.join()\n+    pass\n"
+    root = project(tmp_path)
+    assert check_mutation(root, mutation("patch", patch=patch)).notes == ()
+    (root / "seam/scope.py").write_text('"""A docstring added above the patched lines."""\n\n' + SCOPE)
+    result = check_mutation(root, mutation("patch", patch=patch))
+    assert result.ok and result.notes == ("hunk 1 (@@ -1) applied at offset +2 lines",)
+
+
+def test_the_check_command_prints_each_offset_under_its_ok_line(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    from harness.cli import main
+
+    root = project(tmp_path)
+    (root / "pyproject.toml").write_text("[tool.seamgate]\n")
+    (root / "mutations/catalog").mkdir(parents=True)
+    (root / "mutations/catalog/p.yaml").write_text(
+        "version: 1\nmutations:\n  - {id: p, title: t, target: seam/scope.py, patch: p.diff}\n")
+    (root / "mutations/catalog/p.diff").write_text(
+        "--- a/seam/scope.py\n+++ b/seam/scope.py\n@@ -3 +3 @@\n-    scope.end()\n+    pass\n")
+    (root / "seam/scope.py").write_text("import os\n" + SCOPE)
+    assert main(["--project", str(root), "mutations", "check"]) == 0
+    out = capsys.readouterr().out
+    assert "ok    p  seam/scope.py  +1 -1\n      p: hunk 1 (@@ -3) applied at offset +1 line\n" in out

@@ -116,3 +116,90 @@ def test_a_crlf_file_and_an_lf_anchor_is_said_as_line_endings_not_as_changed_cod
                  anchor="        self.refresh(tokens)\n        self.scope")
     with pytest.raises(MutationRotError, match="CRLF line endings and the anchor has LF ones"):
         apply_to_text(crlf, m)
+
+
+@pytest.mark.parametrize("mutation", [
+    named("replace-def", "Driver.gone", text="def gone(self):\n    pass\n"),
+    named("delete-call", "Driver.gone", anchor="self.scope.note_fork"),
+    named("replace-in-def", "Driver.gone", anchor='"capture"', text='"eager"'),
+], ids=lambda m: m.op)
+def test_each_named_operation_is_refused_when_its_name_is_missing(mutation: Mutation) -> None:
+    with pytest.raises(MutationRotError, match=r"definition 'Driver\.gone' not found in pkg/mod\.py; update the name"):
+        apply_to_text(SOURCE, mutation)
+
+
+HOOKS = '''def setup(register):
+    def hook():
+        return 1
+    register(hook)
+
+    def hook():
+        return 2
+    register(hook)
+'''
+
+
+@pytest.mark.parametrize("source, mutation", [
+    (SOURCE, named("replace-def", "run", text="def run():\n    return 1\n\n\ndef run():\n    return 2\n")),
+    (HOOKS, named("delete-call", "setup", anchor="register", occurrence=1)),  # the first hook, now unused, is shadowed
+    (SOURCE, named("replace-in-def", "Driver", anchor="def lane(self):", text="def step(self):")),
+], ids=lambda v: getattr(v, "op", "source"))
+def test_each_named_operation_is_refused_by_check_when_it_would_redefine_a_name(
+    tmp_path: Path, source: str, mutation: Mutation
+) -> None:
+    (tmp_path / "pkg").mkdir()
+    (tmp_path / "pkg/mod.py").write_text(source)
+    result = check_mutation(tmp_path, mutation)
+    assert result.status == "lint" and "redefinition of unused" in (result.problem or "")
+    assert "must not redefine a name" in (result.problem or "") and "c.yaml:3:5" in (result.problem or "")
+
+
+def steps(*parts: Mutation) -> Mutation:
+    return Mutation(id="m", title="t", target="pkg/mod.py", op="steps", location=Location("c.yaml", 2, 5), steps=parts)
+
+
+def test_the_steps_of_a_mutation_apply_in_order_each_to_what_the_previous_left() -> None:
+    both = steps(named("replace-in-def", "Driver.lane", anchor='"capture"', text='"eager"'),
+                 named("replace-in-def", "Driver.lane", anchor='"eager"', text='"raw"'))
+    assert 'return "raw"' in apply_to_text(SOURCE, both) and apply_to_text(SOURCE, both).count('"capture"') == 1
+    assert apply_to_text(EDITED, both).endswith(apply_to_text(SOURCE, both)), "steps are name-anchored too"
+
+
+def test_a_step_that_no_longer_applies_is_rot_naming_that_steps_place_in_the_catalog() -> None:
+    gone = Mutation(id="m", title="t", target="pkg/mod.py", op="delete-call", location=Location("c.yaml", 9, 9),
+                    anchor="self.scope.note_join", name="Driver.step")
+    with pytest.raises(MutationRotError, match=r"c\.yaml:9:9"):
+        apply_to_text(SOURCE, steps(REPLACE_IN_DEF, gone))
+
+
+def test_the_catalog_reads_steps_and_refuses_a_malformed_list(tmp_path: Path) -> None:
+    (tmp_path / "pkg").mkdir()
+    (tmp_path / "pkg/mod.py").write_text(SOURCE)
+    (tmp_path / "c.yaml").write_text('''version: 1
+mutations:
+  - id: a
+    title: t
+    target: pkg/mod.py
+    steps:
+      - replace-in-def: {name: Driver.lane, old: '"capture"', new: '"eager"'}
+      - delete-call: {name: Driver.step, call: self.scope.note_fork}
+''')
+    (a,) = load_catalog([tmp_path / "c.yaml"], project_root=tmp_path).mutations
+    assert a.op == "steps" and a.ops == ("replace-in-def", "delete-call") and a.steps[1].location.line == 8
+    assert "note_fork" not in apply_to_text(SOURCE, a) and 'return "eager"' in apply_to_text(SOURCE, a)
+    (tmp_path / "bad.yaml").write_text('''version: 1
+mutations:
+  - {id: b, title: t, target: pkg/mod.py, delete: x, steps: [{delete: y}]}
+  - {id: c, title: t, target: pkg/mod.py, steps: []}
+  - {id: d, title: t, target: pkg/mod.py, steps: [{delete: y, replace: {old: a, new: b}}]}
+  - {id: e, title: t, target: pkg/mod.py, steps: [delete]}
+  - {id: f, title: t, target: pkg/mod.py, steps: [{delete: y, colour: red}]}
+''')
+    with pytest.raises(Exception) as caught:
+        load_catalog([tmp_path / "bad.yaml"], project_root=tmp_path)
+    message = str(caught.value)
+    assert "bad.yaml:3:" in message and "mutation 'b': 'delete' next to 'steps'" in message
+    assert "mutation 'c': 'steps' must be a non-empty list" in message
+    assert "mutation 'd' step 1: 2 operations (delete, replace)" in message
+    assert "mutation 'e' step 1: a step is a mapping" in message
+    assert "mutation 'f' step 1: unknown key 'colour'" in message
