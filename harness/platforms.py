@@ -17,6 +17,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Mapping
 
+from harness.arms import NO_BACKEND
 from reports.outcome import Provenance, Verdict, code_hash
 
 #: Folders whose Python files are "the code under test" for the provenance hash.
@@ -57,6 +58,8 @@ class Platform:
         """Why ``arm`` cannot run here, stated as what it needs; ``None`` when it can."""
         if arm == "cpu-emulated":
             return None
+        if arm in NO_BACKEND:  # no machine can run it, whatever its hardware (``harness/arms.py``)
+            return f"OWED: {NO_BACKEND[arm]}"
         if self.probe_error:
             return f"OWED: {arm} arm: the platform probe failed ({self.probe_error})"
         if arm == "cuda" and not (self.facts.get("cuda") and not self.facts.get("hip")):

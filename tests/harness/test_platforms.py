@@ -18,8 +18,14 @@ def test_an_arm_without_hardware_is_owed_with_what_it_needs():
     cpu_only = Platform(facts={"torch": "2.13", "cuda": False})
     assert cpu_only.unavailable("cpu-emulated") is None
     assert cpu_only.unavailable("cuda").startswith("OWED: cuda arm needs an NVIDIA GPU")
-    assert cpu_only.unavailable("rocm").startswith("OWED: rocm arm needs")
+    assert cpu_only.unavailable("rocm").startswith("OWED: no backend for arm 'rocm' in this build")
     assert Platform(facts={"cuda": True, "hip": False, "device": "H200"}).unavailable("cuda") is None
+
+
+def test_an_arm_with_no_backend_in_this_build_is_owed_even_on_its_hardware():
+    rocm_machine = Platform(facts={"torch": "2.9+rocm", "cuda": True, "hip": "6.2", "device": "MI300X"})
+    assert rocm_machine.unavailable("rocm").startswith("OWED: no backend for arm 'rocm' in this build")
+    assert rocm_machine.unavailable("cuda").startswith("OWED: cuda arm needs an NVIDIA GPU")
 
 
 def test_a_measured_arm_turns_stale_when_the_code_under_test_changes(tmp_path):
