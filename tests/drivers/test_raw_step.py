@@ -117,6 +117,16 @@ def test_a_break_point_outside_a_capture_or_in_full_mode_just_runs_its_body() ->
         assert step.break_point(lambda: 7) == 7 and step.segments == []
 
 
+def test_in_full_mode_a_break_point_inside_the_capture_runs_inline_and_splits_nothing() -> None:
+    backend = EmulatedBackend()
+    calls: list[int] = []
+    step = RawStep(backend, lambda: (step.break_point(lambda: calls.append(1)), torch.ones(1))[1], admitted=True)
+    with backend.use_queue(step.queue):
+        for _ in range(STEPS):
+            step.run()
+    assert len(step.segments) == 1 and calls == [1, 1], "warm pass and capture only: nothing re-runs at a replay"
+
+
 def test_close_destroys_every_segment_and_the_next_run_captures_again() -> None:
     backend = EmulatedBackend()
     step, cell = doubling_step(backend)
