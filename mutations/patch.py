@@ -158,6 +158,7 @@ def apply_patch(text: str, patch: Patch) -> str:
 def place_patch(text: str, patch: Patch) -> PatchResult:
     """``apply_patch``, also saying where each hunk applied."""
     lines = text.splitlines()
+    newline = "\r\n" if "\r\n" in text else "\n"  # a CRLF file stays CRLF (its lines compare without the \r)
     ends_with_newline = text.endswith("\n") or not text
     shift, floor = 0, 0  # floor: a hunk may not apply above the end of the previous one
     placements: list[HunkPlacement] = []
@@ -173,7 +174,7 @@ def place_patch(text: str, patch: Patch) -> PatchResult:
         floor = start + len(hunk.new_lines())
         if start + len(hunk.new_lines()) == len(lines) and hunk.lines and hunk.lines[-1][0] != "-":
             ends_with_newline = not hunk.new_no_eol
-    return PatchResult("\n".join(lines) + ("\n" if ends_with_newline and lines else ""), tuple(placements))
+    return PatchResult(newline.join(lines) + (newline if ends_with_newline and lines else ""), tuple(placements))
 
 
 def _nearest(lines: list[str], old: list[str], expected: int, floor: int) -> int | None:

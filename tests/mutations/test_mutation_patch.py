@@ -61,3 +61,8 @@ def test_hunk_counts_that_disagree_with_the_body_are_a_format_error() -> None:
 def test_text_without_hunks_is_a_format_error() -> None:
     with pytest.raises(PatchFormatError, match="no hunks"):
         parse_patch("this is not a diff\n")
+
+
+def test_a_crlf_file_keeps_its_line_endings_and_takes_an_lf_diff() -> None:
+    crlf = OLD.replace("\n", "\r\n")
+    assert apply_patch(crlf, parse_patch(diff(OLD, NEW))) == NEW.replace("\n", "\r\n")
