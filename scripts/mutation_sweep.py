@@ -44,7 +44,7 @@ TORCH = {"process_isolation": "forkserver",
 TARGETS: dict[str, tuple[list[str], list[str], dict[str, object]]] = {
     "judges": (["harness/evaluate.py", "harness/redfirst.py", "harness/lane.py", "harness/planner.py"],
                ["tests/harness/test_judge_evaluate.py", "tests/harness/test_judge_redfirst.py",
-                "tests/harness/test_redfirst_collection.py", "tests/harness/test_judge_lane.py", "tests/harness/test_judge_planner.py",
+                "tests/harness/test_redfirst_collection.py", "tests/harness/test_judge_collection_errors.py", "tests/harness/test_judge_lane.py", "tests/harness/test_judge_planner.py",
                 "tests/harness/test_evaluate.py"], {}),
     # The seam's rules. Suites that only run children (switches, inert, backend agreement) are left
     # out: mutmut maps a test to the code it runs IN-PROCESS, so a child's work is invisible to it.
