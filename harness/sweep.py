@@ -381,9 +381,9 @@ class Sweep:
             return replace(base, status="timeout", killers=killers, reason=result.get("detail", ""))
         if result["end"] != "completed":
             return replace(base, status="error", killers=killers, reason=f"{result.get('detail', '')}; log: {log}")
-        if result.get("missing"):
-            note = f"{len(result['missing'])} reaching case(s) were not collected in the trampolined copy"
-            base = replace(base, reason=note)
+        if result.get("missing") and not killers:  # not judged on all its cases: never a survivor
+            return replace(base, status="owed", reason=f"{len(result['missing'])} reaching case(s) were not collected "
+                                                       f"in the trampolined copy (e.g. {result['missing'][0]}); log: {log}")
         return replace(base, status="killed" if killers else "survived", killers=killers)
 
     def run_alone(self, index: int, one: Planned) -> dict[str, MutantOutcome]:
