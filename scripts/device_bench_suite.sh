@@ -4,7 +4,10 @@
 # fork-server benchmark. Runs in a clean export of HEAD (.whl/head, made by the caller with git archive).
 # Usage: OUT=... CORES=0,1 bash scripts/device_bench_suite.sh      (wheels in .whl/, as device_evidence.sh)
 set -uo pipefail
-OUT=${OUT:?set OUT}; CORES=${CORES:-0,1}
+FINAL=${OUT:?set OUT}; CORES=${CORES:-0,1}
+# At most 8 files come back from the device tool: one tarball of everything, and the summary.
+OUT=$(mktemp -d)
+trap 'tar -czf "$FINAL/bench.tgz" -C "$OUT" . ; cp "$OUT/summary.txt" "$FINAL/" 2>/dev/null' EXIT
 python3 -m pip install -q --no-index --no-deps --no-compile --target /tmp/site .whl/*.whl 2>/dev/null
 cd .whl/head || exit 2
 export PYTHONPATH=$PWD:/tmp/site PYTHONUNBUFFERED=1

@@ -4,7 +4,11 @@
 # G5 evidence), and the fidelity corpus on every arm. Usage: SEAMGATE_COMMIT=<sha> bash scripts/device_evidence.sh
 # Needs there: torch with CUDA, pytest, pyyaml, rich; junitparser, jsonschema and coverage as wheels in .whl/ (carried).
 set -uo pipefail
-OUT=${OUT:?set OUT to the output folder}
+FINAL=${OUT:?set OUT to the output folder}
+# The device tool returns at most 8 files: everything is written to a scratch folder, and only the
+# summary and one tarball of it go back.
+OUT=$(mktemp -d)
+trap 'tar -czf "$FINAL/evidence.tgz" -C "$OUT" . ; cp "$OUT/summary.txt" "$FINAL/" 2>/dev/null' EXIT
 export PYTHONUNBUFFERED=1 NCCL_NVLS_ENABLE=0 TORCH_SYMM_MEM_DISABLE_MULTICAST=1
 if ls .whl/*.whl >/dev/null 2>&1; then
   python3 -m pip install -q --no-index --no-deps --no-compile --target /tmp/site .whl/*.whl && export PYTHONPATH=/tmp/site
