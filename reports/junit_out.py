@@ -124,7 +124,16 @@ def report_to_junit(report: Report, sweep: SweepResult | None = None) -> JUnitXm
 
 def junit_text(report: Report, sweep: SweepResult | None = None) -> str:
     """The whole document, XML declaration first."""
-    return DECLARATION + report_to_junit(report, sweep).tostring().decode("utf-8") + "\n"
+    return DECLARATION + empty_tags_spaced(report_to_junit(report, sweep).tostring().decode("utf-8")) + "\n"
+
+
+def empty_tags_spaced(xml: str) -> str:
+    """``<x a="1"/>`` written ``<x a="1" />``, whichever serializer junitparser picked.
+
+    junitparser serializes with lxml when it is installed (the GPU machine has it) and with the
+    standard library otherwise; they differ only there. ``/>`` never occurs in escaped content.
+    """
+    return re.sub(r"(?<! )/>", " />", xml)
 
 
 def write_junit(path: Path, report: Report, sweep: SweepResult | None = None) -> None:
