@@ -46,7 +46,8 @@ def test_on_an_empty_pytest_project_the_scaffolds_first_gate_passes_under_seamga
     assert [g.id for g in gates] == [scaffold.GATE_ID]
     report, code, text = run_quietly(root, gates, catalog)
     verdicts = {o.arm: o.verdict for o in report.outcomes}
-    assert verdicts == {"cpu-emulated": Verdict.PASS, "cuda": verdicts["cuda"]}, text
+    assert set(verdicts) == {"cpu-emulated", "cuda"}, text  # (on the H200 at 0b7a720 neither came back: owed)
+    assert verdicts["cpu-emulated"] is Verdict.PASS, text
     assert verdicts["cuda"] in (Verdict.OWED, Verdict.PASS), text  # OWED here; PASS on a GPU machine
     [emulated] = [o for o in report.outcomes if o.arm == "cpu-emulated"]
     assert [c.nodeid for c in emulated.runs[0].red] == [
