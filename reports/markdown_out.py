@@ -116,7 +116,8 @@ def report_to_markdown(report: Report, exit_name: str, sweep: SweepResult | None
     lines = [verdict_line(report, exit_name, sweep), ""]
     for run in report.baseline_red:
         red = ", ".join(f"`{c.nodeid}`" for c in run.cases if c.kind in ("failed", "error"))
-        lines += [f"> **BASELINE RED** {run.label}: {red} — nothing else was judged", ""]
+        why = red or f"{run.end}: {run.detail or 'no detail'}"  # a baseline that timed out or crashed
+        lines += [f"> **BASELINE RED** {run.label}: {why} — nothing else was judged", ""]
     if report.interrupted:
         lines += [f"> **interrupted**: not finished: {', '.join(report.unfinished) or 'none'}", ""]
     lines += _failures(report.outcomes)

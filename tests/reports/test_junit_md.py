@@ -132,3 +132,11 @@ def test_appending_creates_the_folder_and_separates_from_earlier_text_by_one_bla
     one.write_text("a")
     append(one, "x\n")
     assert one.read_text() == "a\nx\n"
+
+
+def test_a_baseline_that_timed_out_says_so_where_it_has_no_red_case():
+    hung = RunOutcome("baseline cpu-emulated tests", "timeout", None, (),
+                      detail="TIMEOUT: no exit after 600 s (the baseline's limit: 600 s, from baseline_timeout)")
+    text = report_to_markdown(Report(baseline_red=(hung,)), "BASELINE_RED")
+    assert ("> **BASELINE RED** baseline cpu-emulated tests: timeout: TIMEOUT: no exit after 600 s (the baseline's "
+            "limit: 600 s, from baseline_timeout) — nothing else was judged") in text
