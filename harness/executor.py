@@ -157,12 +157,19 @@ class Executor:
         self._lock = threading.Lock()
 
     def _run_dir(self, label: str) -> Path:
-        with self._lock:
-            n = next(self._counter)
+        """A new folder for one run's logs; a folder an earlier invocation left (``--output DIR``
+        used again) is kept, and this run takes the next free number."""
         slug = re.sub(r"[^A-Za-z0-9_.-]+", "-", label)[:60]
-        path = self.workdir / "runs" / f"{n:04d}-{slug}"
-        path.mkdir(parents=True)
-        return path
+        (self.workdir / "runs").mkdir(parents=True, exist_ok=True)
+        while True:
+            with self._lock:
+                n = next(self._counter)
+            path = self.workdir / "runs" / f"{n:04d}-{slug}"
+            try:
+                path.mkdir()
+            except FileExistsError:
+                continue
+            return path
 
     def execute(self, run: Run) -> RunOutcome:
         """Run pytest for ``run`` in a fresh process and read what it reported."""

@@ -130,3 +130,16 @@ def test_the_pytest_command_line_has_no_fail_fast_and_loads_the_counting_plugin(
     assert "--maxfail=0" in argv and "-x" not in argv
     assert argv[argv.index("-p") + 1] == "harness.pytest_counting"
     assert "no:cacheprovider" in argv and "enable_assertion_pass_hook=true" not in argv  # opt-in: test_counting.py
+
+
+def test_a_folder_an_earlier_invocation_left_is_kept_and_the_run_takes_the_next_number(tmp_path):
+    # `seamgate run --output DIR` (or `sweep --output DIR`) a second time: the first run's logs stay.
+    from tests.reports.fixture_projects import CALC, shared_server, write_project
+
+    tree = write_project(tmp_path / "p", CALC)
+    (tmp_path / "w" / "runs" / "0001-r").mkdir(parents=True)
+    (tmp_path / "w" / "runs" / "0001-r" / "stdout.txt").write_text("the first invocation's log")
+    outcome = Executor(shared_server(), tmp_path / "w").execute(Run("r", tree, ("tests",), timeout=60))
+    assert outcome.end == "completed" and (tmp_path / "w" / "runs" / "0001-r" / "stdout.txt").read_text() == \
+        "the first invocation's log"
+    assert Path(outcome.log).parent.name == "0002-r"
