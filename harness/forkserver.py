@@ -106,8 +106,9 @@ def _parents() -> dict[int, int]:
     return out
 
 
-def _descendants(root: int) -> list[int]:
-    parents = _parents()
+def _descendants(root: int, parents: Mapping[int, int] | None = None) -> list[int]:
+    """Every descendant of ``root``, from one reading of ``/proc`` (``parents``, read when not given)."""
+    parents = _parents() if parents is None else parents
     found, frontier = [], [root]
     while frontier:
         parent = frontier.pop()
@@ -117,29 +118,29 @@ def _descendants(root: int) -> list[int]:
     return found
 
 
-def _kill_descendants(root: int, rounds: int = 50) -> int:
+def _kill_descendants(root: int, rounds: int = 50) -> None:
     """SIGKILL every descendant of ``root`` (a subreaper: orphans come back to it) and reap them.
 
-    Returns how many were killed. Repeats because a killed process's children are re-parented
-    only after it dies.
+    Repeats because a killed process's children are re-parented only after it dies.
     """
     import time
 
-    killed = 0
     for _ in range(rounds):
         pids = _descendants(root)
         if not pids:
             break
         for pid in pids:
-            try:
-                os.kill(pid, signal.SIGKILL)
-                killed += 1
-            except (ProcessLookupError, PermissionError):
-                pass
+            _sigkill(pid)
         _reap_any()
         time.sleep(0.01)
     _reap_any()
-    return killed
+
+
+def _sigkill(pid: int) -> None:
+    try:
+        os.kill(pid, signal.SIGKILL)
+    except (ProcessLookupError, PermissionError):
+        pass
 
 
 def _reap_any() -> None:
@@ -341,14 +342,11 @@ class _Server:
         A live run's descendants are re-parented to that run's child (a subreaper too), never to
         the server, so whatever the server adopts belongs to a run that has ended.
         """
-        runs = set(self.children)
-        for pid, ppid in _parents().items():
+        runs, parents = set(self.children), _parents()
+        for pid, ppid in parents.items():
             if ppid == os.getpid() and pid not in runs:
-                for victim in (*_descendants(pid), pid):
-                    try:
-                        os.kill(victim, signal.SIGKILL)
-                    except (ProcessLookupError, PermissionError):
-                        pass
+                for victim in (*_descendants(pid, parents), pid):
+                    _sigkill(victim)
 
     def shutdown(self) -> None:
         """The client is gone: no child may outlive us."""
@@ -362,11 +360,11 @@ class _Server:
 
 
 def _kill_group(pid: int) -> None:
-    for kill in (os.killpg, os.kill):
-        try:
-            kill(pid, signal.SIGKILL)
-        except (ProcessLookupError, PermissionError):
-            pass
+    try:
+        os.killpg(pid, signal.SIGKILL)
+    except (ProcessLookupError, PermissionError):
+        pass
+    _sigkill(pid)
 
 
 def _preload(modules: list[str]) -> None:

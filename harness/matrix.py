@@ -59,10 +59,11 @@ def view(row: RunOutcome, select: Sequence[str]) -> RunOutcome:
     cases = tuple(c for c in row.cases if in_select(c.nodeid, select))
     if row.end != "completed":
         return replace(row, cases=cases)
-    return replace(row, cases=cases, exit_code=_exit_code(cases))
+    return replace(row, cases=cases, exit_code=exit_code_of(cases))
 
 
-def _exit_code(cases: Sequence[CaseOutcome]) -> int:
+def exit_code_of(cases: Sequence[CaseOutcome]) -> int:
+    """The exit code pytest gives these cases: 5 for none, 1 for any failure or error, else 0."""
     if not cases:
         return 5
     return 1 if any(c.kind in ("failed", "error") for c in cases) else 0
@@ -77,7 +78,7 @@ def fill(ran: RunOutcome, baseline: RunOutcome, run_ids: frozenset[str]) -> RunO
     inferred = tuple(replace(c, inferred=True, carried=False) for c in baseline.cases
                      if c.nodeid not in run_ids and c.nodeid not in seen)
     cases = ran.cases + inferred
-    return replace(ran, cases=cases, exit_code=_exit_code(cases) if ran.end == "completed" else ran.exit_code)
+    return replace(ran, cases=cases, exit_code=exit_code_of(cases) if ran.end == "completed" else ran.exit_code)
 
 
 def inferred_note(run: RunOutcome) -> str:

@@ -57,6 +57,11 @@ class Reach:
             data = json.loads(path.read_text(encoding="utf-8"))
         except (OSError, ValueError):
             return None
+        return cls.from_data(data)
+
+    @classmethod
+    def from_data(cls, data: Mapping) -> Reach:
+        """The reach of a recorded JSON document, already parsed."""
         files = {f: {c: frozenset(lines) for c, lines in ctx.items()} for f, ctx in data.get("files", {}).items()}
         children = {c: {f: frozenset(lines) for f, lines in by_file.items()}
                     for c, by_file in data.get("children", {}).items()}

@@ -47,7 +47,7 @@ from harness.lock import Locked, RepositoryLock
 from harness.model import Gate, SourceState
 from harness.project import Project
 from harness.judges import JUDGES, RUNS_ITS_OWN, Seen
-from harness.matrix import RowKey, fill, in_select, inferred_note, timeout_for, view
+from harness.matrix import RowKey, exit_code_of, fill, in_select, inferred_note, timeout_for, view
 from harness.planner import Check, Plan, make_plan, restrict_arms, select_gates
 from harness.reach import Reach, cases_to_run
 from harness.incremental import Snapshot, cases_to_rerun, entry_digest, merge_reach, moved_lines, write_sources
@@ -307,6 +307,8 @@ class Session:
         #: then reaches (``None``: every case) -- ``harness/incremental.py``.
         self.snapshot = Snapshot()
         self.rerun: dict[RowKey, frozenset[str] | None] = {}
+        #: The kept run's recorded reach of each baseline row, as read (merged into this run's).
+        self.kept_reach: dict[RowKey, dict[str, Any]] = {}
         self.previous_folder: Path | None = None
         self.kept_rows: dict[str, dict[str, Any]] = {}
         self.reused: set[RowKey] = set()
@@ -520,7 +522,10 @@ class Session:
         (which records no reach), or when a change's reach is unknown.
         """
         kept = self.previous.get(key.label()) if self.options.reuse and self.previous_folder else None
-        old_reach = Reach.read(self.previous_folder / reach_file_name(key)) if kept else None
+        if kept is not None:
+            with contextlib.suppress(OSError, ValueError):
+                self.kept_reach[key] = json.loads((self.previous_folder / reach_file_name(key)).read_text(encoding="utf-8"))
+        old_reach = Reach.from_data(self.kept_reach[key]) if key in self.kept_reach else None
         if kept is None or self.options.prove or old_reach is None or kept.get("select") != list(select):
             self.rerun[key] = None
             return {}
@@ -530,20 +535,19 @@ class Session:
         self.rerun[key] = rerun
         if rerun is None or old.end != "completed" or any(c.nodeid not in old_reach.cases for c in old.cases):
             return {}  # a collection error (no case of the reach) is re-run, never carried
-        flaky = {n for n in kept.get("flaky", {})}
+        flaky = set(kept.get("flaky", {}))
         return {c.nodeid: replace(c, carried=True) for c in old.cases if c.nodeid not in rerun and c.nodeid not in flaky}
 
     def with_carried_cells(self, key: RowKey, run: RunOutcome, carried: Mapping[str, Any],
                            reach_file: Path | None) -> RunOutcome:
         """A partial baseline run plus the carried cells; its reach merged with the kept one."""
         if reach_file is not None:
-            old = json.loads((self.previous_folder / reach_file_name(key)).read_text(encoding="utf-8"))
             new = json.loads(reach_file.read_text(encoding="utf-8")) if reach_file.is_file() else {}
-            merged = merge_reach(old, new, [c.nodeid for c in run.cases],
+            merged = merge_reach(self.kept_reach[key], new, [c.nodeid for c in run.cases],
                                  moved_lines(self.snapshot, self.project, self.hashes()))
             reach_file.write_text(json.dumps(merged), encoding="utf-8")
         cases = run.cases + tuple(carried.values())
-        return replace(run, cases=cases, exit_code=1 if any(c.kind in ("failed", "error") for c in cases) else 0,
+        return replace(run, cases=cases, exit_code=exit_code_of(cases),
                        detail=(run.detail + "; " if run.detail else "") +
                               f"{len(carried)} cells carried from the previous run (no change since reaches them)")
 
@@ -639,8 +643,7 @@ class Session:
 
     def row_digest(self, key: RowKey, select: tuple[str, ...], tree: Path, baseline: RunOutcome) -> str:
         """What a mutation's row depends on (``harness/reuse.py``)."""
-        changed = getattr(self.materializer, "changed_files", None)
-        files = changed(key.source) if changed is not None else None
+        files = self.changed_files(key.source)
         text = "".join(f"{rel}\0{_text(tree / rel)}" for rel in files) if files is not None else key.source.label()
         extra = hashlib.sha256(text.encode()).hexdigest()
         read = files_read(self.reach.get(key.baseline), (c.nodeid for c in baseline.cases), self.hashes(), select)
@@ -660,7 +663,8 @@ class Session:
         run = self.execute(Run(key.label(), tree, select, key.arm, dict(key.env), timeout, only=only, write_bytecode=True,
                                skip=frozenset(carried) if run_ids is None else frozenset()))
         if carried and run.end == "completed":
-            run = replace(run, cases=run.cases + tuple(c for n, c in carried.items() if n not in {x.nodeid for x in run.cases}))
+            ran = {c.nodeid for c in run.cases}
+            run = replace(run, cases=run.cases + tuple(c for n, c in carried.items() if n not in ran))
         if run_ids is None:
             return self.without_flaky(run)
         return self.without_flaky(fill(run, baseline, run_ids))
@@ -688,10 +692,15 @@ class Session:
             raise row
         return row
 
+    def changed_files(self, state: SourceState) -> tuple[str, ...] | None:
+        """The files ``state`` changes against the working tree (``CatalogMaterializer.changed_files``);
+        ``None`` when unknown (a git ref, or a materializer that cannot say)."""
+        changed = getattr(self.materializer, "changed_files", None)
+        return changed(state) if changed is not None else None
+
     def cases_to_run(self, key: RowKey, tree: Path, baseline: RunOutcome) -> frozenset[str] | None:
         """The baseline cases whose recorded reach meets the change; ``None``: run every case."""
-        changed = getattr(self.materializer, "changed_files", None)
-        files = changed(key.source) if changed is not None else None
+        files = self.changed_files(key.source)
         original = self.tree(SourceState())
         changes = None if files is None or isinstance(original, Exception) else \
             {rel: (_text(original / rel), _text(tree / rel)) for rel in files}
@@ -777,8 +786,7 @@ class Session:
         copied: a pyc is checked by whole-second mtime and size only, and a mutation written within
         the second of the copy, keeping the size (``a + b`` -> ``a - b``), would pass as unchanged.
         """
-        changed = getattr(self.materializer, "changed_files", None)
-        files = changed(state) if changed is not None else None
+        files = self.changed_files(state)
         with self.guard:
             base = self.trees.get(SourceState())
         if not isinstance(base, Path) or files is None:

@@ -14,7 +14,6 @@ survivor with file, line and diff, the equivalents apart, and where the result i
 from __future__ import annotations
 
 import argparse
-import os
 import signal
 import sys
 import tomllib
@@ -24,6 +23,7 @@ from typing import Any
 
 from harness.errors import CommandLineError, ConfigError
 from harness.exit_codes import ExitCode
+from harness.workspace import swap_link
 from reports.mutants import MutantOutcome, SweepResult
 
 _KEYS = ("paths", "tests", "equivalents")
@@ -156,13 +156,7 @@ def keep(root: Path, kept: Path | None, result: SweepResult, code: ExitCode, *, 
     data["sweep"] = sweep_to_json(result)
     write_atomic(kept / "outcomes.json", json.dumps(data, indent=2, default=str) + "\n")
     if latest:
-        link, temp = kept.parent / "latest-sweep", kept.parent / f".latest-sweep.{os.getpid()}"
-        try:
-            temp.unlink(missing_ok=True)
-            os.symlink(kept.name, temp)
-            os.replace(temp, link)
-        except OSError:
-            temp.unlink(missing_ok=True)
+        swap_link(kept, "latest-sweep")
 
 
 def print_result(result: SweepResult, kept: Path | None) -> None:

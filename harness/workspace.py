@@ -66,17 +66,21 @@ def new_kept_folder(project: Path, output: Path | None = None) -> Path:
 
 def point_latest(folder: Path) -> None:
     """``latest`` beside ``folder`` points at it (replaced atomically); the oldest folders beyond ``KEEP`` go."""
-    root = folder.parent
-    link = root / LATEST
-    temp = root / f".{LATEST}.{os.getpid()}"
+    if swap_link(folder, LATEST):
+        prune(folder.parent)
+
+
+def swap_link(folder: Path, name: str) -> bool:
+    """Point the link ``name`` beside ``folder`` at it, replaced atomically; False when links fail here."""
+    link, temp = folder.parent / name, folder.parent / f".{name}.{os.getpid()}"
     try:
         temp.unlink(missing_ok=True)
         os.symlink(folder.name, temp)
         os.replace(temp, link)
     except OSError:
         temp.unlink(missing_ok=True)
-        return
-    prune(root)
+        return False
+    return True
 
 
 def prune(root: Path, keep: int = KEEP) -> list[Path]:
