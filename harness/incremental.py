@@ -1,8 +1,9 @@
 """Cell-level reuse across runs: what changed since the kept run, which cases it reaches, the merged reach.
 
-The newest kept run (``.seamgate/runs/latest``) holds every row's cells, the baseline's recorded
-reach, a sha256 of every project file (``rows.json``'s ``files``) and the text of every Python file
-the reach names (``sources.json``). A later run diffs the project against that snapshot and asks
+A kept run (``.seamgate/runs/<stamp>``) holds its rows' cells, the baseline's recorded reach, a
+sha256 of every project file (``rows.json``'s ``files``) and the text of every Python file the
+reach names (``sources.json``). A row's cells come from the newest kept run whose row has the same
+selection (``harness/reuse.KeptRuns``), and a later run diffs the project against THAT run's snapshot and asks
 the SAME question a mutation's row asks of its change (``harness/reach.cases_to_run``): which cases
 executed a changed region? Those cases run again, in the baseline and in every row that runs them;
 every other cell is taken from the kept run, as PIT and Stryker re-test incrementally.

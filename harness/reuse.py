@@ -11,16 +11,26 @@ on every file of the project. ``--no-reuse`` turns this off; ``--prove`` never r
 So a second ``seamgate run`` with nothing changed reuses every row; after a one-line change in
 ``drivers/dense.py``, the baseline and the rows whose cases reach that file run again, and the
 others are taken as they were (PIT's and Stryker's incremental re-test, at row granularity).
+
+A row is looked up in EVERY kept run folder, newest first (``KeptRuns``), not only in ``latest``: a
+partial run in between (``--gate X``, ``--arm cuda``, a subset of gate files) holds only its own
+rows, and a smaller baseline selection under the same row label. The whole row is taken from the
+newest kept run whose row of that label has the same digest (a digest names everything the row
+read, so an older match is as good as a newer one); cells are carried (``harness/incremental.py``)
+from the newest kept run whose row has the same selection (and catalog entry), measured against
+THAT run's snapshot and recorded reach.
 """
 
 from __future__ import annotations
 
 import hashlib
 import json
-from dataclasses import asdict
+import threading
+from dataclasses import asdict, dataclass
 from pathlib import Path
-from typing import Any, Iterable, Mapping
+from typing import Any, Callable, Iterable, Mapping, Sequence
 
+from harness.incremental import Snapshot
 from harness.reach import Reach
 from reports.outcome import CaseOutcome, RunOutcome
 
@@ -94,3 +104,88 @@ def write_kept_rows(kept: Path, rows: Mapping[str, Mapping[str, Any]], files: Ma
     from reports.json_out import write_atomic
 
     write_atomic(kept / ROWS_FILE, json.dumps({"schema": 1, "rows": rows, "files": dict(files or {})}) + "\n")
+
+
+class KeptRun:
+    """One kept run folder: its rows, and (read when first asked) its snapshot and recorded reach."""
+
+    def __init__(self, folder: Path) -> None:
+        self.folder = folder
+        self._rows: dict[str, dict[str, Any]] | None = None
+        self._snapshot: Snapshot | None = None
+        self._lock = threading.Lock()  # rows are looked up from the runner's worker threads
+
+    @property
+    def rows(self) -> dict[str, dict[str, Any]]:
+        with self._lock:
+            if self._rows is None:
+                self._rows = load_kept_rows(self.folder)
+            return self._rows
+
+    @property
+    def snapshot(self) -> Snapshot:
+        """The project as this run saw it (the file hashes and measured sources it kept)."""
+        with self._lock:
+            if self._snapshot is None:
+                self._snapshot = Snapshot.read(self.folder)
+            return self._snapshot
+
+    def reach(self, name: str) -> dict[str, Any] | None:
+        """The recorded reach this run kept in file ``name`` (``None``: none, or unreadable)."""
+        try:
+            return json.loads((self.folder / name).read_text(encoding="utf-8"))
+        except (OSError, ValueError):
+            return None
+
+
+@dataclass(frozen=True)
+class KeptRow:
+    """A row as a kept run holds it (``data``: digest, run, flaky, select, entry) and that run."""
+
+    data: Mapping[str, Any]
+    run: KeptRun
+
+    @property
+    def folder(self) -> Path:
+        return self.run.folder
+
+
+class KeptRuns:
+    """Every kept run folder of a project, newest first; each row is looked up in the newest that holds it."""
+
+    def __init__(self, runs: Sequence[KeptRun] = ()) -> None:
+        self.runs = tuple(runs)
+
+    @classmethod
+    def read(cls, project: Path) -> KeptRuns:
+        """The kept runs under ``.seamgate/runs``: ``latest`` first, then the others by when their rows were
+        written, newest first (folder names sort by second and pid, not by order)."""
+        from harness.workspace import LATEST, runs_root
+
+        root = runs_root(project)
+        newest = (root / LATEST).resolve() if (root / LATEST).exists() else None
+        try:
+            folders = [p for p in root.iterdir() if p.is_dir() and not p.is_symlink() and (p / ROWS_FILE).is_file()]
+        except OSError:
+            folders = []
+
+        def age(folder: Path) -> tuple[bool, int, str]:
+            try:
+                written = (folder / ROWS_FILE).stat().st_mtime_ns
+            except OSError:
+                written = 0
+            return folder.resolve() == newest, written, folder.name
+
+        return cls([KeptRun(folder) for folder in sorted(folders, key=age, reverse=True)])
+
+    def newest(self, label: str, accept: Callable[[Mapping[str, Any]], bool] = lambda row: True) -> KeptRow | None:
+        """The row ``label`` of the newest kept run that holds one ``accept`` takes."""
+        for run in self.runs:
+            row = run.rows.get(label)
+            if isinstance(row, Mapping) and "run" in row and accept(row):
+                return KeptRow(row, run)
+        return None
+
+    def matching(self, label: str, row_digest: str) -> KeptRow | None:
+        """The row ``label`` of the newest kept run whose row has digest ``row_digest`` (nothing it read changed)."""
+        return self.newest(label, lambda row: row.get("digest") == row_digest)

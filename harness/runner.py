@@ -50,8 +50,8 @@ from harness.judges import JUDGES, RUNS_ITS_OWN, Seen
 from harness.matrix import RowKey, exit_code_of, fill, in_select, inferred_note, timeout_for, view
 from harness.planner import Check, Plan, make_plan, restrict_arms, select_gates
 from harness.reach import Reach, cases_to_run
-from harness.incremental import Snapshot, cases_to_rerun, entry_digest, merge_reach, moved_lines, write_sources
-from harness.reuse import digest, file_hashes, files_read, load_kept_rows, run_from_data, run_to_data, write_kept_rows
+from harness.incremental import cases_to_rerun, entry_digest, merge_reach, moved_lines, write_sources
+from harness.reuse import KeptRow, KeptRuns, digest, file_hashes, files_read, run_from_data, run_to_data, write_kept_rows
 from harness.tree_guard import TreeGuard
 from harness.workspace import latest, new_kept_folder, point_latest, write_matrix
 from harness.platforms import Platform, code_under_test, git_commit, hash_code_under_test
@@ -301,15 +301,17 @@ class Session:
         self.rows: dict[RowKey, RunOutcome | Exception] = {}
         self.reach: dict[RowKey, Reach | None] = {}
         self.progress: GateProgress | None = None
-        #: Rows kept by the newest run (label -> digest, run), this run's rows to keep, and the reused ones.
-        self.previous: dict[str, dict[str, Any]] = {}
-        #: The project as the newest kept run saw it, and per baseline row the cases a change since
-        #: then reaches (``None``: every case) -- ``harness/incremental.py``.
-        self.snapshot = Snapshot()
+        #: Every kept run's rows, newest first (a row is looked up in the newest run holding it),
+        #: this run's rows to keep, and the reused ones.
+        self.previous = KeptRuns()
+        #: Per baseline row: the kept row its cells are carried from (its run's snapshot and reach),
+        #: its selection, and the cases a change since that run reaches (``None``: every case) --
+        #: ``harness/incremental.py``.
+        self.carried_from: dict[RowKey, KeptRow] = {}
+        self.baseline_select: dict[RowKey, tuple[str, ...]] = {}
         self.rerun: dict[RowKey, frozenset[str] | None] = {}
         #: The kept run's recorded reach of each baseline row, as read (merged into this run's).
         self.kept_reach: dict[RowKey, dict[str, Any]] = {}
-        self.previous_folder: Path | None = None
         self.kept_rows: dict[str, dict[str, Any]] = {}
         self.reused: set[RowKey] = set()
         self._hashes: dict[str, str] | None = None
@@ -328,9 +330,7 @@ class Session:
         self.plan_id = plan_digest((g.id, arm) for g in select_gates(gates, self.options.gate_ids) for arm in g.arms)
         self.workdir = Path(tempfile.mkdtemp(prefix=f"{_WORKDIR_PREFIX}{os.getpid()}-"))
         if self.options.reuse:
-            self.previous_folder = latest(self.project)
-            self.previous = load_kept_rows(self.previous_folder)
-            self.snapshot = Snapshot.read(self.previous_folder)
+            self.previous = KeptRuns.read(self.project)
         self.kept = new_kept_folder(self.project, self.options.output)
         self.tree_guard = TreeGuard.start(self.project, self.original_file, ignore=self.kept)
         previous = _install_signal_handlers()
@@ -521,21 +521,22 @@ class Session:
         Empty (run every case) without a kept row of the same selection and mode, with ``--prove``
         (which records no reach), or when a change's reach is unknown.
         """
-        kept = self.previous.get(key.label()) if self.options.reuse and self.previous_folder else None
-        if kept is not None:
-            with contextlib.suppress(OSError, ValueError):
-                self.kept_reach[key] = json.loads((self.previous_folder / reach_file_name(key)).read_text(encoding="utf-8"))
+        kept = self.previous.newest(key.label(), lambda row: row.get("select") == list(select)) \
+            if self.options.reuse else None
+        if kept is not None and (data := kept.run.reach(reach_file_name(key))) is not None:
+            self.kept_reach[key] = data
         old_reach = Reach.from_data(self.kept_reach[key]) if key in self.kept_reach else None
-        if kept is None or self.options.prove or old_reach is None or kept.get("select") != list(select):
+        if kept is None or self.options.prove or old_reach is None:
             self.rerun[key] = None
             return {}
-        old = run_from_data(kept["run"])
+        self.carried_from[key] = kept
+        old = run_from_data(kept.data["run"])
         ids = [c.nodeid for c in old.cases]
-        rerun = cases_to_rerun(self.snapshot, self.hashes(), self.project, old_reach, ids, select)
+        rerun = cases_to_rerun(kept.run.snapshot, self.hashes(), self.project, old_reach, ids, select)
         self.rerun[key] = rerun
         if rerun is None or old.end != "completed" or any(c.nodeid not in old_reach.cases for c in old.cases):
             return {}  # a collection error (no case of the reach) is re-run, never carried
-        flaky = set(kept.get("flaky", {}))
+        flaky = set(kept.data.get("flaky", {}))
         return {c.nodeid: replace(c, carried=True) for c in old.cases if c.nodeid not in rerun and c.nodeid not in flaky}
 
     def with_carried_cells(self, key: RowKey, run: RunOutcome, carried: Mapping[str, Any],
@@ -544,7 +545,7 @@ class Session:
         if reach_file is not None:
             new = json.loads(reach_file.read_text(encoding="utf-8")) if reach_file.is_file() else {}
             merged = merge_reach(self.kept_reach[key], new, [c.nodeid for c in run.cases],
-                                 moved_lines(self.snapshot, self.project, self.hashes()))
+                                 moved_lines(self.carried_from[key].run.snapshot, self.project, self.hashes()))
             reach_file.write_text(json.dumps(merged), encoding="utf-8")
         cases = run.cases + tuple(carried.values())
         return replace(run, cases=cases, exit_code=exit_code_of(cases),
@@ -597,15 +598,17 @@ class Session:
 
     def reuse_baseline(self, key: RowKey, select: tuple[str, ...]) -> bool:
         """Take the kept baseline row (and its reach) when no project file changed since."""
-        if not self.options.reuse or self.previous_folder is None:
+        self.baseline_select[key] = select
+        if not self.options.reuse:
             return False
-        kept = self.previous.get(key.label())
         row_digest = self.baseline_digest(key, select)
-        old_reach = self.previous_folder / reach_file_name(key)
-        if kept is None or kept.get("digest") != row_digest or (not self.options.prove and not old_reach.is_file()):
+        kept = self.previous.matching(key.label(), row_digest)
+        old_reach = kept.folder / reach_file_name(key) if kept is not None else None
+        if kept is None or (not self.options.prove and not old_reach.is_file()):
             return False
-        self.rows[key] = self.carried(run_from_data(kept["run"]))
-        self.flaky.update({n: tuple(v) for n, v in kept.get("flaky", {}).items()})
+        self.carried_from[key] = kept
+        self.rows[key] = self.carried(run_from_data(kept.data["run"]))
+        self.flaky.update({n: tuple(v) for n, v in kept.data.get("flaky", {}).items()})
         if not self.options.prove:
             shutil.copyfile(old_reach, self.kept / reach_file_name(key))
             self.reach[key] = Reach.read(self.kept / reach_file_name(key))
@@ -630,10 +633,10 @@ class Session:
             return tree
         baseline = view(self._baseline(key), select)
         row_digest = self.row_digest(key, select, tree, baseline)
-        kept = self.previous.get(key.label()) if self.options.reuse else None
-        if kept is not None and kept.get("digest") == row_digest:
+        kept = self.previous.matching(key.label(), row_digest) if self.options.reuse else None
+        if kept is not None:
             self.reused.add(key)
-            run = self.carried(run_from_data(kept["run"]))
+            run = self.carried(run_from_data(kept.data["run"]))
             self.remember(key, row_digest, run, select)
             return self.without_flaky(run)
         filled = self._fill(key, select, readers, tree, baseline)
@@ -672,13 +675,24 @@ class Session:
     def carried_row_cells(self, key: RowKey, select: tuple[str, ...], baseline: RunOutcome,
                           run_ids: frozenset[str] | None) -> dict[str, Any]:
         """Cells of this row that the kept run RAN (not inferred) under the same catalog entry and
-        selection, for the cases no change since the kept run reaches (``harness/incremental.py``)."""
-        rerun = self.rerun.get(key.baseline)
-        kept = self.previous.get(key.label()) if self.options.reuse else None
-        if rerun is None or kept is None or kept.get("entry") is None or kept.get("entry") != self.entry(key) \
-                or kept.get("select") != list(select):
+        selection, for the cases no change since THAT kept run reaches (``harness/incremental.py``): the
+        newest run holding such a row, which may be older than the one the baseline's cells came from."""
+        entry = self.entry(key)
+        kept = self.previous.newest(key.label(), lambda row: entry is not None and row.get("entry") == entry
+                                    and row.get("select") == list(select)) if self.options.reuse else None
+        if kept is None:
             return {}
-        old = run_from_data(kept["run"])
+        old = run_from_data(kept.data["run"])
+        base = self.carried_from.get(key.baseline)
+        if base is not None and base.folder == kept.folder:
+            rerun = self.rerun.get(key.baseline)
+        elif self.options.prove or (data := kept.run.reach(reach_file_name(key.baseline))) is None:
+            rerun = None
+        else:
+            rerun = cases_to_rerun(kept.run.snapshot, self.hashes(), self.project, Reach.from_data(data),
+                                   [c.nodeid for c in old.cases], self.baseline_select[key.baseline])
+        if rerun is None:
+            return {}
         known = {c.nodeid for c in baseline.cases}
         if old.end != "completed" or any(c.nodeid not in known for c in old.cases):
             return {}  # a collection error, or a case the baseline no longer has: run the row again
