@@ -32,7 +32,7 @@ for order in fwd rev shuf; do
   grep -E "^(FAILED|ERROR)" "$OUT/pytest-$order.log" | sed -E 's/ - .*//' | sort -u >"$OUT/red-$order.txt"
 done
 # A case red in one or two orders (not all three) comes and goes: isolate it.
-sort "$OUT"/red-*.txt | uniq -c | awk '$1 < 3 {print $3}' | grep -E "^tests/(seam|drivers)/" >"$OUT/intermittent.txt"
+sort "$OUT"/red-*.txt | uniq -c | awk '$1 < 3 {print $3}' | grep -E "^tests/(seam|drivers)/" | head -${MAX_ISOLATE:-3} >"$OUT/intermittent.txt"
 echo "intermittent (seam/drivers): $(wc -l <"$OUT/intermittent.txt")" | tee -a "$S"
 cd /tmp/suite-fwd || exit 0
 while read -r id; do
@@ -41,7 +41,7 @@ while read -r id; do
       alone) env_=() ;; gc-off) env_=(SEAMGATE_GC=off) ;; gc-forced) env_=(SEAMGATE_GC=collect) ;;
       launch-blocking) env_=(CUDA_LAUNCH_BLOCKING=1) ;;
     esac
-    r=$(env "${env_[@]}" PYTHONPATH=$PWD:/tmp/site SEAM_ARMS=cuda timeout 120 python3 -m pytest -q -p no:cacheprovider \
+    r=$(env "${env_[@]}" PYTHONPATH=$PWD:/tmp/site SEAM_ARMS=cuda timeout 60 python3 -m pytest -q -p no:cacheprovider \
           -p scripts.gc_plugin "$id" 2>&1 | tail -1)
     echo "$id [$how] :: $r" | tee -a "$S"
   done
