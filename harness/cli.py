@@ -162,13 +162,20 @@ def _add_mutations(commands: argparse._SubParsersAction) -> None:
                                            "compiles, and print its diff stat. Exits GATE_ERROR when any rots.")
     check.add_argument("mutation_ids", nargs="*", metavar="ID", help="mutations to check (default: all)")
     check.set_defaults(handler=cmd_mutations_check)
-    reds = actions.add_parser("reds", help="run one mutation and print its red set in gate YAML form",
-                              description="Run the mutation over a selection (default: the union of what the gates "
-                                          "naming it select) on the cpu-emulated arm, every case run, and print "
-                                          "the red cases as the `expect:` block a gate wants (`{arm}` for the arm).")
-    reds.add_argument("mutation_id", metavar="ID")
+    reds = actions.add_parser("reds", help="print the red set of a mutation (ID) or a git ref (--ref) in gate YAML form",
+                              description="Run the mutation, or the git ref with the working tree's tests laid over "
+                                          "it as a red-first gate runs it, over a selection (default: the union of "
+                                          "what the gates naming it select) on the cpu-emulated arm, every case run, "
+                                          "and print the red cases as the block a gate wants (`{arm}` for the arm).")
+    reds.add_argument("mutation_id", metavar="ID", nargs="?", default=None, help="a catalog mutation (or give --ref)")
+    reds.add_argument("--ref", default=None, metavar="GITREF",
+                      help="instead of ID: a git ref (branch, tag, commit, HEAD~1), the old code of a red-first gate")
     reds.add_argument("--select", action="append", default=[], metavar="PATH",
-                      help="a pytest path or node id to run (repeatable; default: what the gates naming ID select)")
+                      help="a pytest path or node id to run (repeatable; default: what the gates naming ID or "
+                           "GITREF select)")
+    reds.add_argument("--overlay", action="append", default=[], metavar="PATH",
+                      help="with --ref: a working-tree path laid over the ref (repeatable; default: the red-first "
+                           "gates' overlay, else the selected paths)")
     reds.set_defaults(handler=cmd_mutations_reds)
 
 
@@ -320,11 +327,18 @@ def cmd_gates_list(args: argparse.Namespace) -> ExitCode:
 
 
 def cmd_mutations_reds(args: argparse.Namespace) -> ExitCode:
-    """Run one mutation (every case, no inference) and print its red set as a gate's ``expect`` block."""
+    """Run one mutation or git ref (every case, no inference) and print its red set as a gate's ``expect`` block."""
     from harness.reds import red_set_yaml, run_reds
 
+    if (args.mutation_id is None) == (args.ref is None):
+        raise CommandLineError("name a mutation ID or --ref GITREF, not both" if args.ref else
+                               "name a mutation ID or --ref GITREF (`seamgate mutations list` lists the IDs)")
+    if args.overlay and args.ref is None:
+        raise CommandLineError("--overlay goes with --ref GITREF (a mutation is applied to the working tree itself)")
     root, config = project_of(args)
     catalog = load_project_catalog(root, config)
+    if args.ref is not None:
+        return _reds_of_ref(args, root, config, catalog)
     mutation = _known(catalog, args.mutation_id)
     select = tuple(args.select)
     if not select:
@@ -341,6 +355,22 @@ def cmd_mutations_reds(args: argparse.Namespace) -> ExitCode:
         print(f"seamgate: mutation {mutation.id} could not be judged: {message}", file=sys.stderr)
         return code
     sys.stdout.write(red_set_yaml(mutation.id, select, red))
+    return ExitCode.OK
+
+
+def _reds_of_ref(args: argparse.Namespace, root: Path, config: Config, catalog: Catalog) -> ExitCode:
+    """``reds --ref``: the selection's red set at the ref with the new tests laid over it (a red-first gate's block)."""
+    from harness.reds import check_ref, red_set_yaml, ref_source, run_red_set
+
+    check_ref(root, args.ref)
+    gates = load_gate_files(Project(root, config).gate_paths(), project_root=root, catalog=catalog) \
+        if not args.select else []
+    source, select = ref_source(root, args.ref, tuple(args.select), tuple(args.overlay), gates)
+    code, red, message = run_red_set(root, catalog, source, select)
+    if red is None:
+        print(f"seamgate: ref {args.ref} could not be judged: {message}", file=sys.stderr)
+        return code
+    sys.stdout.write(red_set_yaml(source, select, red))
     return ExitCode.OK
 
 
