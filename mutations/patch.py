@@ -1,12 +1,15 @@
-"""A unified diff of one file, parsed strictly and applied at an offset, as ``git apply`` does: no fuzz.
+"""A unified diff of one file, parsed strictly and applied at an offset, with GNU patch's fuzz (at most 2).
 
-Every hunk's context and removed lines must appear in the file EXACTLY (no line of context is
-dropped: a hunk that applies with less context than it was written with proves less). They are
-looked for at the line the hunk header names (shifted by the earlier hunks of the same diff) and,
-when the file moved under the diff (a docstring line added above, a helper inserted), at the
-nearest line where they do appear, after the previous hunk. That shift is the hunk's OFFSET, and it
-is reported (``HunkPlacement``; ``seamgate mutations check`` prints it) so a drifting diff is seen
-before it rots. A hunk whose lines are nowhere after the previous one is rot, named with the fix.
+A hunk's context and removed lines are first looked for EXACTLY: at the line the hunk header names
+(shifted by the earlier hunks of the same diff) and, when the file moved under the diff (a docstring
+line added above, a helper inserted), at the nearest line where they do appear, after the previous
+hunk. That shift is the hunk's OFFSET. Only when the exact lines are nowhere does FUZZ apply, as in
+GNU patch: fuzz 1, then 2, ignores that many context lines at the hunk's outer edges (a hunk with
+less leading than trailing context, as at the top of a file, loses its trailing lines first); removed
+lines are never ignored. A hunk with less context proves less, so a fuzzed hunk must match in exactly
+ONE place after the previous hunk: two places are refused, naming the hunk and both lines. Offset and
+fuzz are reported (``HunkPlacement``; ``seamgate mutations check`` prints them) so a drifting diff is
+seen before it rots. A hunk whose lines are nowhere, even at fuzz 2, is rot, named with the fix.
 """
 
 from __future__ import annotations
@@ -16,6 +19,8 @@ from dataclasses import dataclass
 
 _HUNK = re.compile(r"^@@ -(\d+)(?:,(\d+))? \+(\d+)(?:,(\d+))? @@")
 _NO_EOL = "\\ No newline at end of file"
+#: GNU patch's default ``--fuzz``: at most this many context lines are ignored at each edge of a hunk.
+MAX_FUZZ = 2
 
 
 class PatchFormatError(ValueError):
@@ -129,11 +134,16 @@ class HunkPlacement:
     #: Lines between where the hunk was expected (after earlier hunks' shifts) and where it applied;
     #: ``0`` when it applied where stated, positive when the file grew above it.
     offset: int
+    #: Context lines ignored at each outer edge to place it (0: its exact lines; at most ``MAX_FUZZ``).
+    fuzz: int = 0
 
     def describe(self) -> str:
-        """``hunk 2 (@@ -40) applied at offset +1 line`` (what ``patch`` prints as "succeeded at 41 (offset 1 line)")."""
+        """``hunk 2 (@@ -40) applied at offset +1 line with fuzz 1`` (``patch``: "succeeded at 41 with fuzz 1
+        (offset 1 line)"); the offset part only when there is one, the fuzz part likewise."""
         lines = "line" if abs(self.offset) == 1 else "lines"
-        return f"hunk {self.number} (@@ -{self.stated}) applied at offset {self.offset:+d} {lines}"
+        where = f" at offset {self.offset:+d} {lines}" if self.offset or not self.fuzz else ""
+        fuzz = f" with fuzz {self.fuzz}" if self.fuzz else ""
+        return f"hunk {self.number} (@@ -{self.stated}) applied{where}{fuzz}"
 
 
 @dataclass(frozen=True)
@@ -145,8 +155,9 @@ class PatchResult:
 
     @property
     def offsets(self) -> tuple[HunkPlacement, ...]:
-        """The hunks that did NOT apply where their header says (what ``mutations check`` reports)."""
-        return tuple(p for p in self.placements if p.offset)
+        """The hunks that did NOT apply exactly as their header says: at an offset, or with fuzz (what
+        ``mutations check`` reports)."""
+        return tuple(p for p in self.placements if p.offset or p.fuzz)
 
 
 def apply_patch(text: str, patch: Patch) -> str:
@@ -165,16 +176,59 @@ def place_patch(text: str, patch: Patch) -> PatchResult:
     for number, hunk in enumerate(patch.hunks, start=1):
         old = hunk.old_lines()
         expected = max(hunk.old_start - 1, 0) + shift if old else hunk.old_start + shift
-        start = _nearest(lines, old, expected, floor)
+        start, fuzz, ignored, body = _nearest(lines, old, expected, floor), 0, 0, hunk.lines
         if start is None:
-            raise PatchMismatch(_mismatch(number, hunk, lines, old, floor))
-        placements.append(HunkPlacement(number, hunk.old_start, start - expected))
-        lines[start:start + len(old)] = hunk.new_lines()
-        shift += (start - expected) + len(hunk.new_lines()) - len(old)
-        floor = start + len(hunk.new_lines())
-        if start + len(hunk.new_lines()) == len(lines) and hunk.lines and hunk.lines[-1][0] != "-":
-            ends_with_newline = not hunk.new_no_eol
+            start, fuzz, ignored, body = _fuzzed(number, hunk, lines, floor)
+        old, new = [t for tag, t in body if tag != "+"], [t for tag, t in body if tag != "-"]
+        offset = start - ignored - expected  # where the whole hunk (its ignored leading lines too) starts
+        placements.append(HunkPlacement(number, hunk.old_start, offset, fuzz))
+        lines[start:start + len(old)] = new
+        shift += offset + len(new) - len(old)
+        floor = start + len(new)
+        if body is hunk.lines and start + len(new) == len(lines) and hunk.lines and hunk.lines[-1][0] != "-":
+            ends_with_newline = not hunk.new_no_eol  # (a hunk whose last lines were ignored says nothing of the end)
     return PatchResult(newline.join(lines) + (newline if ends_with_newline and lines else ""), tuple(placements))
+
+
+def _fuzzed(number: int, hunk: Hunk, lines: list[str],
+            floor: int) -> tuple[int, int, int, tuple[tuple[str, str], ...]]:
+    """(start, fuzz, leading lines ignored, the hunk's lines left) for a hunk whose exact lines are nowhere:
+    fuzz 1, then 2, as GNU patch's ``locate_hunk``; ``PatchMismatch`` when no level places it in exactly
+    one place after ``floor``."""
+    old, tried = hunk.old_lines(), 0
+    for fuzz in range(1, MAX_FUZZ + 1):
+        front, body = _without_context(hunk, fuzz)
+        if body is None:
+            break
+        tried = fuzz
+        short = [text for tag, text in body if tag != "+"]
+        starts = [i for i in range(floor, len(lines) - len(short) + 1) if lines[i:i + len(short)] == short]
+        if len(starts) > 1:
+            raise PatchMismatch(
+                f"hunk {number} (@@ -{hunk.old_start}) does not apply: with fuzz {fuzz} its lines match in "
+                f"{len(starts)} places (lines {', '.join(str(i + 1) for i in starts)}), so where it belongs is "
+                "ambiguous and it is not applied; regenerate the diff against today's file (`git diff` / "
+                "`diff -u`), or anchor the change on a name (replace-def, replace-in-def)")
+        if starts:
+            return starts[0], fuzz, front, body
+    tail = f" (tried with up to {tried} context line{'s' if tried > 1 else ''} dropped at each edge: fuzz)" if tried else ""
+    raise PatchMismatch(_mismatch(number, hunk, lines, old, floor) + tail)
+
+
+def _without_context(hunk: Hunk, fuzz: int) -> tuple[int, tuple[tuple[str, str], ...] | None]:
+    """(lines dropped in front, the hunk's lines less ``fuzz`` context lines at each outer edge) as GNU
+    patch drops them (a side with less context than the other loses fewer); ``None``: nothing dropped,
+    or nothing left to match by."""
+    body = hunk.lines
+    prefix = next((i for i, (tag, _) in enumerate(body) if tag != " "), len(body))
+    suffix = next((i for i, (tag, _) in enumerate(reversed(body)) if tag != " "), len(body))
+    context = max(prefix, suffix)
+    drop_front = min(prefix, max(0, fuzz + prefix - context))
+    drop_back = min(suffix, max(0, fuzz + suffix - context))
+    kept = body[drop_front:len(body) - drop_back]
+    if (not drop_front and not drop_back) or not any(tag != "+" for tag, _ in kept):
+        return drop_front, None
+    return drop_front, kept
 
 
 def _nearest(lines: list[str], old: list[str], expected: int, floor: int) -> int | None:
@@ -187,6 +241,7 @@ def _nearest(lines: list[str], old: list[str], expected: int, floor: int) -> int
 
 
 def _mismatch(number: int, hunk: Hunk, lines: list[str], old: list[str], floor: int) -> str:
+    """Why a hunk's exact lines do not apply (gone, or only above the previous hunk), and the fix."""
     found = [i + 1 for i in range(len(lines) - len(old) + 1) if old and lines[i:i + len(old)] == old]
     where = (f"its lines are only above the previous hunk (line {found[0]})" if found
              else "its context and removed lines are no longer in the file")

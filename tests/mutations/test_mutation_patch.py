@@ -1,4 +1,5 @@
-"""The unified-diff applier: exact context (no fuzz), at the stated line or at a reported offset, as `git apply`."""
+"""The unified-diff applier: exact context at the stated line or at a reported offset, as `git apply`
+(fuzz, when the exact lines are nowhere: tests/mutations/test_patch_fuzz.py)."""
 
 from __future__ import annotations
 
@@ -39,7 +40,7 @@ def test_a_hunk_applies_at_the_nearest_place_its_lines_appear() -> None:
 def test_a_hunk_whose_context_is_gone_is_refused_naming_the_hunk_and_the_fix() -> None:
     with pytest.raises(PatchMismatch, match=r"hunk 1 \(@@ -1\) does not apply: its context and removed lines are no "
                                             r"longer in the file; regenerate the diff against today's file .*replace-def"):
-        apply_patch(OLD.replace("line 2\n", "line two\n"), parse_patch(diff(OLD, NEW)))
+        apply_patch(OLD.replace("line 3\n", "line three\n"), parse_patch(diff(OLD, NEW)))  # a removed line changed
 
 
 def test_a_hunk_is_never_applied_above_the_hunk_before_it() -> None:
