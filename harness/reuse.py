@@ -178,11 +178,14 @@ class KeptRuns:
 
         return cls([KeptRun(folder) for folder in sorted(folders, key=age, reverse=True)])
 
-    def newest(self, label: str, accept: Callable[[Mapping[str, Any]], bool] = lambda row: True) -> KeptRow | None:
-        """The row ``label`` of the newest kept run that holds one ``accept`` takes."""
+    def newest(self, label: str, accept: Callable[[Mapping[str, Any]], bool] = lambda row: True,
+               having: str | None = None) -> KeptRow | None:
+        """The row ``label`` of the newest kept run that holds one ``accept`` takes (and, given ``having``,
+        keeps that file: a ``--prove`` run, ``seamgate mutations reds`` among them, records no reach)."""
         for run in self.runs:
             row = run.rows.get(label)
-            if isinstance(row, Mapping) and "run" in row and accept(row):
+            if isinstance(row, Mapping) and "run" in row and accept(row) \
+                    and (having is None or (run.folder / having).is_file()):
                 return KeptRow(row, run)
         return None
 

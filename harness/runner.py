@@ -521,8 +521,8 @@ class Session:
         Empty (run every case) without a kept row of the same selection and mode, with ``--prove``
         (which records no reach), or when a change's reach is unknown.
         """
-        kept = self.previous.newest(key.label(), lambda row: row.get("select") == list(select)) \
-            if self.options.reuse else None
+        kept = self.previous.newest(key.label(), lambda row: row.get("select") == list(select),
+                                    having=reach_file_name(key)) if self.options.reuse else None
         if kept is not None and (data := kept.run.reach(reach_file_name(key))) is not None:
             self.kept_reach[key] = data
         old_reach = Reach.from_data(self.kept_reach[key]) if key in self.kept_reach else None
@@ -679,7 +679,8 @@ class Session:
         newest run holding such a row, which may be older than the one the baseline's cells came from."""
         entry = self.entry(key)
         kept = self.previous.newest(key.label(), lambda row: entry is not None and row.get("entry") == entry
-                                    and row.get("select") == list(select)) if self.options.reuse else None
+                                    and row.get("select") == list(select),
+                                    having=reach_file_name(key.baseline)) if self.options.reuse else None
         if kept is None:
             return {}
         old = run_from_data(kept.data["run"])

@@ -81,3 +81,19 @@ def test_a_partial_baseline_in_between_does_not_stop_the_full_baseline_from_carr
     baseline = cells(project)["working tree cpu-emulated"]
     assert {name: cell["carried"] for name, cell in baseline.items()} == \
         {"test_add_small": True, "test_add_zero": True, "test_mul": False}
+
+
+def test_a_prove_run_in_between_which_records_no_reach_does_not_stop_cells_being_carried(tmp_path: Path):
+    project = write_project(tmp_path / "p")
+    gates = [gate("add", mutation="add-off-by-one", red=RedSet(files=(ADD,))),
+             gate("mul", mutation="mul-off", red=RedSet(files=(MUL,)))]
+    go(project, gates)
+    go(project, gates, prove=True, gate_ids=("add",))  # `seamgate mutations reds` runs so too: every case, no reach
+    ops = project / "calc/ops.py"
+    ops.write_text(ops.read_text().replace("    return a * b\n", "    return a * b  # the product\n"))
+    report, _ = go(project, gates)
+    assert [o.verdict for o in report.outcomes] == [Verdict.PASS, Verdict.PASS]
+    carried = {row: {name: cell["carried"] for name, cell in cells_.items()} for row, cells_ in cells(project).items()}
+    assert carried["working tree cpu-emulated"] == {"test_add_small": True, "test_add_zero": True, "test_mul": False}
+    assert carried["mutation add-off-by-one cpu-emulated"] == {"test_add_small": True, "test_add_zero": True,
+                                                              "test_mul": False}
