@@ -807,14 +807,15 @@ class Session:
         if not isinstance(base, Path) or files is None:
             return
         stale = {(str(Path(rel).parent / "__pycache__"), Path(rel).stem + ".") for rel in files}
+        rewritten = pytest_repoints_cached_code()
         for cache in base.rglob("__pycache__"):
             rel = cache.relative_to(base)
             target = tree / rel
             if not target.parent.is_dir() or target.exists():
                 continue
             prefixes = tuple(stem for folder, stem in stale if folder == str(rel))
-            shutil.copytree(cache, target, ignore=lambda _, names: [n for n in names if n.startswith(prefixes)]
-                            if prefixes else [])
+            shutil.copytree(cache, target, ignore=lambda _, names, p=prefixes: [
+                n for n in names if (p and n.startswith(p)) or (not rewritten and "-pytest-" in n)])
 
     def judge(self, check: Check, platform: Platform) -> ArmOutcome:
         gate, arm = check.gate, check.arm
@@ -874,6 +875,22 @@ def _copy_gone(run: Run, outcome: RunOutcome) -> RunOutcome:
         return outcome
     return replace(outcome, end="crash", detail=f"its copy of the project ({run.tree}) was deleted while it ran: a "
                                                 "test removed the tree it runs in; nothing it reported can be trusted")
+
+
+def pytest_repoints_cached_code() -> bool:
+    """Whether this pytest re-points a cached rewritten module's code at the file that loads it.
+
+    pytest 9 does (``_pytest.assertion.rewrite._fix_code_filename``, as Python's own loader does for
+    a plain pyc); older releases exec the cached code as compiled, so a test module loaded in a
+    mutation's copy from the baseline copy's cache would name the BASELINE copy in ``co_filename``
+    (its tracebacks, ``inspect.getsourcefile`` and every path a test derives from its own frame).
+    Without it, pytest's rewritten modules are not seeded (plain pycs still are).
+    """
+    try:
+        from _pytest.assertion import rewrite
+    except ImportError:  # pragma: no cover - pytest is a dependency
+        return False
+    return hasattr(rewrite, "_fix_code_filename")
 
 
 def _flaky_cases(first: RunOutcome, second: RunOutcome) -> dict[str, tuple[str, str]]:

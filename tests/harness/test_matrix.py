@@ -255,3 +255,24 @@ def test_a_mutation_copy_gets_the_baselines_bytecode_except_for_the_mutated_file
     session.seed_bytecode(tree, SourceState(kind="mutation", mutation="add-zero-is-one"))
     assert sorted(str(p.relative_to(tree)) for p in tree.rglob("*.pyc")) == [
         "calc/__pycache__/__init__.cpython-311.pyc", "tests/__pycache__/test_add.cpython-311-pytest-9.2.0.pyc"]
+
+
+def test_with_a_pytest_that_does_not_repoint_cached_code_its_rewritten_modules_are_not_seeded(tmp_path: Path, monkeypatch):
+    # pytest before 9 execs a cached rewritten module as compiled: loaded in the mutation's copy, its
+    # code would name the baseline's copy (seen on the H200 machine's pytest, Python 3.12). Plain pycs
+    # are re-pointed by Python's own loader and are still seeded.
+    import harness.runner
+    from harness.model import SourceState
+    from harness.runner import Session
+
+    monkeypatch.setattr(harness.runner, "pytest_repoints_cached_code", lambda: False)
+    base, tree = write_project(tmp_path / "base"), write_project(tmp_path / "tree")
+    for rel in ("calc/__pycache__/__init__.cpython-311.pyc", "tests/__pycache__/test_add.cpython-311-pytest-8.3.5.pyc",
+                "tests/__pycache__/conftest.cpython-311.pyc"):
+        (base / rel).parent.mkdir(exist_ok=True)
+        (base / rel).write_bytes(b"pyc")
+    session = Session(tmp_path, RunOptions(), catalog_materializer(MUTATIONS))
+    session.trees[SourceState()] = base
+    session.seed_bytecode(tree, SourceState(kind="mutation", mutation="add-zero-is-one"))
+    assert sorted(str(p.relative_to(tree)) for p in tree.rglob("*.pyc")) == [
+        "calc/__pycache__/__init__.cpython-311.pyc", "tests/__pycache__/conftest.cpython-311.pyc"]
