@@ -69,6 +69,31 @@ def test_an_output_that_still_requires_grad_is_hashed_by_its_values() -> None:
     assert output_digest([tracked * 1]) == output_digest([plain])
 
 
+class AcceleratorOutput:
+    """A stand-in for an output in accelerator memory (this machine has none): like a CUDA tensor it
+    refuses ``numpy()`` and gives its values only to ``.to("cpu")``."""
+
+    def __init__(self, values: torch.Tensor) -> None:
+        self.values = values
+
+    def detach(self) -> "AcceleratorOutput":
+        return self
+
+    def contiguous(self) -> "AcceleratorOutput":
+        return self
+
+    def to(self, device: object) -> object:
+        return self.values.clone() if device is not None and torch.device(device).type == "cpu" else self
+
+    def numpy(self) -> None:
+        raise TypeError("can't convert cuda:0 device type tensor to numpy. Use Tensor.cpu() to copy the tensor to host memory first.")
+
+
+def test_an_output_in_accelerator_memory_is_read_back_to_the_host_and_hashed_by_its_values() -> None:
+    a = logits()
+    assert output_digest([AcceleratorOutput(a)]) == output_digest([a])  # type: ignore[list-item]
+
+
 def test_the_fingerprint_counts_each_copy_and_each_launch_and_nothing_else() -> None:
     backend = EagerBackend()
     out = [logits()]

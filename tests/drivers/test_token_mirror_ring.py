@@ -87,6 +87,7 @@ def test_seeding_is_one_upload_and_each_publish_is_one_launch_on_the_default_que
     mirror.seed([1, 2])
     seeded = backend.stats.snapshot()
     assert (seeded["copies"] - before["copies"], seeded["launches"] - before["launches"]) == (1, 0)
+    assert [e.queue for e in backend.trace if e.op == "copy"] == [backend.default_queue().id], "seeded on the default queue"
     side = backend.new_queue()
     with backend.use_queue(side):  # the runner may call from another queue: the ring is written on the default one
         for _ in range(3):
@@ -104,6 +105,22 @@ def test_a_publish_samples_each_slot_greedily_from_its_own_logits_row(name: str)
     logits = torch.tensor([[0.1, 3.0, 0.2, -1.0], [2.0, 0.0, 0.5, 4.0]])  # slot 0 -> 1, slot 1 -> 3
     mirror.publish(logits)
     assert mirror.current().tolist() == [1, 3]
+
+
+@pytest.mark.parametrize("name", list(BACKENDS))
+def test_a_publish_takes_the_decoders_t1_logits_as_they_come_one_row_per_slot(name: str) -> None:
+    _, mirror = mirror_on(name, slots=2, depth=2)
+    mirror.seed([0, 0])
+    mirror.publish(logits_choosing([17, 29]).unsqueeze(1))  # [B, 1, V]: what decode_forward returns for T=1
+    assert mirror.current().tolist() == [17, 29] and mirror.ring.tolist() == [[0, 0], [17, 29]]
+
+
+@pytest.mark.parametrize("name", list(BACKENDS))
+def test_seeded_token_ids_arrive_exactly_even_beyond_float_precision(name: str) -> None:
+    _, mirror = mirror_on(name, slots=3, depth=2)
+    ids = [2**24 + 1, 2**40 + 3, 7]  # not representable in float32: a float staging block would round them
+    mirror.seed(ids)
+    assert mirror.current().tolist() == ids and mirror.ring[0].tolist() == ids
 
 
 @pytest.mark.parametrize("depth", [0, -1])
