@@ -2,7 +2,7 @@
 
 The validator checks that a ``select`` entry's FILE exists; a node id inside it (``tests/x.py::test_y``)
 and an expected red node id (``expect.red.nodeids``) are only known to pytest. This runs pytest's
-``--collect-only`` once, in a child process, on the working tree (no bytecode written, no cache),
+``--collect-only`` once, in a child process, on a copy of the working tree (no bytecode written, no cache),
 over every file the gates name, with ``SEAM_ARMS`` set to every arm the gates list (so ``[cuda]`` and
 ``[rocm]`` parametrizations exist), and names each node id that was not collected with the
 ``file:line:col`` of its YAML entry. An entry matches a collected id equal to it, or one it is a
@@ -20,6 +20,7 @@ import os
 import re
 import subprocess
 import sys
+import tempfile
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Sequence
@@ -29,6 +30,7 @@ from harness.exit_codes import ExitCode
 from harness.model import Gate
 from mutations.catalog import catalog_files, display_path
 from mutations.document import DocumentError, Node, read_document
+from mutations.offtree import materialize
 
 #: Seconds the collecting child may take.
 COLLECT_TIMEOUT = 600.0
@@ -86,10 +88,15 @@ def collect(project_root: Path, files: Sequence[str], arms: Sequence[str]) -> tu
     """pytest ``--collect-only -q`` of ``files`` in a child: (node ids, file -> collection error, output)."""
     env = {k: v for k, v in os.environ.items() if not k.startswith("PYTEST_")}
     env.update(PYTHONDONTWRITEBYTECODE="1", SEAM_ARMS=",".join(arms))
-    done = subprocess.run([sys.executable, "-m", "pytest", "--collect-only", "-q", "-p", "no:cacheprovider",
-                           "-o", "addopts=", "--continue-on-collection-errors", "--", *files],
-                          cwd=project_root, env=env, capture_output=True, text=True, timeout=COLLECT_TIMEOUT,
-                          stdin=subprocess.DEVNULL)
+    # On a COPY of the project, as every run is: a plugin of the user's environment may write into the
+    # folder pytest runs in (pytest-benchmark makes `.benchmarks/` at start-up), and the user's tree is
+    # never to be left modified.
+    with tempfile.TemporaryDirectory(prefix="seamgate-collect-") as scratch:
+        tree = materialize(project_root, Path(scratch) / "tree", None)
+        done = subprocess.run([sys.executable, "-m", "pytest", "--collect-only", "-q", "-p", "no:cacheprovider",
+                               "-o", "addopts=", "--continue-on-collection-errors", "--", *files],
+                              cwd=tree, env=env, capture_output=True, text=True, timeout=COLLECT_TIMEOUT,
+                              stdin=subprocess.DEVNULL)
     ids = {line.strip() for line in done.stdout.splitlines() if "::" in line and not line.startswith(("ERROR", " "))}
     errors = {m.group(1): (m.group(2) or "").strip() for m in re.finditer(r"(?m)^ERROR (\S+)(?: - (.*))?$", done.stdout)
               if "::" not in m.group(1)}
