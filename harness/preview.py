@@ -35,8 +35,9 @@ class RowPreview:
 
 
 def preview(plan: Plan, kept: Path | None, changes: Mapping[str, Mapping[str, tuple[str, str]] | None], *,
-            prove: bool) -> list[RowPreview]:
-    """One ``RowPreview`` per row; ``changes`` maps a mutation id to its changed files' texts."""
+            prove: bool, project: Path | None = None) -> list[RowPreview]:
+    """One ``RowPreview`` per row; ``changes`` maps a mutation id to its changed files' texts; ``project``
+    is where a changed class attribute's readers are looked up."""
     cells = _matrix(kept)
     out = []
     for key, select in plan.rows.items():
@@ -48,7 +49,7 @@ def preview(plan: Plan, kept: Path | None, changes: Mapping[str, Mapping[str, tu
         run: Sequence[str] = ids
         if key.source.kind == "mutation" and not prove:
             reach = Reach.read(kept / _reach_name(key.baseline)) if kept else None
-            chosen = cases_to_run(changes.get(key.source.mutation or ""), reach, ids)
+            chosen = cases_to_run(changes.get(key.source.mutation or ""), reach, ids, project=project)
             run = ids if chosen is None else sorted(chosen)
         runs = 2 if key.source.kind == "tree" else 1
         seconds = runs * (RUN_OVERHEAD + sum(float(baseline[n].get("duration", 0.0)) for n in run))

@@ -8,8 +8,10 @@ A source change is reduced to REGIONS of the original file (``change_regions``):
   fixture of wider scope that it uses;
 - an import, or a ``def`` line (signature, decorators): the whole file. Their effect reaches a case
   only through code of the file the case runs;
-- anything else outside a function body (a module or class level assignment, a class header):
-  unknown, every case runs.
+- a plain class attribute (``name = value`` directly in a plain class body, the value computed by no
+  call): the statements that name it, in any file (``Attribute``; ``harness/name_reach.py``);
+- anything else outside a function body (a module-level assignment, a class header, an attribute
+  of a dataclass, enum or decorated class): unknown, every case runs.
 
 Cases whose reach is unknown always run: cases that started a child process (the child is not
 measured) or ran a function that was on the stack when some case did (its result may be cached),
@@ -28,8 +30,19 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Iterable, Mapping
 
-#: A region of one file: ``(first, last)`` line numbers, inclusive; ``None`` stands for the whole file.
-Region = tuple[int, int] | None
+@dataclass(frozen=True)
+class Attribute:
+    """A changed plain class attribute, seen by whatever reads it by name (``harness/name_reach.py``)."""
+
+    name: str
+
+
+#: A region of one file: ``(first, last)`` line numbers, inclusive; ``None`` stands for the whole file;
+#: an ``Attribute`` for the statements of any file that name a changed class attribute.
+Region = tuple[int, int] | Attribute | None
+
+#: Bases whose classes read their class-level names generically (fields, members): never an ``Attribute``.
+GENERIC_BASES = frozenset({"Enum", "IntEnum", "StrEnum", "Flag", "IntFlag", "NamedTuple", "TypedDict"})
 
 
 @dataclass(frozen=True)
@@ -114,23 +127,51 @@ def _meets(region: Region, lines: Iterable[int]) -> bool:
 
 
 def cases_to_run(changes: Mapping[str, tuple[str, str]] | None, reach: Reach | None,
-                 ids: Iterable[str]) -> frozenset[str] | None:
+                 ids: Iterable[str], project: Path | None = None) -> frozenset[str] | None:
     """Of the baseline cases ``ids``, those a change can reach; ``None``: every case must run.
 
     ``changes`` maps each changed file to its (original, changed) text (``None``: not known, e.g. a
-    git ref). A case the measured run never saw (``reach.cases``) always runs.
+    git ref). A case the measured run never saw (``reach.cases``) always runs. ``project`` is the
+    tree the measured run ran in (its line numbers are the reach's): a changed class attribute is
+    looked up there (``harness/name_reach.py``); without it, its reach is unknown.
     """
     if changes is None or reach is None:
         return None
     hit: set[str] = set()
     for rel, (original, changed) in changes.items():
         regions = change_regions(original, changed)
-        cases = reach.reaching(rel, regions) if regions is not None else None
+        cases = _reaching(reach, rel, regions, project) if regions is not None else None
         if cases is None:
             return None
         hit |= cases
     ids = set(ids)
     return frozenset((hit | (ids - reach.cases)) & ids)
+
+
+def _reaching(reach: Reach, rel: str, regions: list[Region], project: Path | None) -> frozenset[str] | None:
+    """The cases ``regions`` of ``rel`` reach: line regions through ``Reach.reaching``, an attribute
+    through every statement of ``project`` that names it."""
+    from harness.name_reach import name_spans
+
+    lines = [r for r in regions if not isinstance(r, Attribute)]
+    hit: set[str] = set()
+    if lines:
+        cases = reach.reaching(rel, lines)
+        if cases is None:
+            return None
+        hit |= cases
+    for region in regions:
+        if isinstance(region, Attribute):
+            spans = name_spans(str(project), region.name) if project is not None else None
+            if spans is None:
+                return None
+            for file, found in spans.items():
+                cases = reach.reaching(file, found)
+                if cases is None:
+                    return None
+                hit |= cases
+            hit |= reach.unknown()
+    return frozenset(hit)
 
 
 def change_regions(original: str, mutated: str) -> list[Region] | None:
@@ -152,8 +193,11 @@ def change_regions(original: str, mutated: str) -> list[Region] | None:
             return None
         regions.append(region)
     for line in new_lines:
-        if _classify(new_tree, line) is False:
+        region = _classify(new_tree, line)
+        if region is False:
             return None
+        if isinstance(region, Attribute):
+            regions.append(region)  # the value the edit wrote (or a new attribute's name)
     return list(dict.fromkeys(regions))
 
 
@@ -166,7 +210,30 @@ def _classify(tree: ast.AST, line: int) -> Region | bool:
     node = _statement_at(_top_statements(tree, bodies), line)
     if node is None or isinstance(node, (ast.Import, ast.ImportFrom, ast.FunctionDef, ast.AsyncFunctionDef)):
         return None  # an import, a def line, blank or comment: whole-file reach
-    return False
+    return _class_attribute(tree, node) or False
+
+
+def _class_attribute(tree: ast.AST, node: ast.stmt) -> Attribute | None:
+    """``node`` as a plain class attribute: ``name = value`` (or ``name: T = value``) directly in the
+    body of an undecorated class with no metaclass and no generic base, the value computed by no call
+    (it runs at import), the name no dunder (the interpreter reads those itself)."""
+    if isinstance(node, ast.Assign) and len(node.targets) == 1:
+        target, value = node.targets[0], node.value
+    elif isinstance(node, ast.AnnAssign) and node.value is not None:
+        target, value = node.target, node.value
+    else:
+        return None
+    if not isinstance(target, ast.Name) or target.id.startswith("__"):
+        return None
+    if any(isinstance(n, (ast.Call, ast.NamedExpr, ast.Await, ast.Yield, ast.YieldFrom)) for n in ast.walk(value)):
+        return None
+    owner = next((c for c in ast.walk(tree) if isinstance(c, ast.ClassDef) and node in c.body), None)
+    if owner is None or owner.decorator_list or owner.keywords:
+        return None
+    bases = {b.id if isinstance(b, ast.Name) else b.attr if isinstance(b, ast.Attribute) else "" for b in owner.bases}
+    if bases & GENERIC_BASES or "" in bases:
+        return None
+    return Attribute(target.id)
 
 
 def _changed_lines(original: str, mutated: str) -> tuple[list[int], list[int]]:

@@ -165,7 +165,7 @@ def dry_run(gates: Sequence[Gate], project: Project, catalog: Any, options: RunO
             except Exception:  # noqa: BLE001 - a rotted mutation is the run's ERROR; here: reach unknown
                 changes[mutation.id] = None
     kept = latest(project.root) if (project.root / ".seamgate" / "runs").is_dir() else None
-    print(render(plan, preview(plan, kept, changes, prove=options.prove), options.jobs, kept))
+    print(render(plan, preview(plan, kept, changes, prove=options.prove, project=project.root), options.jobs, kept))
     return ExitCode.OK
 
 
@@ -719,7 +719,8 @@ class Session:
         original = self.tree(SourceState())
         changes = None if files is None or isinstance(original, Exception) else \
             {rel: (_text(original / rel), _text(tree / rel)) for rel in files}
-        return cases_to_run(changes, self.reach.get(key.baseline), (c.nodeid for c in baseline.cases))
+        return cases_to_run(changes, self.reach.get(key.baseline), (c.nodeid for c in baseline.cases),
+                            project=None if isinstance(original, Exception) else original)
 
     def without_flaky(self, run: RunOutcome) -> RunOutcome:
         """``run`` minus the flaky cases (they are neither red nor green)."""

@@ -38,7 +38,7 @@ from typing import Any, Callable, Iterable, Mapping, Sequence
 from harness.errors import CommandLineError
 from harness.executor import Executor, Run
 from harness.exit_codes import ExitCode
-from harness.reach import Reach, cases_to_run, change_regions
+from harness.reach import Attribute, Reach, cases_to_run, change_regions
 from harness.sweep_equivalents import Equivalent, judge_equivalent
 from harness.sweep_mutants import Mutant, added_lines, generate, mutmut_version, trampolined
 from reports.mutants import MutantOutcome, SweepResult
@@ -271,10 +271,11 @@ class Sweep:
                   ids: Sequence[str]) -> tuple[frozenset[str] | None, bool]:
         """(the cases that can see ``mutant``, ``None`` for all; whether it must run in a session of its own)."""
         regions = change_regions(source, mutant.text)
-        alone = regions is None
+        # a class attribute's value is set at import, before any mutant can be switched on
+        alone = regions is None or any(isinstance(region, Attribute) for region in regions)
         if regions is not None and reach is not None:
             at_import = reach.files.get(mutant.file, {}).get("", frozenset())
-            alone = any(region is not None and any(region[0] <= n <= region[1] for n in at_import)
+            alone = any(isinstance(region, tuple) and any(region[0] <= n <= region[1] for n in at_import)
                         for region in regions)
         if self.options.prove:
             return None, alone

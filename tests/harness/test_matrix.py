@@ -11,7 +11,7 @@ from pathlib import Path
 from harness.exit_codes import ExitCode
 from harness.matrix import in_select, union_select, view
 from harness.model import RedSet
-from harness.reach import Reach, change_regions
+from harness.reach import Attribute, Reach, change_regions
 from harness.runner import RunOptions, catalog_materializer, run_gates
 from reports.outcome import CaseOutcome, RunOutcome, Verdict
 from tests.reports.fixture_projects import CALC, catalog, gate, mutation, run_quietly, shared_server, write_project
@@ -42,11 +42,11 @@ def test_an_import_or_a_def_line_reaches_through_the_whole_file():
     assert change_regions(MODULE, MODULE.replace("def add(a, b)", "def add(a, b=1)")) == [None]
 
 
-def test_a_module_or_class_level_assignment_has_unknown_reach():
+def test_a_module_level_assignment_or_a_class_header_has_unknown_reach():
     assert change_regions(MODULE, MODULE.replace("LIMIT = 3", "LIMIT = 4")) is None
     small = "import os\n\n\ndef add(a, b):\n    return a + b\n"
     assert change_regions(small, small.replace("def add(", "FAULT = 1\n\n\ndef add(")) is None  # written, not replaced
-    assert change_regions(MODULE, MODULE.replace("size = 2", "size = 3")) is None
+    assert change_regions(MODULE, MODULE.replace("size = 2", "size = 3")) == [Attribute("size")]  # tests/harness/test_name_reach.py
     assert change_regions(MODULE, MODULE.replace("class Box:", "class Box(object):")) is None
 
 
