@@ -9,7 +9,8 @@ FINAL=${OUT:?set OUT}; CORES=${CORES:-0,1}
 OUT=$(mktemp -d)
 trap 'tar -czf "$FINAL/bench.tgz" -C "$OUT" . ; cp "$OUT/summary.txt" "$FINAL/" 2>/dev/null' EXIT
 python3 -m pip install -q --no-index --no-deps --no-compile --target /tmp/site .whl/*.whl 2>/dev/null
-cd .whl/head || exit 2
+# Out of the repository tree first: a gate run there (device_evidence.sh, side by side) watches that tree.
+rm -rf /tmp/bench-head && cp -a .whl/head /tmp/bench-head && cd /tmp/bench-head || exit 2
 export PYTHONPATH=$PWD:/tmp/site PYTHONUNBUFFERED=1
 git init -q . && git add -A && git -c user.email=a@b -c user.name=b commit -qm head
 now() { python3 -c 'import time; print(f"{time.time():.2f}")'; }
