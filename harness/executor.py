@@ -148,11 +148,41 @@ def pytest_argv(run: Run, junit: Path, counts: Path) -> list[str]:
     ]
 
 
-class Executor:
-    """Executes runs and calls through one launcher; each gets its own folder under ``workdir``."""
+#: The thread-count variables of the libraries a run computes with (torch's intra-op pool is OpenMP).
+THREAD_VARS = ("OMP_NUM_THREADS", "MKL_NUM_THREADS", "OPENBLAS_NUM_THREADS")
 
-    def __init__(self, launcher: Launcher, workdir: Path) -> None:
+
+def threads_per_run(jobs: int) -> int:
+    """The cores this process may use, shared among ``jobs`` runs side by side (at least one each).
+
+    Left at its default, every run's OpenMP pool takes EVERY core: two runs on two cores then spin
+    against each other, and a tiny model's step costs twice the CPU (``bench/bench_threads.py``).
+    """
+    try:
+        cores = len(os.sched_getaffinity(0))
+    except AttributeError:  # not Linux
+        cores = os.cpu_count() or 1
+    return max(1, cores // max(1, jobs))
+
+
+def thread_environment(threads: int | None, base: Mapping[str, str] | None = None) -> dict[str, str]:
+    """``THREAD_VARS`` set to ``threads``, unless ``threads`` is ``None`` or the user's environment sets any."""
+    source = os.environ if base is None else base
+    if threads is None or any(var in source for var in THREAD_VARS):
+        return {}
+    return {var: str(threads) for var in THREAD_VARS}
+
+
+class Executor:
+    """Executes runs and calls through one launcher; each gets its own folder under ``workdir``.
+
+    ``threads``: each run's share of the cores (``threads_per_run``), handed to it through
+    ``THREAD_VARS`` (and, in a forked child, ``torch.set_num_threads``); ``None`` leaves them alone.
+    """
+
+    def __init__(self, launcher: Launcher, workdir: Path, threads: int | None = None) -> None:
         self.launcher, self.workdir = launcher, workdir
+        self.threads = threads
         self._counter = itertools.count(1)
         self._lock = threading.Lock()
 
@@ -175,7 +205,7 @@ class Executor:
         """Run pytest for ``run`` in a fresh process and read what it reported."""
         folder = self._run_dir(run.label)
         junit, counts = folder / "junit.xml", folder / "counts.json"
-        env = dict(run.env)
+        env = {**thread_environment(self.threads), **run.env}
         if run.reach is not None:
             env["SEAMGATE_REACH_OUT"] = str(run.reach)
         if run.only is not None:
@@ -205,7 +235,8 @@ class Executor:
         result = folder / "result.json"
         request = {
             "mode": "call", "target": call.target, "arg": call.arg, "result": str(result),
-            "cwd": str(call.tree or folder), "env": run_environment(call.env, call.tree, None),
+            "cwd": str(call.tree or folder),
+            "env": run_environment({**thread_environment(self.threads), **call.env}, call.tree, None),
             **_front(call.tree), "path_back": [str(HARNESS_ROOT)],
             "stdout": str(folder / "stdout.txt"), "stderr": str(folder / "stderr.txt"),
         }

@@ -170,6 +170,9 @@ def _enter(request: Mapping[str, Any]) -> None:
     os.chdir(request["cwd"])
     os.environ.clear()
     os.environ.update(request["env"])
+    threads = os.environ.get("OMP_NUM_THREADS", "")
+    if threads.isdigit() and int(threads) > 0 and "torch" in sys.modules:
+        sys.modules["torch"].set_num_threads(int(threads))  # torch read the variable once, in the server
     front, back = list(request.get("path_front", ())), list(request.get("path_back", ()))
     sys.path[:] = front + [p for p in sys.path if p not in front and p not in back] + back
     if request.get("claim"):

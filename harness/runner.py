@@ -40,7 +40,7 @@ from typing import Any, Callable, Mapping, Sequence
 
 from harness.evaluate import error_outcome, exit_code_for, expect_for_arm, owed_outcome, red_of_baseline, run_timeout
 from harness.evidence import Record, gate_hash, load_records, resolve
-from harness.executor import Call, Executor, Run
+from harness.executor import Call, Executor, Run, threads_per_run
 from harness.exit_codes import ExitCode
 from harness.forkserver import launcher as start_launcher
 from harness.lock import Locked, RepositoryLock
@@ -338,7 +338,7 @@ class Session:
         plan: Plan | None = None
         try:
             launcher = self.shared_launcher or self.start_launcher()
-            self.executor = Executor(launcher, self.kept)
+            self.executor = Executor(launcher, self.kept, threads=threads_per_run(self.options.jobs))
             platform = self.probe(gates)
             plan = make_plan(gates, ids=self.options.gate_ids, shard=self.options.shard,
                              unavailable=platform.unavailable_arms(_all_arms(gates)))

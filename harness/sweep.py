@@ -36,7 +36,7 @@ from pathlib import Path
 from typing import Any, Callable, Iterable, Mapping, Sequence
 
 from harness.errors import CommandLineError
-from harness.executor import Executor, Run
+from harness.executor import Executor, Run, threads_per_run
 from harness.exit_codes import ExitCode
 from harness.reach import Attribute, Reach, cases_to_run, change_regions
 from harness.sweep_equivalents import Equivalent, judge_equivalent
@@ -173,7 +173,7 @@ class Sweep:
             self.kept = new_kept_folder(self.root, self.options.output)
             launcher = self.shared_launcher or _Lazy(lambda: start_launcher(True, log=self.workdir / "forkserver.log"))
             self.launcher = launcher
-            self.executor = Executor(launcher, self.kept)
+            self.executor = Executor(launcher, self.kept, threads=threads_per_run(self.options.jobs))
             hashes = _file_hashes(self.root)
             baseline, reach = self.baseline(cache, hashes)
             planned, decided = self.plan(files, baseline, reach, hashes, cache)

@@ -143,3 +143,29 @@ def test_a_folder_an_earlier_invocation_left_is_kept_and_the_run_takes_the_next_
     assert outcome.end == "completed" and (tmp_path / "w" / "runs" / "0001-r" / "stdout.txt").read_text() == \
         "the first invocation's log"
     assert Path(outcome.log).parent.name == "0002-r"
+
+
+def test_each_run_gets_its_share_of_the_cores_unless_the_user_set_the_thread_count(monkeypatch):
+    from harness.executor import THREAD_VARS, thread_environment, threads_per_run
+
+    monkeypatch.setattr("os.sched_getaffinity", lambda _: {0, 1, 2, 3})
+    assert [threads_per_run(jobs) for jobs in (1, 2, 3, 4, 8)] == [4, 2, 1, 1, 1]
+    assert thread_environment(2, base={"HOME": "/h"}) == {var: "2" for var in THREAD_VARS}
+    assert thread_environment(2, base={"OMP_NUM_THREADS": "3"}) == {}  # the user's choice stands
+    assert thread_environment(None, base={}) == {}
+
+
+THREADS = {"tests/test_threads.py": "import torch\n\n\ndef test_threads():\n    print('THREADS', torch.get_num_threads())\n"
+                                    "    assert torch.get_num_threads() == 1\n"}
+
+
+def test_a_forked_run_computes_with_its_share_of_threads_even_though_torch_was_imported_by_the_server(tmp_path, monkeypatch):
+    # torch reads OMP_NUM_THREADS once, when the SERVER imports it: the child must be told again.
+    pytest.importorskip("torch")
+    for var in ("OMP_NUM_THREADS", "MKL_NUM_THREADS", "OPENBLAS_NUM_THREADS"):
+        monkeypatch.delenv(var, raising=False)
+    tree = write_project(tmp_path / "p", {**CALC, **THREADS})
+    outcome = Executor(shared_server(), tmp_path / "w", threads=1).execute(Run("r", tree, ("tests/test_threads.py",),
+                                                                               timeout=60))
+    assert [(c.nodeid, c.kind) for c in outcome.cases] == [("tests/test_threads.py::test_threads", "passed")], \
+        (Path(outcome.log).parent / "stdout.txt").read_text()
