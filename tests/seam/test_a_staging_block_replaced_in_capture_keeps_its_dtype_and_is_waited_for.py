@@ -51,3 +51,23 @@ def test_the_first_refresh_after_the_capture_waits_for_the_retired_blocks_upload
     assert waits(backend)[:1] == upload and waits(backend).count(upload[0]) == 1  # and only once
     backend.synchronize()
     assert cell.device.cpu().tolist() == [7, 8]
+
+
+def test_only_a_staged_refresh_outside_a_capture_records_an_upload_event_to_wait_for(backend: Backend) -> None:
+    q = backend.default_queue()
+    unstaged = PersistentStepInput().bind(backend, backend.alloc((2,), torch.int64), staged=False)
+    staged = PersistentStepInput().bind(backend, backend.alloc((2,), torch.int64))
+    backend.trace.clear()
+    unstaged.refresh_from_host(q, [1, 2])
+    unstaged.refresh_from_host(q, [3, 4])
+    assert [e.op for e in backend.trace] == ["copy", "copy"]  # nothing to wait for: no staging block
+    g = BreakableGraph(backend, CaptureMode.FULL)
+    with GraphCaptureScope(backend, q, g):
+        backend.trace.clear()
+        staged.refresh_from_host(q, [5, 6])
+        assert [e.op for e in backend.trace] == ["copy"]  # no event recorded inside the capture
+    backend.trace.clear()
+    staged.refresh_from_host(q, [7, 8])
+    assert [e.op for e in backend.trace] == ["copy", "record_event"]  # no wait: nothing was uploaded before
+    backend.synchronize()
+    assert (unstaged.device.cpu().tolist(), staged.device.cpu().tolist()) == ([3, 4], [7, 8])
