@@ -67,7 +67,10 @@ def test_only_a_staged_refresh_outside_a_capture_records_an_upload_event_to_wait
         staged.refresh_from_host(q, [5, 6])
         assert [e.op for e in backend.trace] == ["copy"]  # no event recorded inside the capture
     backend.trace.clear()
-    staged.refresh_from_host(q, [7, 8])
-    assert [e.op for e in backend.trace] == ["copy", "record_event"]  # no wait: nothing was uploaded before
+    side = backend.new_queue()
+    staged.refresh_from_host(side, [7, 8])
+    # no wait (nothing was uploaded before); the upload's event is recorded on the queue that uploads
+    assert [(e.op, e.queue) for e in backend.trace] == [("new_queue", side.id), ("copy", side.id),
+                                                        ("record_event", side.id)]
     backend.synchronize()
     assert (unstaged.device.cpu().tolist(), staged.device.cpu().tolist()) == ([3, 4], [7, 8])
