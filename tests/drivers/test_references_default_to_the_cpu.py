@@ -38,3 +38,15 @@ def test_the_greedy_reference_and_the_eager_reference_default_to_the_cpu() -> No
 @pytest.mark.parametrize("name", list(DRIVERS))
 def test_a_scenarios_reference_defaults_to_the_cpu(name: str) -> None:
     assert same(reference_scenario(name, steps=2), reference_scenario(name, steps=2, device="cpu"))
+
+
+@pytest.mark.parametrize("module", [dense, moe, aux], ids=["dense", "moe", "aux"])
+def test_a_drivers_reference_runs_on_the_device_it_is_given(module) -> None:
+    """``meta`` stands in for an accelerator: shapes only, no values, and no CPU tensor may appear."""
+    out = module.reference_logits(CFG, ROWS, "meta")
+    assert [(t.device.type, tuple(t.shape)) for t in out] == [("meta", (CFG.slots, CFG.vocab))] * len(ROWS)
+
+
+def test_the_resident_reference_runs_on_the_device_it_is_given() -> None:
+    out = resident.reference_logits(CFG, ROWS, position_rows(CFG, 2), "meta")
+    assert [(t.device.type, tuple(t.shape)) for t in out] == [("meta", (CFG.slots, CFG.vocab))] * len(ROWS)
