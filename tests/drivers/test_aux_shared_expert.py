@@ -15,6 +15,8 @@ from drivers.config import DriverConfig
 from drivers.tiny_model import TinyWeights, dense_ffn, moe_ffn
 from seam import EagerBackend, EmulatedBackend
 
+from .queue_of_each_op import QueueOfEachOp
+
 CFG = DriverConfig()
 
 
@@ -51,3 +53,14 @@ def test_the_shared_expert_gives_the_same_values_on_the_side_queue_as_inline() -
 
 def test_overlap_is_allowed_outside_any_capture() -> None:
     assert aux.overlap_allowed() is True
+
+
+def test_the_shared_experts_work_runs_on_the_side_queue_and_the_routed_experts_on_the_main_queue() -> None:
+    backend = EagerBackend()
+    driver = aux.AuxDriver(backend, CFG)
+    layer = driver.weights.layers[0]
+    h = torch.randn(2, 1, CFG.hidden, generator=torch.Generator().manual_seed(6))
+    with backend.use_queue(driver.queue), QueueOfEachOp(backend) as ops:
+        driver._ffn(layer, h)
+    assert ops.queues_of("relu") == {driver.side.id, driver.queue.id}, "the shared expert's ReLU on the side queue"
+    assert ops.queues_of("topk") == {driver.queue.id} and ops.queues_of("add") == {driver.queue.id}

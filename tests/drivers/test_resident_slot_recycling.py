@@ -16,6 +16,8 @@ from drivers import resident
 from drivers.config import DriverConfig
 from seam import EagerBackend, EmulatedBackend, get_graph_break_stats, reset_graph_break_stats
 
+from .queue_of_each_op import QueueOfEachOp
+
 CFG = DriverConfig(slots=3)
 TOKENS = [[5, 6, 7], [8, 9, 10], [11, 12, 13]]
 
@@ -67,3 +69,12 @@ def test_each_resident_slot_reads_its_own_token_at_its_own_position(graph: bool)
     assert base.shape == (CFG.slots, CFG.vocab)
     assert torch.equal(base[[0, 2]], token[[0, 2]]) and not torch.equal(base[1], token[1])
     assert torch.equal(base[:2], position[:2]) and not torch.equal(base[2], position[2])
+
+
+def test_recycling_a_slot_is_issued_on_the_drivers_queue_whichever_queue_the_caller_is_on() -> None:
+    backend = EmulatedBackend()
+    d = driver_after_three_steps(graph=True, backend=backend)
+    with backend.use_queue(backend.new_queue()), QueueOfEachOp(backend) as ops:
+        d.reset_slot(1)
+    assert ops.seen and {q for _, q in ops.seen} == {d.queue.id}, ops.seen
+    assert [name for name, _ in ops.seen].count("zero_.default") == 2, "keys and values, one zeroing each"
