@@ -12,13 +12,16 @@ from __future__ import annotations
 from typing import Callable, Iterator
 
 import pytest
+import torch
 
 from drivers import draft
 from drivers.dense import DenseDriver
 from drivers.draft import DraftDriver
 from drivers.graphed_step import capture_admitted
 from drivers.raw_step import raw_admitted
-from seam import Backend, EagerBackend, EmulatedBackend, cudagraph_enabled, driver_graph_enabled
+from drivers.scenarios import reference_scenario, run_scenario
+from seam import (Backend, EagerBackend, EmulatedBackend, cudagraph_enabled, driver_graph_enabled, get_graph_break_stats,
+                  reset_graph_break_stats)
 
 SETTINGS = [(None, None), ("0", None), (None, "0"), ("0", "0"), ("off", "1")]
 
@@ -79,3 +82,15 @@ def test_a_driver_left_to_its_predicate_takes_the_lane_it_admits(switches, make,
     assert make(backend).lane == ("capture" if on(everywhere) and on(own) else "eager")
     assert make(EagerBackend()).lane == "eager"
     assert make(backend, graph=True).lane == "capture" and make(backend, graph=False).lane == "eager"
+
+
+def test_a_capture_lane_forced_with_seam_cudagraph_0_runs_each_step_eagerly_twice_and_keeps_no_graph(switches) -> None:
+    """#1352's lane: the scope is inert, so every step pays the warm pass and the forward again; values stay right."""
+    switches("dense", "0", None)
+    reset_graph_break_stats()
+    backend = EmulatedBackend()
+    driver, outputs = run_scenario("dense", backend, steps=3, graph=True)
+    assert driver.lane == "capture" and driver.step_fn.graph is None
+    assert backend.stats.launches == 2 * 3 and backend.trace_ops().count("begin_capture") == 0
+    assert get_graph_break_stats().inert_scopes == 3
+    assert all(torch.equal(a, b) for a, b in zip(outputs, reference_scenario("dense", steps=3)))

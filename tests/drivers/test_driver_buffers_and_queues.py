@@ -11,7 +11,9 @@ import pytest
 import torch
 
 from drivers.scenarios import DRIVERS, run_scenario
-from seam import CaptureMode, EmulatedBackend
+from seam import CaptureMode, EmulatedBackend, get_graph_break_stats, reset_graph_break_stats
+
+from .queue_of_each_op import QueueOfEachOp
 
 #: name -> the buffers the driver keeps on the device across steps.
 KEPT = {
@@ -57,3 +59,28 @@ def test_each_driver_captures_in_its_documented_mode(name: str) -> None:
     driver, _ = run_scenario(name, EmulatedBackend(), steps=1, graph=True)
     want = CaptureMode.PIECEWISE if name == "piecewise" else CaptureMode.FULL
     assert driver.step_fn.mode is want and driver.step_fn.graph.mode is want
+
+
+@pytest.mark.parametrize("graph", [False, True], ids=["eager-lane", "capture-lane"])
+def test_a_steps_output_is_read_back_on_the_drivers_queue_as_a_copy(graph: bool) -> None:
+    backend = EmulatedBackend()
+    driver, _ = run_scenario("dense", backend, steps=1, graph=graph)
+    with backend.use_queue(backend.new_queue()), QueueOfEachOp(backend) as ops:
+        first = driver.step([3, 4], 1)
+    assert ops.queues_of("clone") == {driver.queue.id}
+    second = driver.step([5, 6], 2)
+    assert not torch.equal(first, second), "each step's output is its own copy, not the static buffer"
+
+
+def test_closing_a_driver_destroys_its_graph_and_the_next_step_captures_again() -> None:
+    backend = EmulatedBackend()
+    reset_graph_break_stats()
+    driver, outputs = run_scenario("dense", backend, steps=2, graph=True)
+    graph = driver.step_fn.graph
+    driver.close()
+    assert driver.step_fn.graph is None and graph.destroyed and backend.trace_ops().count("destroy") == 1
+    driver.close()  # closing twice destroys nothing more
+    assert backend.trace_ops().count("destroy") == 1
+    again = driver.step([1, 8], 2)
+    assert get_graph_break_stats().segments_captured == 2 and driver.step_fn.graph is not graph
+    assert again.shape == outputs[0].shape
