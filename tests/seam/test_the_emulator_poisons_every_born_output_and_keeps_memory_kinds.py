@@ -87,3 +87,13 @@ def test_a_marked_buffer_keeps_its_kind_and_an_unmarked_one_is_pageable() -> Non
     registry.mark(d, "device")  # marking again changes nothing
     assert (registry.kind_of(d), registry.kind_of(d[1:]), registry.kind_of(p), registry.kind_of(h)) == \
         ("device", "device", "pinned", "pageable")
+
+
+def test_an_unannotated_view_of_an_input_leaves_the_input_unpoisoned_and_follows_it(emu: EmulatedBackend) -> None:
+    x = emu.to_device(torch.tensor([1.0, 2.0, 3.0, 4.0]))
+    g, (view, y) = capture(emu, lambda s: (lambda v: (v, v * 10))(torch.ops.aten._unsafe_view(x, [2, 2])))
+    assert x.tolist() == [1.0, 2.0, 3.0, 4.0]  # aten._unsafe_view carries no alias annotation: still x's memory
+    assert torch.isnan(y).all()
+    x.copy_(emu.to_device(torch.tensor([5.0, 6.0, 7.0, 8.0])))
+    g.replay()
+    assert view.tolist() == [[5.0, 6.0], [7.0, 8.0]] and y.tolist() == [[50.0, 60.0], [70.0, 80.0]]
