@@ -191,3 +191,19 @@ def test_the_cuda_guard_lets_any_other_runtime_error_out_unchanged() -> None:
         with pytest.raises(RuntimeError, match="^shape mismatch$") as raised:
             torch.ops.seamgate_test.fails_with(x, "shape mismatch")
     assert type(raised.value) is RuntimeError
+
+
+def test_in_place_work_and_views_on_a_queue_outside_the_capture_run_now_only_allocation_is_refused() -> None:
+    b = EmulatedBackend()
+    side = b.new_queue()
+    d = b.to_device(torch.tensor([1.0, 2.0, 3.0]))
+    g = BreakableGraph(b, CaptureMode.FULL)
+    with GraphCaptureScope(b, b.default_queue(), g):
+        with b.use_queue(side):  # not part of the capture: allocates nothing, so CUDA runs it eagerly
+            d.add_(1)
+            tail = d[1:]
+            tail.mul_(10)
+        y = d * 1  # captured on the capturing queue
+    assert d.tolist() == [2.0, 30.0, 40.0] and tail.tolist() == [30.0, 40.0]  # ran now, and not rolled back
+    g.replay()
+    assert y.tolist() == [2.0, 30.0, 40.0]
