@@ -242,19 +242,25 @@ def test_a_mutation_row_starts_from_the_baselines_bytecode_and_its_code_still_na
 def test_a_mutation_copy_gets_the_baselines_bytecode_except_for_the_mutated_file(tmp_path: Path):
     # A pyc is checked by whole-second mtime and size: a same-size mutation written in the second of
     # the copy would pass as unchanged, so the mutated file's bytecode must never be copied.
+    assert seeded(tmp_path, ("calc/__pycache__/ops.cpython-311.pyc", "calc/__pycache__/ops.cpython-311-pytest-9.2.0.pyc",
+                             "calc/__pycache__/__init__.cpython-311.pyc",
+                             "tests/__pycache__/test_add.cpython-311-pytest-9.2.0.pyc")) == [
+        "calc/__pycache__/__init__.cpython-311.pyc", "tests/__pycache__/test_add.cpython-311-pytest-9.2.0.pyc"]
+
+
+def seeded(tmp_path: Path, pycs: tuple[str, ...]) -> list[str]:
+    """The bytecode files a copy of the mutation add-zero-is-one gets from a baseline copy holding ``pycs``."""
     from harness.model import SourceState
     from harness.runner import Session
 
     base, tree = write_project(tmp_path / "base"), write_project(tmp_path / "tree")
-    for rel in ("calc/__pycache__/ops.cpython-311.pyc", "calc/__pycache__/ops.cpython-311-pytest-9.2.0.pyc",
-                "calc/__pycache__/__init__.cpython-311.pyc", "tests/__pycache__/test_add.cpython-311-pytest-9.2.0.pyc"):
+    for rel in pycs:
         (base / rel).parent.mkdir(exist_ok=True)
         (base / rel).write_bytes(b"pyc")
     session = Session(tmp_path, RunOptions(), catalog_materializer(MUTATIONS))
     session.trees[SourceState()] = base
     session.seed_bytecode(tree, SourceState(kind="mutation", mutation="add-zero-is-one"))
-    assert sorted(str(p.relative_to(tree)) for p in tree.rglob("*.pyc")) == [
-        "calc/__pycache__/__init__.cpython-311.pyc", "tests/__pycache__/test_add.cpython-311-pytest-9.2.0.pyc"]
+    return sorted(str(p.relative_to(tree)) for p in tree.rglob("*.pyc"))
 
 
 def test_with_a_pytest_that_does_not_repoint_cached_code_its_rewritten_modules_are_not_seeded(tmp_path: Path, monkeypatch):
@@ -262,17 +268,8 @@ def test_with_a_pytest_that_does_not_repoint_cached_code_its_rewritten_modules_a
     # code would name the baseline's copy (seen on the H200 machine's pytest, Python 3.12). Plain pycs
     # are re-pointed by Python's own loader and are still seeded.
     import harness.runner
-    from harness.model import SourceState
-    from harness.runner import Session
 
     monkeypatch.setattr(harness.runner, "pytest_repoints_cached_code", lambda: False)
-    base, tree = write_project(tmp_path / "base"), write_project(tmp_path / "tree")
-    for rel in ("calc/__pycache__/__init__.cpython-311.pyc", "tests/__pycache__/test_add.cpython-311-pytest-8.3.5.pyc",
-                "tests/__pycache__/conftest.cpython-311.pyc"):
-        (base / rel).parent.mkdir(exist_ok=True)
-        (base / rel).write_bytes(b"pyc")
-    session = Session(tmp_path, RunOptions(), catalog_materializer(MUTATIONS))
-    session.trees[SourceState()] = base
-    session.seed_bytecode(tree, SourceState(kind="mutation", mutation="add-zero-is-one"))
-    assert sorted(str(p.relative_to(tree)) for p in tree.rglob("*.pyc")) == [
+    assert seeded(tmp_path, ("calc/__pycache__/__init__.cpython-311.pyc", "tests/__pycache__/conftest.cpython-311.pyc",
+                             "tests/__pycache__/test_add.cpython-311-pytest-8.3.5.pyc")) == [
         "calc/__pycache__/__init__.cpython-311.pyc", "tests/__pycache__/conftest.cpython-311.pyc"]
