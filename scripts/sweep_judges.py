@@ -38,7 +38,23 @@ RECORD = ROOT / "tests" / "judges_sweep.json"
 
 def sha(rel: str) -> str:
     path = ROOT / rel
+    if rel == EQUIVALENTS and path.is_file():
+        return judges_equivalents_sha(path)
     return hashlib.sha256(path.read_bytes()).hexdigest() if path.is_file() else "missing"
+
+
+def judges_equivalents_sha(path: Path) -> str:
+    """sha256 of the judges' entries of the equivalents file only: entries for seam/ or drivers/
+    mutants change nothing a judge sweep reads (they would otherwise re-sweep every judge)."""
+    import yaml
+
+    modules = tuple(rel.removesuffix(".py").replace("/", ".") + "." for rel in JUDGES)
+    try:
+        entries = yaml.safe_load(path.read_text(encoding="utf-8")).get("equivalent") or []
+    except (OSError, ValueError, AttributeError, yaml.YAMLError):
+        return hashlib.sha256(path.read_bytes()).hexdigest()  # unreadable: any change re-sweeps
+    mine = [e for e in entries if isinstance(e, dict) and str(e.get("mutant", "")).startswith(modules)]
+    return hashlib.sha256(json.dumps(mine, sort_keys=True).encode()).hexdigest()
 
 
 def to_sweep(record: dict[str, str]) -> tuple[list[str], str]:

@@ -40,3 +40,18 @@ def test_without_a_record_every_judge_is_swept() -> None:
 def test_the_step_sweeps_the_four_judges_with_their_table_tests() -> None:
     assert set(judges.JUDGES) == {"harness/evaluate.py", "harness/redfirst.py", "harness/lane.py", "harness/planner.py"}
     assert all((ROOT / t).is_file() for t in judges.TESTS)
+
+
+def test_only_the_judges_entries_of_the_equivalents_file_count(tmp_path: Path) -> None:
+    # a seam/ or drivers/ equivalent added by another sweep must not re-sweep every judge in CI
+    base = ("version: 1\nequivalent:\n"
+            "  - mutant: harness.lane.x_side_call__mutmut_17\n    line: 'x'\n    reason: r\n")
+    path = tmp_path / "eq.yaml"
+    path.write_text(base)
+    before = judges.judges_equivalents_sha(path)
+    path.write_text(base + "  - mutant: seam.scope.x_f__mutmut_1\n    line: 'y'\n    reason: r\n")
+    assert judges.judges_equivalents_sha(path) == before
+    path.write_text(base.replace("reason: r", "reason: another"))
+    assert judges.judges_equivalents_sha(path) != before
+    path.write_text(base + "  - mutant: harness.planner.x_g__mutmut_2\n    line: 'z'\n    reason: r\n")
+    assert judges.judges_equivalents_sha(path) != before
