@@ -48,11 +48,19 @@ def load(project: Path) -> dict[str, Any]:
 
 
 def save(project: Path, data: Mapping[str, Any]) -> None:
+    """Write ``data`` merged into what is on disk: two sweeps of one project (each loaded the cache
+    at its start) keep each other's outcomes; digests name content, so a merge is never stale."""
+    import fcntl
+
     from reports.json_out import write_atomic
 
     folder = cache_dir(project)
     folder.mkdir(parents=True, exist_ok=True)
-    write_atomic(folder / "cache.json", json.dumps(data) + "\n")
+    with open(folder / "cache.lock", "w", encoding="utf-8") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        on_disk = load(project)
+        merged = {**on_disk, **data, "mutants": {**on_disk.get("mutants", {}), **data.get("mutants", {})}}
+        write_atomic(folder / "cache.json", json.dumps(merged) + "\n")
 
 
 def mutant_digest(*, mutant_id: str, diff: str, function_source: str, select: Iterable[str], prove: bool,

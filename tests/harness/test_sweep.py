@@ -228,3 +228,16 @@ def test_a_bad_equivalents_file_is_refused_naming_the_entry(tmp_path: Path) -> N
     (tmp_path / "eq.yaml").write_text("version: 1\nequivalent:\n  - mutant: a.x_f__mutmut_1\n    reason: r\n")
     with pytest.raises(ConfigError, match=r"eq.yaml:3: entry 1 lacks line"):
         load_equivalents(tmp_path / "eq.yaml")
+
+
+def test_two_sweeps_of_one_project_keep_each_others_cached_outcomes(tmp_path: Path) -> None:
+    # each sweep loads the cache at its start and saves as its batches end: the second save must not
+    # drop what the first added meanwhile
+    from harness import sweep_cache
+
+    first, second = sweep_cache.load(tmp_path), sweep_cache.load(tmp_path)
+    first["mutants"]["a" * 64] = {"status": "killed"}
+    sweep_cache.save(tmp_path, first)
+    second["mutants"]["b" * 64] = {"status": "survived"}
+    sweep_cache.save(tmp_path, second)
+    assert sweep_cache.load(tmp_path)["mutants"] == {"a" * 64: {"status": "killed"}, "b" * 64: {"status": "survived"}}
