@@ -87,6 +87,11 @@ class CaptureGuard(TorchDispatchMode):
     def check_outside(self, func: Any, args: tuple[Any, ...]) -> None:
         """Raise if ``func(*args)``, issued on a queue OUTSIDE the open capture, is refused."""
         self.check_global(func, args)
+        if func in COPY_OPS and self._kind_of(args[1]) == "device" and self._kind_of(args[0]) == "pageable":
+            # a copy into pageable host memory waits for its queue on the host, as item() does
+            collector.note_unsafe_call(f"{func} (a device-to-pageable copy: a host sync)")
+            raise CaptureSyncError(f"{func} from the device into pageable host memory while a graph capture is open "
+                                   "waits on the host (global capture mode); copy after the capture closes")
         if self._reads_device(args) and _allocates(func):
             # CUDA refuses the cudaMalloc such an op needs whenever the caching allocator has no block
             # for that queue (H200: the same program passed or failed with the file order), so the

@@ -184,8 +184,9 @@ class CaptureRecorder(CaptureGuard):
             self.check_outside(func, args)  # CUDA's global capture mode: other queues too
             result = func(*args, **kwargs)
             if self._reads_device((args, kwargs)):  # eager work on device memory stays on the device
-                for t in tree_leaves(result):
-                    if isinstance(t, torch.Tensor) and self._registry.kind_of(t) == "pageable":
+                for t in tree_leaves(result):  # (a tensor written in place keeps the memory it is in)
+                    if isinstance(t, torch.Tensor) and self._registry.kind_of(t) == "pageable" \
+                            and not _aliases_an_input([t], args, kwargs):
                         self._registry.mark(t, "device")
             return result
         self.check(func, args, kwargs)

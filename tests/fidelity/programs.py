@@ -163,6 +163,16 @@ def host_read_on_a_queue_outside_the_capture(p: Probe) -> None:
             total.item()
 
 
+@program("CaptureSyncError @ capture", "global capture mode", "d2h_pageable_copy_on_other_stream")
+def device_to_pageable_copy_on_a_queue_outside_the_capture(p: Probe) -> None:
+    w = p.dev([1.0, 2.0])
+    host = torch.zeros(2)  # pageable host memory made before the capture
+    side = p.b.new_queue()
+    with p.capture():
+        with p.b.use_queue(side):
+            host.copy_(w)
+
+
 @program("CaptureStateError @ capture", "global capture mode", "zeros_on_other_stream_in_capture")
 def allocating_work_on_a_queue_outside_the_capture(p: Probe) -> None:
     w = p.dev([1.0, 2.0])

@@ -48,6 +48,8 @@ PROGRAMS: dict[str, tuple[str, str, str]] = {
                              "x.add_(1)\nwith torch.cuda.stream(other):\n    w.sum().item()", ""),
     "pageable_copy_on_other_stream": ("w = torch.ones(4, device='cuda'); torch.cuda.synchronize()",
                                       "x.add_(1)\nwith torch.cuda.stream(other):\n    w.copy_(host, non_blocking=True)", ""),
+    "d2h_pageable_copy_on_other_stream": ("w = torch.ones(4, device='cuda'); h = torch.zeros(4); torch.cuda.synchronize()",
+                                          "x.add_(1)\nwith torch.cuda.stream(other):\n    h.copy_(w)", ""),
     "kernel_on_other_stream": ("w = torch.ones(4, device='cuda'); torch.cuda.synchronize()",
                                "x.add_(1)\nwith torch.cuda.stream(other):\n    w.add_(1)",
                                "torch.cuda.synchronize(); vals['w'] = w.tolist()"),

@@ -163,3 +163,16 @@ def test_an_unsafe_call_caught_by_the_body_still_invalidates_the_capture(backend
                 backend.synchronize()
             except CaptureSyncError:
                 pass
+
+
+def test_a_copy_from_the_device_into_pageable_host_memory_on_a_queue_outside_the_capture_is_refused(backend: Backend) -> None:
+    # The copy waits for its queue on the host, as item() does there (global capture mode). The emulator
+    # used to let it through and then took the host tensor for device memory, so a later
+    # pageable-to-device copy inside the capture passed where CUDA refuses it.
+    side = backend.new_queue()
+    d = backend.to_device(torch.tensor([1.0, 2.0]))
+    host = torch.zeros(2)
+    with pytest.raises(CaptureSyncError), torch.no_grad():
+        with GraphCaptureScope(backend, backend.default_queue(), BreakableGraph(backend)):
+            with backend.use_queue(side):
+                host.copy_(d)
