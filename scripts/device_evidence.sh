@@ -37,7 +37,7 @@ shuf=$(python3 -c "import random,sys;f=sys.stdin.read().split();random.Random(11
 for order in fwd rev shuf; do
   files=${!order:-$all}; [ $order = fwd ] && files=$all
   rm -rf "/tmp/suite-$order" && cp -a . "/tmp/suite-$order"
-  ( cd "/tmp/suite-$order" && PYTHONPATH=/tmp/suite-$order:/tmp/site SEAM_ARMS=cuda timeout ${LIMIT:-480} python3 -m pytest -q -p no:cacheprovider $files >"$OUT/pytest-$order.log" 2>&1; echo "rc=$?" >>"$OUT/pytest-$order.log" ) &
+  ( cd "/tmp/suite-$order" && PYTHONDONTWRITEBYTECODE=1 PYTHONPATH=/tmp/suite-$order:/tmp/site SEAM_ARMS=cuda timeout ${LIMIT:-480} python3 -m pytest -q -p no:cacheprovider $files >"$OUT/pytest-$order.log" 2>&1; echo "rc=$?" >>"$OUT/pytest-$order.log" ) &
 done
 timeout 420 python3 -m harness.cli run --arm cuda --jobs 8 --json "$OUT/gates-cuda.json" >"$OUT/gates-cuda.log" 2>&1
 echo "gates rc=$? :: $(tail -1 "$OUT/gates-cuda.log")" | tee -a "$S"

@@ -29,7 +29,7 @@ for order in fwd rev shuf; do
   files=$all; [ $order = rev ] && files=$rev; [ $order = shuf ] && files=$shuf
   echo "$files" | tr ' ' '\n' >"$OUT/files-$order.txt"
   rm -rf "/tmp/suite-$order" && cp -a . "/tmp/suite-$order"
-  ( cd "/tmp/suite-$order" && PYTHONPATH=/tmp/suite-$order:/tmp/site SEAM_ARMS=cuda timeout ${LIMIT:-420} \
+  ( cd "/tmp/suite-$order" && PYTHONDONTWRITEBYTECODE=1 PYTHONPATH=/tmp/suite-$order:/tmp/site SEAM_ARMS=cuda timeout ${LIMIT:-420} \
       python3 -m pytest -q -p no:cacheprovider --junitxml="$OUT/junit-$order.xml" "$@" $files >"$OUT/pytest-$order.log" 2>&1
     echo "rc=$?" >>"$OUT/pytest-$order.log" ) &
 done
