@@ -22,13 +22,13 @@ import ast
 import functools
 from pathlib import Path
 
+from harness.reach import _function_bodies, _innermost
 from mutations.offtree import project_files
 
 #: A file's statements naming an attribute, as (first, last) line spans inside function bodies.
 Spans = dict[str, list[tuple[int, int]]]
 
 
-@functools.lru_cache(maxsize=64)
 def name_spans(root: str, name: str) -> Spans | None:
     """Every statement of the project at ``root`` that names ``name``, by file; ``None`` when the
     name is read outside every function body (at import time), so what sees it is unknown."""
@@ -37,20 +37,30 @@ def name_spans(root: str, name: str) -> Spans | None:
         if not rel.endswith(".py"):
             continue
         try:
-            tree = ast.parse((Path(root) / rel).read_text(encoding="utf-8"))
-        except (OSError, UnicodeDecodeError, SyntaxError, ValueError):
-            continue  # a file Python cannot read is imported by nobody
-        found = _file_spans(tree, name)
+            stat = (Path(root) / rel).stat()
+        except OSError:
+            continue
+        found = _spans_of(str(Path(root) / rel), stat.st_mtime_ns, stat.st_size, name)
         if found is None:
             return None
         if found:
-            spans[rel] = found
+            spans[rel] = list(found)
     return spans
 
 
+@functools.lru_cache(maxsize=4096)
+def _spans_of(path: str, mtime_ns: int, size: int, name: str) -> tuple[tuple[int, int], ...] | None:
+    """One file's statements naming ``name`` (cached by the file's stat: an edited file is read again)."""
+    try:
+        tree = ast.parse(Path(path).read_text(encoding="utf-8"))
+    except (OSError, UnicodeDecodeError, SyntaxError, ValueError):
+        return ()  # a file Python cannot read is imported by nobody
+    found = _file_spans(tree, name)
+    return None if found is None else tuple(found)
+
+
 def _file_spans(tree: ast.AST, name: str) -> list[tuple[int, int]] | None:
-    bodies = [(n.body[0].lineno, n.end_lineno or n.body[-1].lineno) for n in ast.walk(tree)
-              if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef)) and n.body]
+    bodies = _function_bodies(tree)
     statements = [(n.lineno, n.end_lineno or n.lineno) for n in ast.walk(tree) if isinstance(n, ast.stmt)]
     out: list[tuple[int, int]] = []
     for node in ast.walk(tree):
@@ -80,8 +90,3 @@ def _names(node: ast.AST, name: str) -> bool | None:
     if isinstance(node, ast.keyword) and node.arg == name:
         return True  # Driver(machinery=...) or replace(obj, machinery=...)
     return None
-
-
-def _innermost(bodies: list[tuple[int, int]], line: int) -> tuple[int, int] | None:
-    holding = [b for b in bodies if b[0] <= line <= b[1]]
-    return min(holding, key=lambda b: b[1] - b[0]) if holding else None

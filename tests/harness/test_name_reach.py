@@ -112,3 +112,11 @@ def test_a_class_attribute_mutation_runs_only_its_readers_and_judges_as_prove_do
     assert proved.outcomes[0].verdict is Verdict.PASS
     assert {n: k for n, (k, _) in cases_of(proved.outcomes[0]).items()} == \
         {n: k for n, (k, _) in cases_of(report.outcomes[0]).items()}
+
+
+def test_a_file_edited_since_an_earlier_lookup_is_read_again(tmp_path: Path):
+    # one process may look the same tree up twice (a dry run, then a run): an edit must not be missed
+    root = write_project(tmp_path / "p", PROJECT)
+    assert name_spans(str(root), "size")["pkg/box.py"] == [(7, 7)]
+    (root / "pkg/box.py").write_text(PROJECT["pkg/box.py"] + "\n\ndef double(box):\n    return 2 * box.size\n")
+    assert name_spans(str(root), "size")["pkg/box.py"] == [(7, 7), (11, 11)]
