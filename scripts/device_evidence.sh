@@ -10,16 +10,7 @@ FINAL=${OUT:?set OUT to the output folder}
 OUT=$(mktemp -d)
 trap 'tar -czf "$FINAL/evidence.tgz" -C "$OUT" . ; cp "$OUT/summary.txt" "$FINAL/" 2>/dev/null' EXIT
 export PYTHONUNBUFFERED=1 NCCL_NVLS_ENABLE=0 TORCH_SYMM_MEM_DISABLE_MULTICAST=1
-# The carried wheels go INTO the interpreter's environment, as setup.sh installs them: the suite's fresh
-# venvs see that environment's packages but not a PYTHONPATH (they clear it, as a user's shell would).
-if ls .whl/*.whl >/dev/null 2>&1; then
-  python3 -m pip install -q --no-index --no-deps --no-compile .whl/*.whl >/dev/null 2>&1 \
-    || { python3 -m pip install -q --no-index --no-deps --no-compile --target /tmp/site .whl/*.whl && export PYTHONPATH=/tmp/site; }
-fi
-# seamgate itself, installed as setup.sh installs it (its `seamgate` script, its pytest11 plugin with the
-# `backend` fixture): the suite's CLI, fresh-project and tutorial cases run the installed command.
-python3 -m pip install -q --no-index --no-deps --no-build-isolation -e . >/dev/null 2>&1 \
-  || echo "seamgate could not be installed here: the CLI and fresh-project cases will fail" >&2
+source scripts/device_install.sh
 export PYTHONPATH=$PWD:${PYTHONPATH:-}
 S=$OUT/summary.txt
 python3 - <<'PY' | tee "$OUT/provenance.json" >>"$S"

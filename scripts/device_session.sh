@@ -6,8 +6,7 @@
 # Usage: OUT=... SEAMGATE_COMMIT=<sha> bash scripts/device_session.sh
 set -uo pipefail
 : "${OUT:?set OUT}"
-python3 -m pip install -q --no-index --no-deps --no-compile .whl/*.whl >/dev/null 2>&1
-python3 -m pip install -q --no-index --no-deps --no-build-isolation -e . >/dev/null 2>&1
+source scripts/device_install.sh  # once, before the two scripts start side by side (device_evidence.sh's own is then a no-op)
 mkdir -p "$OUT/gpu" "$OUT/bench"
 ( OUT=$OUT/bench CORES=0,1 bash scripts/device_bench_suite.sh >/dev/null 2>&1 ) &
 OUT=$OUT/gpu FIDELITY=${FIDELITY:-0} LIMIT=${LIMIT:-450} taskset -c 2-15 bash scripts/device_evidence.sh
