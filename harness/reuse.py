@@ -113,6 +113,7 @@ class KeptRun:
         self.folder = folder
         self._rows: dict[str, dict[str, Any]] | None = None
         self._snapshot: Snapshot | None = None
+        self._reach: dict[str, dict[str, Any] | None] = {}
         self._lock = threading.Lock()  # rows are looked up from the runner's worker threads
 
     @property
@@ -131,11 +132,15 @@ class KeptRun:
             return self._snapshot
 
     def reach(self, name: str) -> dict[str, Any] | None:
-        """The recorded reach this run kept in file ``name`` (``None``: none, or unreadable)."""
-        try:
-            return json.loads((self.folder / name).read_text(encoding="utf-8"))
-        except (OSError, ValueError):
-            return None
+        """The recorded reach this run kept in file ``name`` (``None``: none, or unreadable); read once
+        (every mutation row carried from this run asks for its baseline's; callers never change it)."""
+        with self._lock:
+            if name not in self._reach:
+                try:
+                    self._reach[name] = json.loads((self.folder / name).read_text(encoding="utf-8"))
+                except (OSError, ValueError):
+                    self._reach[name] = None
+            return self._reach[name]
 
 
 @dataclass(frozen=True)
