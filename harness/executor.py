@@ -35,6 +35,7 @@ from typing import Any, Mapping
 from harness.config import COUNT_ASSERTIONS_ENV
 from harness.forkserver import CHILD_SETUP_FAILED, ForkServer, FreshInterpreter
 from harness.import_roots import NAMES_ENV, ROOTS_ENV, import_roots, top_level_names
+from harness.matrix import grouped_by_folder
 from reports.junit_in import SideFile, read_cases
 from reports.outcome import CaseOutcome, RunOutcome
 
@@ -137,7 +138,7 @@ def pytest_argv(run: Run, junit: Path, counts: Path) -> list[str]:
     # tests see (a passing assert is formatted, its operands kept alive) and costs time.
     count = ["-o", "enable_assertion_pass_hook=true"] if run.env.get(COUNT_ASSERTIONS_ENV) == "1" else []
     return [
-        *run.select,
+        *grouped_by_folder(run.select),
         "--rootdir", str(run.tree),
         *reach,
         "-p", "harness.pytest_counting", "--seamgate-counts", str(counts),

@@ -9,6 +9,7 @@ marked ``inferred`` (``fill``), in the matrix and in every report.
 from __future__ import annotations
 
 from dataclasses import dataclass, replace
+from pathlib import PurePosixPath
 from typing import Iterable, Mapping, Sequence
 
 from harness.model import SourceState
@@ -43,6 +44,19 @@ def union_select(selects: Iterable[Sequence[str]]) -> tuple[str, ...]:
     """One pytest selection covering every entry of ``selects``, with no entry covered twice."""
     entries = list(dict.fromkeys(e.rstrip("/") for select in selects for e in select))
     return tuple(e for e in entries if not any(o != e and _covers(o, e) for o in entries))
+
+
+def grouped_by_folder(select: Sequence[str]) -> tuple[str, ...]:
+    """``select`` with every entry under one folder contiguous; folders and entries otherwise in the
+    order given. pytest 9.1 drops a sub-folder's conftest fixtures for its files given after a file of
+    an ancestor folder (pytest-dev/pytest#14964, #14971), so a run never hands pytest that order."""
+    first: dict[tuple[str, ...], int] = {}
+    parts = [PurePosixPath(entry.split("::")[0]).parts for entry in select]
+    for index, entry_parts in enumerate(parts):
+        for k in range(1, len(entry_parts) + 1):
+            first.setdefault(entry_parts[:k], index)
+    keys = [tuple(first[p[:k]] for k in range(1, len(p) + 1)) + (i,) for i, p in enumerate(parts)]
+    return tuple(entry for _, entry in sorted(zip(keys, select), key=lambda pair: pair[0]))
 
 
 def in_select(nodeid: str, select: Sequence[str]) -> bool:

@@ -1,6 +1,8 @@
 #!/usr/bin/env bash
 # Run on the GPU machine (the device tool): the whole suite under SEAM_ARMS=cuda in three file orders
-# (forward, reverse, shuffled), each in its own copy and process, with JUnit XML per order, then every
+# (forward, reverse, shuffled; pytest collects tests/ and scripts/order_plugin.py orders the cases by
+# file, since interleaved file arguments trip pytest 9.1), each in its own copy and process, with JUnit
+# XML per order, then every
 # case that failed in some order but not in all three re-run ALONE, with Python's GC off, with GC forced
 # before each case, and with CUDA_LAUNCH_BLOCKING=1, so a red that comes and goes is isolated rather than
 # written down as "load". One tarball comes back ($OUT/orders.tgz) plus summary.txt.
@@ -21,7 +23,9 @@ for order in fwd rev shuf; do
   echo "$files" | tr ' ' '\n' >"$OUT/files-$order.txt"
   rm -rf "/tmp/suite-$order" && cp -a . "/tmp/suite-$order"
   ( cd "/tmp/suite-$order" && PYTHONDONTWRITEBYTECODE=1 PYTHONPATH=/tmp/suite-$order:/tmp/site SEAM_ARMS=cuda timeout ${LIMIT:-420} \
-      python3 -m pytest -q -p no:cacheprovider --junitxml="$OUT/junit-$order.xml" "$@" $files >"$OUT/pytest-$order.log" 2>&1
+      SEAMGATE_FILE_ORDER="$OUT/files-$order.txt" OMP_NUM_THREADS=${THREADS:-4} \
+      python3 -m pytest -q -p no:cacheprovider -p scripts.order_plugin --junitxml="$OUT/junit-$order.xml" "$@" tests \
+      >"$OUT/pytest-$order.log" 2>&1
     echo "rc=$?" >>"$OUT/pytest-$order.log" ) &
 done
 wait

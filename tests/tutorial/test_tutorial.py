@@ -46,7 +46,10 @@ def environment(home: Path) -> dict[str, str]:
     return {**keep, "HOME": str(home), "PATH": f"{Path(sys.executable).parent}{os.pathsep}{os.environ['PATH']}",
             "SEAMGATE_CHECKOUT": str(ROOT), "COLUMNS": "200", "GIT_AUTHOR_NAME": "tutorial",
             "GIT_AUTHOR_EMAIL": "tutorial@example.com", "GIT_COMMITTER_NAME": "tutorial",
-            "GIT_COMMITTER_EMAIL": "tutorial@example.com", "GIT_CONFIG_NOSYSTEM": "1"}
+            "GIT_COMMITTER_EMAIL": "tutorial@example.com", "GIT_CONFIG_NOSYSTEM": "1",
+            # The tutorial shows a machine without a GPU (the cuda arm OWED); on the H200 the arm runs
+            # and reads PASS, as the tutorial says in words, so the GPU is hidden here.
+            "CUDA_VISIBLE_DEVICES": ""}
 
 
 def run_step(step: Step, cwd: Path, env: dict[str, str], where: Path) -> tuple[int, str, Path]:

@@ -1,0 +1,22 @@
+"""Run the collected cases file by file in the order listed in ``$SEAMGATE_FILE_ORDER`` (``-p scripts.order_plugin``).
+
+The device scripts run the whole suite in three file orders. Handing pytest the files themselves in
+a shuffled order interleaves a file of ``tests/`` between files of ``tests/seam/``, and pytest 9.1
+then drops ``tests/seam/conftest.py``'s fixtures for the later seam files (pytest-dev/pytest#14964):
+a red of pytest's, not of the order. So pytest collects ``tests`` as usual and this plugin reorders
+the collected items: by the file's place in the list, cases of one file in their own order.
+"""
+
+from __future__ import annotations
+
+import os
+
+
+def pytest_collection_modifyitems(session, config, items):
+    listed = os.environ.get("SEAMGATE_FILE_ORDER")
+    if not listed:
+        return
+    with open(listed, encoding="utf-8") as fh:
+        order = {line.strip(): i for i, line in enumerate(fh) if line.strip()}
+    last = len(order)
+    items[:] = sorted(items, key=lambda item: order.get(item.nodeid.split("::")[0], last))
