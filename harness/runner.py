@@ -287,6 +287,8 @@ class Session:
         #: A launcher the caller owns (tests share one fork server); ``None``: start our own.
         self.shared_launcher = launcher
         self.trees: dict[SourceState, Path | Exception] = {}
+        #: The cases each row will run, computed once when the rows are ordered (``row_cost``).
+        self.planned_cases: dict[RowKey, frozenset[str] | None] = {}
         self.tree_locks: dict[SourceState, threading.Lock] = {}
         self.guard = threading.Lock()
         self.stopping = threading.Event()
@@ -470,13 +472,15 @@ class Session:
                or (c.row is not None and c.row.source.kind == "tree" and c.proof_row is None)]
         done([(c, self.judge(c, platform)) for c in now])
         units: list[Callable[[], list[tuple[Check, ArmOutcome]]]] = []
-        for key, select in plan.rows.items():
-            if key.source.kind != "tree":
-                readers = [c for c in plan.checks if c.owed is None and (c.row == key or c.proof_row == key)]
-                units.append(lambda k=key, s=select, r=readers: self.fill_and_judge(k, s, r, platform))
+        # A lane check starts its own children (unknown cost): it goes first, with the longest rows.
         for check in plan.checks:
             if check.owed is None and check.gate.kind in RUNS_ITS_OWN:
                 units.append(lambda c=check: [(c, self.judge(c, platform))])
+        rows = [(key, select) for key, select in plan.rows.items() if key.source.kind != "tree"]
+        costs = self.parallel([lambda k=k, s=s: self.row_cost(k, s) for k, s in rows], "estimates")
+        for (key, select), _ in sorted(zip(rows, costs), key=lambda pair: -pair[1]):
+            readers = [c for c in plan.checks if c.owed is None and (c.row == key or c.proof_row == key)]
+            units.append(lambda k=key, s=select, r=readers: self.fill_and_judge(k, s, r, platform))
         self.parallel(units, "rows", on_done=done)
         keys = [(c.gate.id, c.arm) for c in plan.checks]
         return Report(outcomes=tuple(outcomes[k] for k in keys if k in outcomes))
@@ -617,6 +621,22 @@ class Session:
         self.remember(key, row_digest, self.rows[key], select)
         return True
 
+    def row_cost(self, key: RowKey, select: tuple[str, ...]) -> float:
+        """The seconds ``key``'s row should take: the baseline durations of the cases it will run.
+
+        Rows run longest first (``--jobs`` at a time), so a wide row does not start last and run
+        alone at the end. The tree and the cases to run are computed here once and kept for the row.
+        """
+        try:
+            tree, baseline = self.tree(key.source), view(self._baseline(key), select)
+        except Exception:  # noqa: BLE001 - the row itself reports it
+            return 0.0
+        if isinstance(tree, Exception):
+            return 0.0
+        run_ids = None if self.options.prove else self.cases_to_run(key, tree, baseline)
+        self.planned_cases[key] = run_ids
+        return sum(c.duration or 0.0 for c in baseline.cases if run_ids is None or c.nodeid in run_ids)
+
     def fill_and_judge(self, key: RowKey, select: tuple[str, ...], readers: Sequence[Check],
                        platform: Platform) -> list[tuple[Check, ArmOutcome]]:
         self.rows[key] = self.fill_row(key, select, readers)
@@ -654,7 +674,10 @@ class Session:
 
     def _fill(self, key: RowKey, select: tuple[str, ...], readers: Sequence[Check], tree: Path,
               baseline: RunOutcome) -> RunOutcome:
-        run_ids = None if self.options.prove else self.cases_to_run(key, tree, baseline)
+        if key in self.planned_cases:
+            run_ids = self.planned_cases[key]
+        else:
+            run_ids = None if self.options.prove else self.cases_to_run(key, tree, baseline)
         carried = self.carried_row_cells(key, select, baseline, run_ids)
         if carried and run_ids is not None and not run_ids - set(carried):
             # Every case to run was run before on the same mutation, and no change since reaches it.
