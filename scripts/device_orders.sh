@@ -6,7 +6,8 @@
 # case that failed in some order but not in all three re-run ALONE, with Python's GC off, with GC forced
 # before each case, and with CUDA_LAUNCH_BLOCKING=1, so a red that comes and goes is isolated rather than
 # written down as "load". One tarball comes back ($OUT/orders.tgz) plus summary.txt.
-# Usage: OUT=... SEAMGATE_COMMIT=<sha> bash scripts/device_orders.sh [PYTEST_ARGS...]
+# Usage: OUT=... SEAMGATE_COMMIT=<sha> [ORDERS="shuf"] [LIMIT=seconds] [THREADS=n] bash scripts/device_orders.sh [PYTEST_ARGS...]
+# (the three orders side by side took over 8 minutes at 2727762: one call of the device tool fits one or two)
 set -uo pipefail
 FINAL=${OUT:?set OUT to the output folder}
 OUT=$(mktemp -d)
@@ -18,7 +19,7 @@ echo "commit ${SEAMGATE_COMMIT:-unknown} $(python3 -c 'import torch;print(torch.
 all=$(ls tests/test_*.py tests/*/test_*.py | sort)
 rev=$(echo "$all" | sort -r)
 shuf=$(python3 -c "import random,sys;f=sys.stdin.read().split();random.Random(11).shuffle(f);print(' '.join(f))" <<<"$all")
-for order in fwd rev shuf; do
+for order in ${ORDERS:-fwd rev shuf}; do
   files=$all; [ $order = rev ] && files=$rev; [ $order = shuf ] && files=$shuf
   echo "$files" | tr ' ' '\n' >"$OUT/files-$order.txt"
   rm -rf "/tmp/suite-$order" && cp -a . "/tmp/suite-$order"
@@ -29,12 +30,13 @@ for order in fwd rev shuf; do
     echo "rc=$?" >>"$OUT/pytest-$order.log" ) &
 done
 wait
-for order in fwd rev shuf; do
+for order in ${ORDERS:-fwd rev shuf}; do
   echo "pytest $order :: $(grep -E 'passed|failed|error' "$OUT/pytest-$order.log" | tail -1) $(tail -1 "$OUT/pytest-$order.log")" | tee -a "$S"
   grep -E "^(FAILED|ERROR)" "$OUT/pytest-$order.log" | sed -E 's/ - .*//' | sort -u >"$OUT/red-$order.txt"
 done
 # A case red in one or two orders (not all three) comes and goes: isolate it.
-sort "$OUT"/red-*.txt | uniq -c | awk '$1 < 3 {print $3}' | grep -E "^tests/(seam|drivers)/" | head -${MAX_ISOLATE:-3} >"$OUT/intermittent.txt"
+n_orders=$(echo ${ORDERS:-fwd rev shuf} | wc -w)
+sort "$OUT"/red-*.txt | uniq -c | awk -v n="$n_orders" 'n > 1 && $1 < n {print $3}' | grep -E "^tests/(seam|drivers)/" | head -${MAX_ISOLATE:-3} >"$OUT/intermittent.txt"
 echo "intermittent (seam/drivers): $(wc -l <"$OUT/intermittent.txt")" | tee -a "$S"
 cd /tmp/suite-fwd || exit 0
 while read -r id; do
