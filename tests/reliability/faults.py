@@ -142,9 +142,9 @@ def _fault_gate(gate_id: str, mutation: str, timeout: float | None = None) -> st
             f"    expect: {{red: {{nodeids: [tests/test_fault.py::test_fault]}}}}\n")
 
 
-def fault_project(root: Path, gates: str) -> Path:
+def fault_project(root: Path, gates: str, extra: dict[str, str] | None = None) -> Path:
     return write_project(root, {"tests/test_fault.py": FAULT_TEST, "mutations/catalog/calc.yaml": _fault_catalog(),
-                                "gates/g.yaml": "version: 1\ngates:\n" + gates})
+                                "gates/g.yaml": "version: 1\ngates:\n" + gates, **(extra or {})})
 
 
 # --------------------------------------------------------------------------------------------
@@ -534,10 +534,17 @@ def full_temp_disk(workdir: Path) -> list[Observed]:
     return [_observed("full-temp-disk", code, first_line(err, out), out + err, changes, proof)]
 
 
+# Rows run longest first (by the baseline durations of the cases each will run), and the slow
+# fault's module-level change reaches every case it selects: so the slow gate selects only its own
+# file, and the quick gate's row carries a case that takes half a second (green under mul-adds,
+# 2 * 2 == 2 + 2), which makes it the longer row and the first to run with --jobs 1.
 _SIGNAL_GATES = (
     "  - id: quick\n    kind: rule\n    source: {mutation: mul-adds}\n    select: [tests]\n"
-    "    expect: {red: {files: [tests/test_mul.py]}}\n" + _fault_gate("slow", "slow", 300)
+    "    expect: {red: {files: [tests/test_mul.py]}}\n"
+    + _fault_gate("slow", "slow", 300).replace("select: [tests]", "select: [tests/test_fault.py]")
 )
+_SIGNAL_FILES = {"tests/test_mul_timed.py": ("import time\n\nfrom calc.ops import mul\n\n\n"
+                                             "def test_mul_timed():\n    time.sleep(0.5)\n    assert mul(2, 2) == 4\n")}
 
 
 @dataclass
@@ -554,7 +561,7 @@ class _Subject:
     @classmethod
     def start(cls, workdir: Path, name: str) -> _Subject:
         root = workdir / name
-        subject = cls(name, fault_project(root / "project", _SIGNAL_GATES), root / "faults", root / "tmp")
+        subject = cls(name, fault_project(root / "project", _SIGNAL_GATES, _SIGNAL_FILES), root / "faults", root / "tmp")
         subject.faults.mkdir()
         subject.tmp.mkdir()
         subject.before = tree_snapshot(subject.project)
