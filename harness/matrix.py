@@ -46,6 +46,13 @@ def union_select(selects: Iterable[Sequence[str]]) -> tuple[str, ...]:
     return tuple(e for e in entries if not any(o != e and _covers(o, e) for o in entries))
 
 
+def selects_all(kept: object, select: Sequence[str]) -> bool:
+    """Whether the selection ``kept`` (a kept row's JSON list) covers every entry of ``select``."""
+    if not isinstance(kept, list):
+        return False
+    return all(any(_covers(str(k).rstrip("/"), e.rstrip("/")) for k in kept) for e in select)
+
+
 def grouped_by_folder(select: Sequence[str]) -> tuple[str, ...]:
     """``select`` with every entry under one folder contiguous; folders and entries otherwise in the
     order given. pytest 9.1 drops a sub-folder's conftest fixtures for its files given after a file of

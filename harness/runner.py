@@ -53,7 +53,7 @@ from harness.reach import Reach, cases_to_run
 from harness.incremental import cases_to_rerun, entry_digest, merge_reach, moved_lines, write_sources
 from harness.reuse import KeptRow, KeptRuns, digest, file_hashes, files_read, run_from_data, run_to_data, write_kept_rows
 from harness.tree_guard import TreeGuard
-from harness.workspace import latest, new_kept_folder, point_latest, write_matrix
+from harness.workspace import new_kept_folder, point_latest, write_matrix
 from harness.platforms import Platform, code_under_test, git_commit, hash_code_under_test
 from harness.redfirst import materialize_ref
 from reports.json_out import plan_digest
@@ -147,7 +147,6 @@ def run_command(args: argparse.Namespace) -> ExitCode:
 def dry_run(gates: Sequence[Gate], project: Project, catalog: Any, options: RunOptions, why: str) -> ExitCode:
     """``seamgate run --dry-run``: print the plan (``harness/preview.py``); nothing runs, nothing is written."""
     from harness.preview import preview, render
-    from harness.workspace import latest
     from mutations.apply import apply_to_text
     from mutations.check import read_target
 
@@ -164,8 +163,8 @@ def dry_run(gates: Sequence[Gate], project: Project, catalog: Any, options: RunO
                 changes[mutation.id] = {mutation.target: (original, apply_to_text(original, mutation))}
             except Exception:  # noqa: BLE001 - a rotted mutation is the run's ERROR; here: reach unknown
                 changes[mutation.id] = None
-    kept = latest(project.root) if (project.root / ".seamgate" / "runs").is_dir() else None
-    print(render(plan, preview(plan, kept, changes, prove=options.prove, project=project.root), options.jobs, kept))
+    kept = KeptRuns.read(project.root) if (project.root / ".seamgate" / "runs").is_dir() else KeptRuns()
+    print(render(plan, preview(plan, kept, changes, prove=options.prove, project=project.root), options.jobs))
     return ExitCode.OK
 
 

@@ -85,3 +85,18 @@ def test_reds_of_a_mutation_no_gate_names_asks_for_a_selection(tmp_path: Path, c
     root = write_project(tmp_path / "p", files)
     code, text = cli(capsys, "--project", str(root), "mutations", "reds", "add-zero-is-one")
     assert code == ExitCode.USAGE_ERROR and "--select" in text
+
+
+def test_the_dry_run_reads_the_newest_kept_run_that_holds_each_rows_baseline_not_only_latest(tmp_path: Path, capsys) -> None:
+    # A partial run in between (`--gate`, `--prove`, `mutations reds`) becomes `latest` without the
+    # baseline (or the reach) another gate needs: the estimate comes from the older run that has it.
+    root = write_project(tmp_path / "p", FILES)
+    run_gates([gate("add-zero", mutation="add-zero-is-one", red=RedSet(nodeids=(f"{ADD}::test_add_zero",)))],
+              project=root, options=RunOptions(progress=False), materializer=catalog_materializer(MUTATIONS),
+              stdout=io.StringIO(), launcher=shared_server())
+    code, _ = cli(capsys, "--project", str(root), "run", "--gate", "all-green")
+    assert code == ExitCode.OK
+    code, text = cli(capsys, "--project", str(root), "run", "--dry-run", "--gate", "add-zero")
+    assert code == ExitCode.OK
+    assert "mutation add-zero-is-one cpu-emulated: 3 cases, run 2, inferred 1" in text, text
+    assert "estimated time: ~" in text
