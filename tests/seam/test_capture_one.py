@@ -95,7 +95,7 @@ def _rank(rank: int, port: int, results) -> None:  # runs in a spawned child
         done = capture_one(lambda: x + rank, backend=backend, graph=CaptureMode.FULL,
                            post_warmup_hook=lambda: order.append("hook"), barrier=group)
         order.append("captured" if done.graph.captured else "not-captured")
-        results[rank] = order
+        results.put((rank, order))
     finally:
         dist.destroy_process_group()
 
@@ -105,13 +105,12 @@ def test_capture_one_meets_a_real_gloo_barrier_across_two_processes() -> None:
     if not sys.platform.startswith("linux"):
         pytest.skip("gloo over TCP loopback is tested on Linux")
     ctx = mp.get_context("spawn")
-    with ctx.Manager() as manager:
-        results = manager.dict()
-        port = _free_port()
-        procs = [ctx.Process(target=_rank, args=(r, port, results)) for r in range(2)]
-        for p in procs:
-            p.start()
-        for p in procs:
-            p.join(120)
-        assert [p.exitcode for p in procs] == [0, 0]
-        assert dict(results) == {r: ["hook", "hook", "barrier", "captured"] for r in range(2)}
+    results = ctx.SimpleQueue()  # a pipe: a Manager would start a third interpreter only to hold a dict
+    port = _free_port()
+    procs = [ctx.Process(target=_rank, args=(r, port, results)) for r in range(2)]
+    for p in procs:
+        p.start()
+    for p in procs:
+        p.join(120)
+    assert [p.exitcode for p in procs] == [0, 0]
+    assert dict(results.get() for _ in range(2)) == {r: ["hook", "hook", "barrier", "captured"] for r in range(2)}
