@@ -174,8 +174,11 @@ def test_prove_runs_every_case_and_reaches_the_same_verdicts(tmp_path: Path):
     project = write_project(tmp_path / "p", SPAWN)
     gates = [gate("add", mutation="add-zero-is-one", red=RedSet(nodeids=(f"{ADD}::test_add_zero",))),
              gate("mul", mutation="mul-off", red=RedSet(count=1))]
-    fast, _ = run(project, *gates)
-    proved, _ = run(project, *gates, prove=True)
+    fast, fast_code = run(project, *gates)
+    proved, proved_code = run(project, *gates, prove=True)
+    # Once on the H200 (pytest 9.1.1, a shuffled whole-suite order, never reproduced) the default run's
+    # report held one outcome: the shape of an INTERRUPTED report. Say so if it happens again.
+    assert not fast.interrupted and not proved.interrupted, (fast_code, fast.unfinished, proved_code, proved.unfinished)
     assert [(o.gate, o.verdict) for o in fast.outcomes] == [(o.gate, o.verdict) for o in proved.outcomes]
     assert not any(inferred for o in proved.outcomes for _, inferred in cases_of(o).values())
     assert {o.gate: o.verdict for o in fast.outcomes} == {"add": Verdict.PASS, "mul": Verdict.FAIL}
