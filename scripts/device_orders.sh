@@ -23,8 +23,8 @@ for order in ${ORDERS:-fwd rev shuf}; do
   files=$all; [ $order = rev ] && files=$rev; [ $order = shuf ] && files=$shuf
   echo "$files" | tr ' ' '\n' >"$OUT/files-$order.txt"
   rm -rf "/tmp/suite-$order" && cp -a . "/tmp/suite-$order"
-  ( cd "/tmp/suite-$order" && PYTHONDONTWRITEBYTECODE=1 PYTHONPATH=/tmp/suite-$order:/tmp/site SEAM_ARMS=cuda timeout ${LIMIT:-420} \
-      SEAMGATE_FILE_ORDER="$OUT/files-$order.txt" OMP_NUM_THREADS=${THREADS:-4} \
+  ( cd "/tmp/suite-$order" && PYTHONDONTWRITEBYTECODE=1 PYTHONPATH=/tmp/suite-$order:/tmp/site SEAM_ARMS=cuda \
+      SEAMGATE_FILE_ORDER="$OUT/files-$order.txt" OMP_NUM_THREADS=${THREADS:-4} timeout ${LIMIT:-420} \
       python3 -m pytest -q -p no:cacheprovider -p scripts.order_plugin --junitxml="$OUT/junit-$order.xml" "$@" tests \
       >"$OUT/pytest-$order.log" 2>&1
     echo "rc=$?" >>"$OUT/pytest-$order.log" ) &
