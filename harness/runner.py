@@ -628,6 +628,8 @@ class Session:
         """
         try:
             tree, baseline = self.tree(key.source), view(self._baseline(key), select)
+        except Interrupted:
+            raise
         except Exception:  # noqa: BLE001 - the row itself reports it
             return 0.0
         if isinstance(tree, Exception):
