@@ -7,7 +7,8 @@ Settings (all optional; the command line wins)::
     tests = ["tests/seam"]                        # the pytest selection (default: pytest's own testpaths)
     equivalents = "tests/equivalent_mutants.yaml" # reviewed equivalent mutants (default: none)
 
-Output: a line per file as it finishes (a progress bar on a terminal), then the score, every
+Output: a line per file as it finishes and, between those, at most one line every 30 s with the
+mutants decided so far (a progress bar on a terminal instead), then the score, every
 survivor with file, line and diff, the equivalents apart, and where the result is kept.
 """
 
@@ -16,6 +17,7 @@ from __future__ import annotations
 import argparse
 import signal
 import sys
+import time
 import tomllib
 from dataclasses import dataclass
 from pathlib import Path
@@ -237,27 +239,31 @@ def _find(result: SweepResult, wanted: str) -> MutantOutcome:
 
 
 class Progress:
-    """A bar on a terminal; otherwise one line per file when its last mutant is decided."""
+    """A bar on a terminal; otherwise one line per file when its last mutant is decided, and between
+    those at most one line every ``every`` seconds with the mutants decided so far (a CI log)."""
 
-    def __init__(self, mode: str) -> None:
-        self.mode = mode
+    def __init__(self, mode: str, every: float = 30.0) -> None:
+        self.mode, self.every = mode, every
         self.left: dict[str, int] = {}
         self.tally: dict[str, dict[str, int]] = {}
         self.bar: Any = None
         self.task: Any = None
         self.started: dict[str, float] = {}
+        self.total = 0
+        self.began = self.last_line = 0.0
 
     def notify(self, event: str, data: Any) -> None:
-        import time
-
         if self.mode == "off":
             return
         if event == "baseline":
             print(f"sweep: baseline {data}", file=sys.stderr, flush=True)
         elif event == "planned":
+            now = time.perf_counter()
+            self.began = self.last_line = now
+            self.total += len(data)
             for p in data:
                 self.left[p.mutant.file] = self.left.get(p.mutant.file, 0) + 1
-                self.started.setdefault(p.mutant.file, time.perf_counter())
+                self.started.setdefault(p.mutant.file, now)
             print(f"sweep: {len(data)} mutants to run ({len(self.left)} files)", file=sys.stderr, flush=True)
             if self.mode == "tty" and data:
                 from rich.progress import BarColumn, MofNCompleteColumn, Progress as Bar, TextColumn, \
@@ -268,17 +274,33 @@ class Progress:
                 self.bar.start()
                 self.task = self.bar.add_task("sweep", total=len(data))
         elif event == "decided":
-            for outcome in data:
-                counts = self.tally.setdefault(outcome.file, {})
-                counts[outcome.status] = counts.get(outcome.status, 0) + 1
-                self.left[outcome.file] = self.left.get(outcome.file, 1) - 1
-                if self.bar is not None:
-                    self.bar.advance(self.task)
-                elif self.left[outcome.file] == 0:
-                    took = time.perf_counter() - self.started.get(outcome.file, time.perf_counter())
-                    shown = ", ".join(f"{n} {s}" for s, n in sorted(counts.items()))
-                    print(f"sweep: {outcome.file}: {sum(counts.values())} run ({shown}) in {took:.1f} s",
-                          file=sys.stderr, flush=True)
+            self._decided(data, time.perf_counter())
+
+    def _decided(self, outcomes: Any, now: float) -> None:
+        printed = False
+        for outcome in outcomes:
+            counts = self.tally.setdefault(outcome.file, {})
+            counts[outcome.status] = counts.get(outcome.status, 0) + 1
+            self.left[outcome.file] = self.left.get(outcome.file, 1) - 1
+            if self.bar is not None:
+                self.bar.advance(self.task)
+            elif self.left[outcome.file] == 0:
+                took = now - self.started.get(outcome.file, now)
+                shown = ", ".join(f"{n} {s}" for s, n in sorted(counts.items()))
+                print(f"sweep: {outcome.file}: {sum(counts.values())} run ({shown}) in {took:.1f} s",
+                      file=sys.stderr, flush=True)
+                printed = True
+        if self.bar is None and not printed and now - self.last_line >= self.every:
+            overall: dict[str, int] = {}
+            for counts in self.tally.values():
+                for status, n in counts.items():
+                    overall[status] = overall.get(status, 0) + n
+            shown = ", ".join(f"{n} {s}" for s, n in sorted(overall.items()))
+            print(f"sweep: {sum(overall.values())} of {self.total} mutants decided ({shown}), {now - self.began:.0f} s",
+                  file=sys.stderr, flush=True)
+            printed = True
+        if printed:
+            self.last_line = now
 
     def close(self) -> None:
         if self.bar is not None:
