@@ -20,22 +20,12 @@ smi = subprocess.run(["nvidia-smi", "--query-gpu=name,driver_version", "--format
 print(json.dumps({"device": p.name, "capability": f"{p.major}.{p.minor}", "nvidia_smi": smi, "torch": torch.__version__,
                   "cuda": torch.version.cuda, "commit": os.environ.get("SEAMGATE_COMMIT", "unknown")}))
 PY
-# The whole suite in three orders, side by side (SUITE=0 skips it: scripts/device_orders.sh runs it
-# alone, which fits the device tool's 10 minutes better). Each order in its own copy: the gate run below
-# watches this tree (a test writing into it meanwhile would make every cuda gate an ERROR, as it should).
+# The whole suite in three orders beside the gate run (SUITE=0 skips it; alone, scripts/device_orders.sh
+# fits the device tool's 10 minutes better): that script, each order in its own copy, so the gate run
+# below still watches an untouched tree (a test writing into it would make every cuda gate an ERROR).
 if [ "${SUITE:-1}" = 1 ]; then
-  all=$(ls tests/test_*.py tests/*/test_*.py | sort)
-  rev=$(echo "$all" | sort -r)
-  shuf=$(python3 -c "import random,sys;f=sys.stdin.read().split();random.Random(11).shuffle(f);print(' '.join(f))" <<<"$all")
-  for order in fwd rev shuf; do
-    files=${!order:-$all}; [ $order = fwd ] && files=$all
-    echo "$files" | tr ' ' '\n' >"$OUT/files-$order.txt"
-    rm -rf "/tmp/suite-$order" && cp -a . "/tmp/suite-$order"
-    ( cd "/tmp/suite-$order" && PYTHONDONTWRITEBYTECODE=1 PYTHONPATH=/tmp/suite-$order:/tmp/site SEAM_ARMS=cuda \
-        SEAMGATE_FILE_ORDER="$OUT/files-$order.txt" timeout ${LIMIT:-480} \
-        python3 -m pytest -q -p no:cacheprovider -p scripts.order_plugin tests >"$OUT/pytest-$order.log" 2>&1
-      echo "rc=$?" >>"$OUT/pytest-$order.log" ) &
-  done
+  mkdir -p "$OUT/orders"
+  ( OUT=$OUT/orders bash scripts/device_orders.sh >/dev/null 2>&1 ) &
 fi
 timeout 420 python3 -m harness.cli run --arm cuda --jobs 8 --json "$OUT/gates-cuda.json" >"$OUT/gates-cuda.log" 2>&1
 echo "gates rc=$? :: $(tail -1 "$OUT/gates-cuda.log")" | tee -a "$S"
@@ -43,7 +33,4 @@ if [ "${FIDELITY:-1}" = 1 ]; then  # FIDELITY=0: the seam is unchanged since the
   timeout 150 python3 -m tests.fidelity.table --measure "$OUT/fidelity-h200.json" --jobs 8; echo "fidelity rc=$?" | tee -a "$S"
 fi
 wait
-[ "${SUITE:-1}" = 1 ] && for order in fwd rev shuf; do
-  echo "pytest $order :: $(grep -E 'passed|failed|error' "$OUT/pytest-$order.log" | tail -1) $(tail -1 "$OUT/pytest-$order.log")" | tee -a "$S"
-  grep -E "^(FAILED|ERROR)" "$OUT/pytest-$order.log" | cut -c1-200 | tee -a "$S"
-done
+[ "${SUITE:-1}" = 1 ] && cat "$OUT/orders/summary.txt" >>"$S" 2>/dev/null
