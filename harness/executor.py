@@ -140,6 +140,8 @@ def pytest_argv(run: Run, junit: Path, counts: Path) -> list[str]:
     return [
         *grouped_by_folder(run.select),
         "--rootdir", str(run.tree),
+        # First: the zygote (``harness/zygote.py``) is forked before coverage.py and the project load.
+        "-p", "harness.pytest_zygote",
         *reach,
         "-p", "harness.pytest_counting", "--seamgate-counts", str(counts),
         "-p", "no:cacheprovider",

@@ -51,7 +51,10 @@ from pathlib import Path
 from typing import Any, Callable, Mapping
 
 #: Modules the server imports before forking (the expensive, project-independent part).
-PRELOAD: tuple[str, ...] = ("torch", "pytest")
+#: ``torch._dynamo``: torch imports it lazily on the first call of a function it guards (a
+#: ``TorchFunctionMode`` exit, which every capture makes), ~0.6 s with sympy, in EVERY child that
+#: captures; importing it initializes no CUDA (``scripts/device_fork_check.py``, on the H200).
+PRELOAD: tuple[str, ...] = ("torch", "torch._dynamo", "pytest")
 #: Exit code of a child whose own setup (not pytest) raised.
 CHILD_SETUP_FAILED = 70
 _PR_SET_PDEATHSIG = 1

@@ -142,14 +142,15 @@ class _Recorder:
             return env
         return [*entries, b"COVERAGE_PROCESS_START=" + os.fsencode(config)]
 
-    def _note_stack(self) -> None:
-        """Keep the body of every project function on the stack (file, first line, last line, context)."""
+    def _note_stack(self, skip: str | None = None) -> None:
+        """Keep the body of every project function on the stack (file, first line, last line, context),
+        but those of the file ``skip``."""
         frame = sys._getframe(2)
         while frame is not None:
             code = frame.f_code
             real = os.path.realpath(code.co_filename)
             if code.co_name != "<module>" and not code.co_filename.startswith("<") \
-                    and real.startswith(self.root + os.sep):
+                    and real.startswith(self.root + os.sep) and real != skip:
                 lines = [line for _, _, line in code.co_lines() if line is not None]
                 if lines:
                     self.spawn_regions.add((os.path.relpath(real, self.root), min(lines), max(lines), self.context))
@@ -243,6 +244,20 @@ def _fork_exec_is_python(args: Any, executables: Any, *rest: Any, **kwargs: Any)
     if any(b"multiprocessing.resource_tracker" in os.fsencode(a) for a in (args or ()) if isinstance(a, (str, bytes))):
         return None
     return bool(executables) and all(_is_python(e) for e in executables)
+
+
+def python_child(env: dict[str, str], starter: str | None = None) -> dict[str, str]:
+    """A case is starting a Python child that no wrapper above sees (``harness/zygote.py`` forks it
+    from a zygote): count it as a Python child of the running case, keep the project functions on
+    the stack, and return ``env`` with ``COVERAGE_PROCESS_START`` naming the case's child config.
+    A counted child whose data never arrives leaves the case's reach unknown, as for any child.
+    ``starter``: the file of the function that starts it, whose frames are not kept (it caches nothing)."""
+    if _RECORDER is None or not _RECORDER.context:
+        return env
+    counts = _RECORDER.spawned.setdefault(_RECORDER.context, [0, 0])
+    counts[0] += 1
+    _RECORDER._note_stack(skip=os.path.realpath(starter) if starter else None)
+    return _RECORDER._measured_env(env)
 
 
 def _recorder() -> _Recorder | None:

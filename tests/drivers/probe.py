@@ -10,13 +10,13 @@ from __future__ import annotations
 import functools
 import json
 import os
-import subprocess
 import sys
 from pathlib import Path
 
 from drivers.draft import lane_fingerprint
 from drivers.fingerprint import backend_by_name
 from drivers.scenarios import DRIVERS, run_scenario
+from harness.zygote import run_python
 from seam import get_graph_break_stats, reset_graph_break_stats, reset_step_input_stats
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -47,9 +47,10 @@ def probe(arm: str) -> dict[str, dict[str, object]]:
 
 
 def run_child(args: list[str], env: dict[str, str]) -> str:
-    """Run ``python ARGS`` in a fresh interpreter at the project root; its last stdout line."""
+    """Run ``python ARGS`` in a fresh interpreter at the project root; its last stdout line. In a
+    seamgate run the interpreter is forked from the run's zygote, torch loaded (``harness/zygote.py``)."""
     full_env = {**os.environ, "PYTHONPATH": str(ROOT), **env}
-    proc = subprocess.run([sys.executable, *args], env=full_env, cwd=ROOT, capture_output=True, text=True, timeout=300)
+    proc = run_python(args, env=full_env, cwd=ROOT, timeout=300)
     if proc.returncode != 0:
         raise RuntimeError(f"child {args} under {env} failed (exit {proc.returncode}):\n{proc.stderr}")
     return proc.stdout.strip().splitlines()[-1]

@@ -4,22 +4,22 @@ from __future__ import annotations
 
 import os
 import subprocess
-import sys
 import textwrap
 from pathlib import Path
 
 import pytest
 import torch
 
+from harness.zygote import run_python
+
 ROOT = Path(__file__).resolve().parents[2]
 
 
 def run_child(code: str, env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:
-    """Run ``code`` in a fresh interpreter (switches are read once per process)."""
+    """Run ``code`` in a fresh interpreter (switches are read once per process); in a seamgate run,
+    one forked from the run's zygote, with torch already loaded (``harness/zygote.py``)."""
     full_env = {**os.environ, "PYTHONPATH": str(ROOT), **(env or {})}
-    return subprocess.run(
-        [sys.executable, "-c", textwrap.dedent(code)], env=full_env, capture_output=True, text=True, timeout=120
-    )
+    return run_python(["-c", textwrap.dedent(code)], env=full_env, timeout=120)
 
 
 @pytest.fixture

@@ -2,14 +2,18 @@
 
 from __future__ import annotations
 
+import json
+import os
 import socket
 import sys
 
 import pytest
 import torch
-import torch.multiprocessing as mp
 
+from harness.zygote import start_python
 from seam import Backend, BreakableGraph, CaptureMode, capture_one, is_capturing
+
+from .conftest import ROOT
 
 
 def _recorded_capture(backend: Backend, warmups: int = 2):
@@ -74,7 +78,7 @@ def _free_port() -> int:
         return s.getsockname()[1]
 
 
-def _rank(rank: int, port: int, results) -> None:  # runs in a spawned child
+def _rank(rank: int, port: int) -> list[str]:  # runs in a child: one rank of two
     import torch.distributed as dist
 
     from seam import EmulatedBackend
@@ -95,22 +99,26 @@ def _rank(rank: int, port: int, results) -> None:  # runs in a spawned child
         done = capture_one(lambda: x + rank, backend=backend, graph=CaptureMode.FULL,
                            post_warmup_hook=lambda: order.append("hook"), barrier=group)
         order.append("captured" if done.graph.captured else "not-captured")
-        results.put((rank, order))
+        return order
     finally:
         dist.destroy_process_group()
+
+
+RANK = """
+import json, sys
+from tests.seam.test_capture_one import _rank
+print(json.dumps(_rank(int(sys.argv[1]), int(sys.argv[2]))))
+"""
 
 
 @pytest.mark.slow
 def test_capture_one_meets_a_real_gloo_barrier_across_two_processes() -> None:
     if not sys.platform.startswith("linux"):
         pytest.skip("gloo over TCP loopback is tested on Linux")
-    ctx = mp.get_context("spawn")
-    results = ctx.SimpleQueue()  # a pipe: a Manager would start a third interpreter only to hold a dict
     port = _free_port()
-    procs = [ctx.Process(target=_rank, args=(r, port, results)) for r in range(2)]
-    for p in procs:
-        p.start()
-    for p in procs:
-        p.join(120)
-    assert [p.exitcode for p in procs] == [0, 0]
-    assert dict(results.get() for _ in range(2)) == {r: ["hook", "hook", "barrier", "captured"] for r in range(2)}
+    # Two interpreters (in a seamgate run, forked from its zygote with torch loaded: harness/zygote.py).
+    env = {**os.environ, "PYTHONPATH": str(ROOT)}
+    ranks = [start_python(["-c", RANK, str(r), str(port)], env=env, cwd=ROOT) for r in range(2)]
+    done = [rank.communicate(timeout=120) for rank in ranks]
+    assert [d.returncode for d in done] == [0, 0], [d.stderr for d in done]
+    assert [json.loads(d.stdout.strip().splitlines()[-1]) for d in done] == [["hook", "hook", "barrier", "captured"]] * 2

@@ -1,0 +1,21 @@
+"""The zygote plugin: fork this run's zygote (``harness/zygote.py``) before the project is imported.
+
+Loaded by ``seamgate``'s runs with ``-p harness.pytest_zygote``, ahead of every other ``-p`` plugin
+(the reach plugin starts coverage.py, which a zygote must not inherit). Importing this module forks
+the zygote: in a run forked from the fork server, torch is already imported, so every child a test
+starts through ``harness.zygote.run_python`` skips ``import torch``. Where torch is not loaded yet,
+the zygote imports it itself, beside the session, so that it is ready for the first child.
+``SEAMGATE_ZYGOTE=0`` turns it off: every child is then a real interpreter.
+
+PYTEST_DONT_REWRITE: nothing here asserts.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+
+from harness import zygote
+
+if zygote.ZYGOTE is None and os.environ.get("SEAMGATE_ZYGOTE", "1") != "0":
+    zygote.ZYGOTE = zygote.Zygote.fork(preload=() if "torch" in sys.modules else ("torch", "torch._dynamo"))
