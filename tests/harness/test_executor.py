@@ -128,7 +128,12 @@ def test_a_run_never_inherits_the_callers_seam_or_pytest_variables(tmp_path):
 def test_the_pytest_command_line_has_no_fail_fast_and_loads_the_counting_plugin(tmp_path):
     argv = pytest_argv(Run("r", tmp_path, ("tests",)), tmp_path / "j.xml", tmp_path / "c.json")
     assert "--maxfail=0" in argv and "-x" not in argv
-    assert argv[argv.index("-p") + 1] == "harness.pytest_counting"
+    plugins = [argv[i + 1] for i, arg in enumerate(argv) if arg == "-p"]
+    # The zygote first: it is forked before the reach plugin starts coverage.py (harness/zygote.py).
+    assert plugins[0] == "harness.pytest_zygote" and "harness.pytest_counting" in plugins
+    reaching = pytest_argv(Run("r", tmp_path, ("tests",), only=("tests/t.py::a",)), tmp_path / "j.xml", tmp_path / "c.json")
+    assert [reaching[i + 1] for i, arg in enumerate(reaching) if arg == "-p"][:2] == \
+        ["harness.pytest_zygote", "harness.pytest_reach"]
     assert "no:cacheprovider" in argv and "enable_assertion_pass_hook=true" not in argv  # opt-in: test_counting.py
 
 
