@@ -1,5 +1,6 @@
-"""Device check: does importing torch._dynamo (and pytest) initialize CUDA, so that a forked child
-can no longer use the GPU? Prints one JSON line. Run: python scripts/device_fork_check.py"""
+"""Device check: importing torch._dynamo (and pytest) initializes no CUDA; a forked child still captures.
+
+Prints one JSON line. Run on a GPU machine: python scripts/device_fork_check.py"""
 import json
 import os
 import sys
