@@ -62,6 +62,8 @@ class Reach:
     spawn_regions: tuple[tuple[str, int, int, str], ...] = ()
     #: context -> file -> lines its (measured) Python children executed.
     children: Mapping[str, Mapping[str, frozenset[int]]] = field(default_factory=dict)
+    #: Contexts that started any child process (``None``: not recorded, by an older seamgate).
+    starters: frozenset[str] | None = None
 
     @classmethod
     def read(cls, path: Path) -> Reach | None:
@@ -81,11 +83,17 @@ class Reach:
         return cls(files=files, fixtures={k: tuple(v) for k, v in data.get("fixtures", {}).items()},
                    spawned=frozenset(data.get("spawned", ())), cases=frozenset(data.get("cases", ())),
                    spawn_regions=tuple((f, int(a), int(b), str(c)) for f, a, b, c in data.get("spawn_regions", ())),
-                   children=children)
+                   children=children,
+                   starters=frozenset(c for c, n in data["spawn_counts"].items() if sum(n[:2]))
+                   if "spawn_counts" in data else None)
 
     def unknown(self) -> frozenset[str]:
         """Cases whose reach is unknown: an unmeasured child, or a cached result of one (``spawn_regions``)."""
         return self._with_fixture_users(set(self.spawned) | self._inheritors(self.spawned))
+
+    def child_starters(self) -> frozenset[str] | None:
+        """The cases that started a child process (themselves or through a fixture); ``None``: unknown."""
+        return None if self.starters is None else self._with_fixture_users(set(self.starters))
 
     def _inheritors(self, spawners: Iterable[str]) -> set[str]:
         """Contexts that ran a function that was on the stack when one of ``spawners`` started a child."""

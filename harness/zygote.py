@@ -47,6 +47,8 @@ from typing import Any, Mapping, Sequence
 IMPORT_TIME_PREFIXES = ("TORCH", "PYTORCH", "CUDA", "CUBLAS", "CUDNN", "NCCL", "NVIDIA", "HIP", "ROCM",
                         "OMP_", "GOMP", "KMP_", "MKL", "OPENBLAS", "LD_", "MALLOC", "PYTHON")
 _APPLIED_BY_CHILD = frozenset({"PYTHONPATH", "COVERAGE_PROCESS_START"})
+#: ``SEAMGATE_ZYGOTE=0`` in a run's environment: no zygote (``harness/pytest_zygote.py``).
+ENV = "SEAMGATE_ZYGOTE"
 #: The largest request a zygote takes in one message (the rest run in a real interpreter).
 MAX_REQUEST = 200_000
 _PR_SET_PDEATHSIG = 1
@@ -87,6 +89,15 @@ class Zygote:
                 os._exit(code)
         theirs.close()
         return cls(ours, pid, os.getpid(), os.environ)
+
+    def close(self) -> None:
+        """End the zygote (its unfinished children with it) and reap it, in the process that forked it."""
+        self.sock.close()
+        if os.getpid() == self.owner:
+            try:
+                os.waitpid(self.pid, 0)
+            except ChildProcessError:
+                pass
 
     def refuses(self, args: Sequence[str], env: Mapping[str, str]) -> str | None:
         """Why this request must run in a real interpreter (``None``: the zygote can take it)."""

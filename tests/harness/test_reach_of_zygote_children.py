@@ -55,3 +55,33 @@ def test_a_forked_childs_reach_is_its_cases_and_a_lost_child_makes_its_case_alwa
         "tests/test_forked.py::test_a_forked_child_killed_before_it_could_report": ("passed", False),
     }
     assert outcome.verdict is Verdict.PASS, outcome.message
+
+
+ONE_CHILD = {
+    **CALC,
+    "tests/test_mul.py": (
+        "import os\n\nfrom calc.ops import mul\nfrom harness import zygote\n\n\n"
+        "def test_mul():\n"
+        "    with open(os.environ['ZYGOTE_SEEN'], 'a') as seen:\n"
+        "        seen.write(f'{zygote.ZYGOTE is not None}\\n')\n"
+        "    assert mul(2, 3) == 6\n"
+    ),
+    "tests/test_forked.py": (
+        "import os\n\nfrom harness.zygote import run_python\n\n\n"
+        "def test_a_forked_child_runs_add():\n"
+        "    done = run_python(['-c', 'from calc.ops import add; print(add(0, 3))'], env={**os.environ, 'PYTHONPATH': os.getcwd()})\n"
+        "    assert done.stdout == '3\\n'\n"
+    ),
+}
+
+
+def test_a_row_whose_cases_started_no_child_in_the_baseline_runs_without_a_zygote(tmp_path: Path, monkeypatch) -> None:
+    project = write_project(tmp_path / "p", ONE_CHILD)
+    seen = tmp_path / "seen.txt"
+    monkeypatch.setenv("ZYGOTE_SEEN", str(seen))
+    mutations = catalog(mutation("mul-off", "return a * b", "return a * b + 1"))
+    g = gate("g", mutation="mul-off", red=RedSet(nodeids=("tests/test_mul.py::test_mul",)))
+    report, _, _ = run_quietly(project, [g], mutations)
+    assert report.outcomes[0].verdict is Verdict.PASS, report.outcomes[0].message
+    # The two baseline runs (every case: one starts a child) have a zygote; the row runs test_mul alone.
+    assert sorted(seen.read_text().split()) == ["False", "True", "True"]
