@@ -101,8 +101,6 @@ class Zygote:
 
     def refuses(self, args: Sequence[str], env: Mapping[str, str]) -> str | None:
         """Why this request must run in a real interpreter (``None``: the zygote can take it)."""
-        if os.getpid() != self.owner:
-            return "the caller is not the process that forked the zygote"
         if not args or args[0] not in ("-c", "-m") or len(args) < 2:
             return "only `-c CODE` and `-m MODULE` requests, with no interpreter options before them"
         for key in set(env) | set(self.birth_env):

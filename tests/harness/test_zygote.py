@@ -54,6 +54,13 @@ for name, args, extra in (("options before -c", ["-I", "-c", "print(1)"], {}),
                           ("an import-time variable changed", ["-c", "print(1)"], {"OMP_NUM_THREADS": "7"})):
     child = zygote.start_python(args, env={**env, **extra}, cwd=cwd)
     out[name] = [child.communicate(timeout=60).returncode, child.forked]
+read, write = os.pipe()
+if os.fork() == 0:  # a forked process (a sweep's mutant child) asks the same zygote
+    child = zygote.start_python(["-c", "print(5)"], env=env, cwd=cwd)
+    os.write(write, json.dumps([child.communicate(timeout=60).stdout, child.forked]).encode())
+    os._exit(0)
+os.close(write)
+out["from a forked process"] = json.loads(os.read(read, 4096))
 try:
     zygote.run_python(["-c", "import time; print('started', flush=True); time.sleep(30)"], env=env, cwd=cwd, timeout=1)
 except subprocess.TimeoutExpired as stop:
@@ -101,6 +108,11 @@ def test_a_request_the_zygote_cannot_honour_runs_in_a_real_interpreter(both: tup
     _, forked = both
     assert forked["options before -c"] == [0, False]
     assert forked["an import-time variable changed"] == [0, False]
+
+
+def test_a_process_forked_from_the_caller_gets_its_children_from_the_same_zygote(both: tuple[dict, dict]) -> None:
+    real, forked = both
+    assert real["from a forked process"] == ["5\n", False] and forked["from a forked process"] == ["5\n", True]
 
 
 def test_a_child_past_its_timeout_is_killed_and_reported_as_subprocess_does(both: tuple[dict, dict]) -> None:
