@@ -24,7 +24,7 @@ for order in ${ORDERS:-fwd rev shuf}; do
   echo "$files" | tr ' ' '\n' >"$OUT/files-$order.txt"
   rm -rf "/tmp/suite-$order" && cp -a . "/tmp/suite-$order"
   ( cd "/tmp/suite-$order" && PYTHONDONTWRITEBYTECODE=1 PYTHONPATH=/tmp/suite-$order:/tmp/site SEAM_ARMS=cuda \
-      SEAMGATE_FILE_ORDER="$OUT/files-$order.txt" OMP_NUM_THREADS=${THREADS:-4} timeout ${LIMIT:-420} \
+      SEAMGATE_FILE_ORDER="$OUT/files-$order.txt" SEAMGATE_RED_LOG="$OUT/red-live-$order.txt" OMP_NUM_THREADS=${THREADS:-4} timeout ${LIMIT:-420} \
       python3 -m pytest -q -p no:cacheprovider -p scripts.order_plugin --junitxml="$OUT/junit-$order.xml" "$@" tests \
       >"$OUT/pytest-$order.log" 2>&1
     echo "rc=$?" >>"$OUT/pytest-$order.log" ) &
@@ -33,6 +33,7 @@ wait
 for order in ${ORDERS:-fwd rev shuf}; do
   echo "pytest $order :: $(grep -E 'passed|failed|error' "$OUT/pytest-$order.log" | tail -1) $(tail -1 "$OUT/pytest-$order.log")" | tee -a "$S"
   grep -E "^(FAILED|ERROR)" "$OUT/pytest-$order.log" | sed -E 's/ - .*//' | sort -u >"$OUT/red-$order.txt"
+  echo "  red as they failed: $(tr '\n' ' ' <"$OUT/red-live-$order.txt" 2>/dev/null)" | tee -a "$S"
 done
 # A case red in one or two orders (not all three) comes and goes: isolate it.
 n_orders=$(echo ${ORDERS:-fwd rev shuf} | wc -w)

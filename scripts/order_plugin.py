@@ -5,6 +5,10 @@ a shuffled order interleaves a file of ``tests/`` between files of ``tests/seam/
 then drops ``tests/seam/conftest.py``'s fixtures for the later seam files (pytest-dev/pytest#14964):
 a red of pytest's, not of the order. So pytest collects ``tests`` as usual and this plugin reorders
 the collected items: by the file's place in the list, cases of one file in their own order.
+
+``$SEAMGATE_RED_LOG``: append each case that fails (setup, call or teardown) to that file as it
+fails, so a run cut by the device tool's time limit still names its reds (pytest names them only at
+the end).
 """
 
 from __future__ import annotations
@@ -20,3 +24,10 @@ def pytest_collection_modifyitems(session, config, items):
         order = {line.strip(): i for i, line in enumerate(fh) if line.strip()}
     last = len(order)
     items[:] = sorted(items, key=lambda item: order.get(item.nodeid.split("::")[0], last))
+
+
+def pytest_runtest_logreport(report):
+    path = os.environ.get("SEAMGATE_RED_LOG")
+    if path and report.failed:
+        with open(path, "a", encoding="utf-8") as fh:
+            fh.write(f"{report.nodeid} ({report.when})\n")
