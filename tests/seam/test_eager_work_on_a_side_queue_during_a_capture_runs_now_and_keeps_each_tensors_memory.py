@@ -1,0 +1,110 @@
+"""Eager work on a queue outside an open capture runs now, whole, and leaves every tensor in its memory.
+
+While a capture is open, work issued on a queue that is not part of it is not recorded: it runs at
+once, with ALL its arguments (keywords included), and a replay does not repeat it (H200
+``kernel_on_other_stream``: ``d.add_(e, alpha=2)`` on the other stream leaves ``d`` at 21). Such work
+never moves a tensor between host and device memory: a host tensor resized to a device tensor's
+shape, in place or through ``out=``, is still host memory (H200: ``h.resize_as_(d)`` and
+``resize_as.out(h, d, out=h2)`` on the other stream leave ``h``, ``h2`` on the CPU, readable there
+during the capture), so copying it into a device buffer on the capturing queue is refused as the
+pageable copy it is (H200 ``pageable_copy``). And eager work on device memory never yields host
+memory: on the H200 a training batch norm on the other stream, which needs fresh device memory for
+its output, is refused (``operation not permitted when stream is capturing``); where the emulator
+runs it, its output is device memory, which the host may not read while the capture is open.
+"""
+
+from __future__ import annotations
+
+import pytest
+import torch
+
+from seam import (BreakableGraph, CaptureMode, CaptureStateError, CaptureSyncError, EmulatedBackend,
+                  GraphCaptureScope, PageableCopyError)
+
+
+@pytest.fixture
+def emu() -> EmulatedBackend:
+    return EmulatedBackend()
+
+
+def capture(emu: EmulatedBackend, body) -> BreakableGraph:
+    g = BreakableGraph(emu, CaptureMode.FULL)
+    with torch.no_grad(), GraphCaptureScope(emu, emu.default_queue(), g):
+        body()
+    return g
+
+
+def test_an_in_place_op_on_a_side_queue_runs_now_with_its_keyword_arguments_and_is_not_replayed(emu: EmulatedBackend) -> None:
+    x = emu.to_device(torch.ones(2))
+    d = emu.to_device(torch.ones(2))
+    e = emu.to_device(torch.full((2,), 10.0))
+    side = emu.new_queue()
+
+    def body() -> None:
+        x.add_(1)  # captured
+        with emu.use_queue(side):
+            d.add_(e, alpha=2)  # runs now, outside the capture
+
+    g = capture(emu, body)
+    assert d.tolist() == [21.0, 21.0]
+    g.replay()
+    assert x.tolist() == [2.0, 2.0] and d.tolist() == [21.0, 21.0]
+
+
+def test_a_host_tensor_resized_in_place_like_a_device_tensor_on_a_side_queue_stays_host_memory(emu: EmulatedBackend) -> None:
+    d = emu.to_device(torch.ones(4))
+    target = emu.alloc((4,))
+    host = torch.zeros(2)
+    side = emu.new_queue()
+
+    def body() -> None:
+        with emu.use_queue(side):
+            host.resize_as_(d)
+        assert len(host.tolist()) == 4  # a host read of host memory: allowed while the capture is open
+        target.copy_(host, non_blocking=True)
+
+    with pytest.raises(PageableCopyError, match="^copy from pageable host memory to the device inside graph capture"):
+        capture(emu, body)
+    assert target.tolist() == [0.0] * 4
+
+
+def test_a_host_tensor_resized_through_out_like_a_device_tensor_on_a_side_queue_stays_host_memory(emu: EmulatedBackend) -> None:
+    d = emu.to_device(torch.ones(4))
+    target = emu.alloc((4,))
+    host, resized = torch.zeros(4), torch.zeros(0)
+    side = emu.new_queue()
+
+    def body() -> None:
+        with emu.use_queue(side):
+            torch.ops.aten.resize_as.out(host, d, out=resized)
+        assert resized.tolist() == [0.0] * 4
+        target.copy_(resized, non_blocking=True)
+
+    with pytest.raises(PageableCopyError, match="^copy from pageable host memory to the device inside graph capture"):
+        capture(emu, body)
+
+
+def test_a_side_queues_training_batch_norm_on_device_memory_is_refused_or_yields_device_memory(emu: EmulatedBackend) -> None:
+    x = emu.to_device(torch.tensor([[1.0, 2.0], [3.0, 6.0]]))
+    running_mean, running_var = emu.to_device(torch.zeros(2)), emu.to_device(torch.ones(2))
+    side = emu.new_queue()
+    outputs: list[torch.Tensor] = []
+
+    def body() -> None:
+        with emu.use_queue(side):
+            y, _, _ = torch.ops.aten._native_batch_norm_legit(x, None, None, running_mean, running_var, True, 0.1, 1e-5)
+        outputs.append(y)
+        y.tolist()
+
+    try:
+        capture(emu, body)
+    except CaptureStateError as refused:  # what the H200 does: the output's allocation is refused
+        assert not outputs and "allocates device memory" in str(refused)
+        return
+    except CaptureSyncError as refused:  # the emulator ran it: its output is device memory
+        assert str(refused).startswith("Tensor.tolist() while a graph capture is open reads device memory on the host")
+        assert len(outputs) == 1
+        y = outputs[0]
+        assert torch.allclose(y, torch.tensor([[-1.0, -1.0], [1.0, 1.0]]), atol=1e-4)  # it really ran, at once
+        return
+    pytest.fail("the host read the output of device work while the capture was open")
