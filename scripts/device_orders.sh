@@ -6,7 +6,7 @@
 # case that failed in some order but not in all three re-run ALONE, with Python's GC off, with GC forced
 # before each case, and with CUDA_LAUNCH_BLOCKING=1, so a red that comes and goes is isolated rather than
 # written down as "load". One tarball comes back ($OUT/orders.tgz) plus summary.txt.
-# Usage: OUT=... SEAMGATE_COMMIT=<sha> [ORDERS="shuf"] [LIMIT=seconds] [THREADS=n] bash scripts/device_orders.sh [PYTEST_ARGS...]
+# Usage: OUT=... SEAMGATE_COMMIT=<sha> [ORDERS="shuf"] [LIMIT=seconds] [THREADS=n] [PATHS="tests/seam tests/drivers"] bash scripts/device_orders.sh [PYTEST_ARGS...]
 # (the three orders side by side took over 8 minutes at 2727762: one call of the device tool fits one or two)
 set -uo pipefail
 FINAL=${OUT:?set OUT to the output folder}
@@ -25,7 +25,7 @@ for order in ${ORDERS:-fwd rev shuf}; do
   rm -rf "/tmp/suite-$order" && cp -a . "/tmp/suite-$order"
   ( cd "/tmp/suite-$order" && PYTHONDONTWRITEBYTECODE=1 PYTHONPATH=/tmp/suite-$order:/tmp/site SEAM_ARMS=cuda \
       SEAMGATE_FILE_ORDER="$OUT/files-$order.txt" SEAMGATE_RED_LOG="$OUT/red-live-$order.txt" OMP_NUM_THREADS=${THREADS:-4} timeout ${LIMIT:-420} \
-      python3 -m pytest -q -p no:cacheprovider -p scripts.order_plugin --junitxml="$OUT/junit-$order.xml" "$@" tests \
+      python3 -m pytest -q -p no:cacheprovider -p scripts.order_plugin --junitxml="$OUT/junit-$order.xml" "$@" ${PATHS:-tests} \
       >"$OUT/pytest-$order.log" 2>&1
     echo "rc=$?" >>"$OUT/pytest-$order.log" ) &
 done
