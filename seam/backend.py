@@ -112,16 +112,29 @@ class RawGraph:
     def __init__(self) -> None:
         self.id = new_id()
         self.destroyed = False
+        #: Its native release was handed to ``seam.collector`` (it runs now or after the last capture).
+        self.release_requested = False
 
     def native_release(self) -> Callable[[], None]:
         """A callable that releases what this segment holds natively (it keeps that alive until run)."""
         return lambda: None
 
+    def release(self, what: str) -> None:
+        """Mark it dead and hand its native release to the collector guard (``seam.collector.release``)."""
+        self.destroyed = self.release_requested = True
+        collector.release(what, self.native_release())
+
     def __del__(self) -> None:
-        if getattr(self, "destroyed", True) or collector is None:  # interpreter shutdown
+        if getattr(self, "release_requested", True) or collector is None:  # interpreter shutdown
             return
-        self.destroyed = True
-        collector.release(f"graph {self.id} (collected)", self.native_release())
+        if not self.destroyed:
+            self.release(f"graph {self.id} (collected)")
+            return
+        # Marked dead but never released: its native graph goes with this object, now, as CUDA frees
+        # a graph whose last reference is gone, open capture or not. The guard cannot defer it.
+        if collector.any_capture_open():
+            collector.note_unsafe_call(f"release of graph {self.id} (collected, never released)")
+        self.native_release()()
 
 
 class _OpenCapture:
@@ -322,7 +335,10 @@ class Backend(ABC):
                     raise record.error() from err
                 raise
             if record is not None and record.reason:
-                graph.destroyed = True  # never handed out: nothing of it is valid
+                # Never handed out: nothing of it is valid. Released through the guard now (it runs as
+                # this capture closes, or after the last one open), not left to the error's traceback,
+                # which a retry may drop inside its own capture.
+                graph.release(f"graph {graph.id} (ended invalidated)")
                 raise record.error()
             return graph
         finally:
@@ -360,8 +376,7 @@ class Backend(ABC):
         if graph.destroyed:
             return
         self._log("destroy", None, f"graph={graph.id}")
-        graph.destroyed = True
-        collector.release(f"graph {graph.id} (destroy())", graph.native_release())
+        graph.release(f"graph {graph.id} (destroy())")
 
     def new_pool(self) -> Any:
         """A memory pool shared by the segments of one graph (``None`` where pools do not exist)."""
