@@ -71,8 +71,11 @@ class RecordedOp:
         result = self.func._op(*self.args, **self.kwargs)
         if self.mutating:
             return
-        for fresh, kept in zip(tree_leaves(result), self.outputs):
-            if isinstance(fresh, torch.Tensor) and fresh is not kept:
+        # ``outputs`` holds the TENSOR leaves of the captured result: a ``None`` leaf (a gradient
+        # ``convolution_backward`` was told not to compute) holds no buffer, and is skipped here too.
+        fresh_tensors = (leaf for leaf in tree_leaves(result) if isinstance(leaf, torch.Tensor))
+        for fresh, kept in zip(fresh_tensors, self.outputs):
+            if fresh is not kept:
                 kept.copy_(fresh)
 
     @classmethod
@@ -115,7 +118,9 @@ def out_variant(func: Any) -> tuple[Any, tuple[str, ...]] | None:
         args = candidate._schema.arguments
         writes = tuple(a.name for a in args if a.alias_info is not None and a.alias_info.is_write)
         inputs = [(a.name, str(a.type)) for a in args if a.alias_info is None or not a.alias_info.is_write]
-        if writes and inputs == wanted and len(writes) == len(func._schema.returns):
+        # Each out argument takes ONE kept tensor: a list-typed one (``_foreach_*.out``) is not used.
+        singles = all(str(a.type) == "Tensor" for a in args if a.name in writes)
+        if writes and singles and inputs == wanted and len(writes) == len(func._schema.returns):
             return candidate, writes
     return None
 
