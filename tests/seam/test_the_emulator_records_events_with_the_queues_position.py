@@ -2,7 +2,7 @@
 
 An event has its own id (the trace names it at its record and at every wait on it), the queue it was
 recorded on, whether that queue was part of the open capture (``captured``), and, as emulator
-bookkeeping, the queue's POSITION: how many operations that queue had issued in the open capture
+bookkeeping (``Event.version``; the CUDA backend leaves it at 0), the queue's POSITION: how many operations that queue had issued in the open capture
 when the event was recorded (a capture starts every queue at 0; a side queue that joins by a wait
 starts at 0 too; a queue outside the capture stays at 0). Outside any capture an event is plain:
 position 0, not captured, and any queue may wait on it.
