@@ -47,3 +47,21 @@ def test_dropping_a_failed_captures_error_inside_the_retry_leaves_the_retry_vali
     backend.synchronize()
     assert torch.equal(x.cpu(), torch.ones(3))
     backend.destroy(graph)
+
+
+def test_a_segment_marked_dead_but_never_released_invalidates_an_open_capture_when_collected(backend: Backend) -> None:
+    # What end_capture did before: a segment marked destroyed whose release never reached the guard.
+    from seam import RawGraph
+
+    dead = RawGraph()
+    dead.destroyed = True
+    q = backend.default_queue()
+    backend.begin_capture(q)
+    try:
+        del dead
+        gc.collect()  # its native graph goes now, inside the capture, as CUDA frees it
+        with pytest.raises(CaptureInvalidatedError,
+                           match=r"invalidated by release of graph \d+ \(collected, never released\) while it was open"):
+            backend.end_capture(q)
+    finally:
+        backend.abort_capture(q)
