@@ -125,7 +125,9 @@ class Zygote:
 
     def start(self, args: Sequence[str], env: Mapping[str, str], cwd: str) -> _Started:
         """Ask the zygote for a child; raises ``OSError`` when the zygote is gone."""
-        request = json.dumps({"args": list(args), "env": dict(env), "cwd": cwd}).encode()
+        # A signal the caller ignores stays ignored across exec, so a real child would inherit it.
+        ignored = [int(sig) for sig in _RESET if _ignored(sig)]
+        request = json.dumps({"args": list(args), "env": dict(env), "cwd": cwd, "ignored": ignored}).encode()
         if len(request) > MAX_REQUEST:
             raise OSError(f"request of {len(request)} bytes is over {MAX_REQUEST}")
         out, err = tempfile.TemporaryFile(), tempfile.TemporaryFile()
@@ -263,6 +265,17 @@ def _read_line(fd: int, timeout: float | None) -> str | None:
 # The zygote's side
 # --------------------------------------------------------------------------------------------
 
+#: The signals a child's handlers are reset for (as ``exec`` resets them).
+_RESET = (signal.SIGINT, signal.SIGCHLD, signal.SIGTERM, signal.SIGHUP, signal.SIGQUIT, signal.SIGUSR1, signal.SIGUSR2)
+
+
+def _ignored(sig: signal.Signals) -> bool:
+    try:
+        return signal.getsignal(sig) == signal.SIG_IGN
+    except ValueError:  # not a signal of this platform
+        return False
+
+
 def _die_with_parent() -> None:
     try:
         import ctypes
@@ -355,10 +368,15 @@ def _child(request: Mapping[str, Any], out: int, err: int) -> None:
     try:
         _die_with_parent()
         signal.set_wakeup_fd(-1)
-        for sig in (signal.SIGCHLD, signal.SIGTERM, signal.SIGHUP, signal.SIGUSR1, signal.SIGUSR2):
-            signal.signal(sig, signal.SIG_DFL)
-        signal.signal(signal.SIGINT, signal.default_int_handler)
-        signal.signal(signal.SIGPIPE, signal.SIG_IGN)  # as Python sets it at start-up
+        # As exec leaves them: what the caller ignores stays ignored, every other handler is the
+        # default; then as Python sets them at start-up: SIGINT raises KeyboardInterrupt unless
+        # ignored, SIGPIPE is ignored.
+        ignored = set(request.get("ignored", ()))
+        for sig in _RESET:
+            signal.signal(sig, signal.SIG_IGN if int(sig) in ignored else signal.SIG_DFL)
+        if int(signal.SIGINT) not in ignored:
+            signal.signal(signal.SIGINT, signal.default_int_handler)
+        signal.signal(signal.SIGPIPE, signal.SIG_IGN)
         devnull = os.open(os.devnull, os.O_RDONLY)
         for source, target in ((devnull, 0), (out, 1), (err, 2)):
             os.dup2(source, target)

@@ -38,8 +38,9 @@ PROGRAMS = {
 }
 
 DRIVER = """
-import json, os, subprocess, sys
+import json, os, signal, subprocess, sys
 from harness import zygote
+signal.signal(signal.SIGINT, signal.default_int_handler)  # whatever the test's own runner ignores
 if sys.argv[1] == "forked":
     zygote.ZYGOTE = zygote.Zygote.fork()
 programs, cwd = json.loads(sys.argv[2]), sys.argv[3]
@@ -54,6 +55,10 @@ for name, args, extra in (("options before -c", ["-I", "-c", "print(1)"], {}),
                           ("an import-time variable changed", ["-c", "print(1)"], {"OMP_NUM_THREADS": "7"})):
     child = zygote.start_python(args, env={**env, **extra}, cwd=cwd)
     out[name] = [child.communicate(timeout=60).returncode, child.forked]
+signal.signal(signal.SIGINT, signal.SIG_IGN)  # a caller that ignores SIGINT (a background job)
+child = zygote.start_python(["-c", "import signal; print(signal.getsignal(signal.SIGINT) == signal.SIG_IGN)"], env=env, cwd=cwd)
+out["with SIGINT ignored by the caller"] = [child.communicate(timeout=60).stdout, child.forked]
+signal.signal(signal.SIGINT, signal.default_int_handler)
 read, write = os.pipe()
 if os.fork() == 0:  # a forked process (a sweep's mutant child) asks the same zygote
     child = zygote.start_python(["-c", "print(5)"], env=env, cwd=cwd)
@@ -108,6 +113,12 @@ def test_a_request_the_zygote_cannot_honour_runs_in_a_real_interpreter(both: tup
     _, forked = both
     assert forked["options before -c"] == [0, False]
     assert forked["an import-time variable changed"] == [0, False]
+
+
+def test_a_signal_the_caller_ignores_stays_ignored_in_the_child_as_across_exec(both: tuple[dict, dict]) -> None:
+    real, forked = both
+    assert real["with SIGINT ignored by the caller"] == ["True\n", False]
+    assert forked["with SIGINT ignored by the caller"] == ["True\n", True]
 
 
 def test_a_process_forked_from_the_caller_gets_its_children_from_the_same_zygote(both: tuple[dict, dict]) -> None:
