@@ -33,7 +33,7 @@ wait
 for order in ${ORDERS:-fwd rev shuf}; do
   echo "pytest $order :: $(grep -E 'passed|failed|error' "$OUT/pytest-$order.log" | tail -1) $(tail -1 "$OUT/pytest-$order.log")" | tee -a "$S"
   grep -E "^(FAILED|ERROR)" "$OUT/pytest-$order.log" | sed -E 's/ - .*//' | sort -u >"$OUT/red-$order.txt"
-  echo "  red as they failed: $(tr '\n' ' ' <"$OUT/red-live-$order.txt" 2>/dev/null)" | tee -a "$S"
+  echo "  red as they failed: $(tr '\n' ' ' 2>/dev/null <"$OUT/red-live-$order.txt")" | tee -a "$S"
 done
 # A case red in one or two orders (not all three) comes and goes: isolate it.
 n_orders=$(echo ${ORDERS:-fwd rev shuf} | wc -w)
