@@ -52,7 +52,7 @@ from typing import Any, Callable, Mapping
 
 #: Modules the server imports before forking (the expensive, project-independent part).
 #: ``torch._dynamo``: torch imports it lazily on the first call of a function it guards (a
-#: ``TorchFunctionMode`` exit, which every capture makes), ~0.6 s with sympy, in EVERY child that
+#: ``TorchFunctionMode`` exit, which every capture makes), 0.6-0.9 s with sympy (``bench/bench_zygote.py``), in EVERY child that
 #: captures; importing it initializes no CUDA (``scripts/device_fork_check.py``, on the H200).
 PRELOAD: tuple[str, ...] = ("torch", "torch._dynamo", "pytest")
 #: Exit code of a child whose own setup (not pytest) raised.

@@ -97,9 +97,7 @@ class _Recorder:
             def wrapper(*args: Any, **kwargs: Any) -> Any:
                 kind = python(*args, **kwargs) if self.context else None
                 if kind is not None:
-                    counts = self.spawned.setdefault(self.context, [0, 0])
-                    counts[0 if kind else 1] += 1
-                    self._note_stack()
+                    self.note_child(kind)
                     if kind and env_at is not None and len(args) > env_at:
                         args = (*args[:env_at], self._measured_env(args[env_at]), *args[env_at + 1:])
                 return original(*args, **kwargs)
@@ -142,10 +140,18 @@ class _Recorder:
             return env
         return [*entries, b"COVERAGE_PROCESS_START=" + os.fsencode(config)]
 
+    def note_child(self, python: bool, skip: str | None = None) -> None:
+        """A child (a Python one or another) starts under the current context: count it, and keep the
+        project functions on the stack above the starter's frame (but those of the file ``skip``)."""
+        counts = self.spawned.setdefault(self.context, [0, 0])
+        counts[0 if python else 1] += 1
+        self._note_stack(skip)
+
     def _note_stack(self, skip: str | None = None) -> None:
         """Keep the body of every project function on the stack (file, first line, last line, context),
-        but those of the file ``skip``."""
-        frame = sys._getframe(2)
+        but those of the file ``skip``; from the caller of ``note_child``'s caller (the wrapper, or
+        ``python_child``) on."""
+        frame = sys._getframe(3)
         while frame is not None:
             code = frame.f_code
             real = os.path.realpath(code.co_filename)
@@ -254,9 +260,7 @@ def python_child(env: dict[str, str], starter: str | None = None) -> dict[str, s
     ``starter``: the file of the function that starts it, whose frames are not kept (it caches nothing)."""
     if _RECORDER is None or not _RECORDER.context:
         return env
-    counts = _RECORDER.spawned.setdefault(_RECORDER.context, [0, 0])
-    counts[0] += 1
-    _RECORDER._note_stack(skip=os.path.realpath(starter) if starter else None)
+    _RECORDER.note_child(True, skip=os.path.realpath(starter) if starter else None)
     return _RECORDER._measured_env(env)
 
 

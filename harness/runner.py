@@ -689,7 +689,8 @@ class Session:
         timeout = timeout_for(baseline, run_ids, [c.gate.timeout for c in readers])
         only = None if run_ids is None else run_ids - set(carried)
         env = dict(key.env)
-        starters = self.reach[key.baseline].child_starters() if self.reach.get(key.baseline) else None
+        reach = self.reach.get(key.baseline)
+        starters = reach.child_starters() if reach is not None else None
         if only is not None and starters is not None and not only & starters:
             # None of its cases started a child in the baseline: spare the run the zygote's fork
             # (~20 ms of copy-on-write faults a run); a child started all the same is a real interpreter.

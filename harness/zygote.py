@@ -25,7 +25,9 @@ and ``coverage.py``'s start-up hook when ``COVERAGE_PROCESS_START`` names a conf
 ``harness/pytest_reach.py`` measures what a child reached (every child is counted there as a Python
 child of the running case: one whose data never arrives leaves that case's reach unknown).
 
-This module is stdlib-only and imports nothing of the project.
+This module imports only the standard library, and ``harness/forkserver.py``'s process helpers
+(stdlib-only too) where it kills or becomes a process: never at import, which every run pays
+(``harness/pytest_zygote.py``). Nothing of the project under test.
 """
 
 from __future__ import annotations
@@ -51,7 +53,6 @@ _APPLIED_BY_CHILD = frozenset({"PYTHONPATH", "COVERAGE_PROCESS_START"})
 ENV = "SEAMGATE_ZYGOTE"
 #: The largest request a zygote takes in one message (the rest run in a real interpreter).
 MAX_REQUEST = 200_000
-_PR_SET_PDEATHSIG = 1
 
 
 @dataclass
@@ -108,7 +109,9 @@ class Zygote:
         try:
             while not os.waitpid(self.pid, os.WNOHANG)[0]:
                 if time.monotonic() > deadline:
-                    _kill(self.pid)
+                    from harness.forkserver import _sigkill
+
+                    _sigkill(self.pid)
                 time.sleep(0.002)
         except ChildProcessError:
             pass
@@ -182,10 +185,9 @@ class ChildProcess:
         line = _read_line(started.status, timeout)
         timed_out = line is None
         if timed_out:
-            try:
-                os.kill(started.pid, signal.SIGKILL)
-            except ProcessLookupError:
-                pass
+            from harness.forkserver import _sigkill
+
+            _sigkill(started.pid)
             line = _read_line(started.status, None)
         os.close(started.status)
         out, err = _slurp(started.stdout), _slurp(started.stderr)
@@ -276,19 +278,12 @@ def _ignored(sig: signal.Signals) -> bool:
         return False
 
 
-def _die_with_parent() -> None:
-    try:
-        import ctypes
-
-        ctypes.CDLL(None, use_errno=True).prctl(_PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0)
-    except (OSError, AttributeError):
-        pass
-
-
 def _serve(sock: socket.socket, preload: Sequence[str]) -> int:
     """Fork a child per request until the caller closes its end; report each child's exit status."""
     import atexit
     import importlib
+
+    from harness.forkserver import _die_with_parent, _sigkill
 
     _die_with_parent()
     atexit._clear()  # the caller's handlers are not ours to run
@@ -318,7 +313,7 @@ def _serve(sock: socket.socket, preload: Sequence[str]) -> int:
             for fd in fds:
                 os.close(fd)
             for pid in statuses:
-                _kill(pid)
+                _sigkill(pid)
             return 0
         out, err, status = fds
         pid = os.fork()
@@ -351,18 +346,13 @@ def _reap(statuses: dict[int, int]) -> None:
             os.close(fd)
 
 
-def _kill(pid: int) -> None:
-    try:
-        os.kill(pid, signal.SIGKILL)
-    except ProcessLookupError:
-        pass
-
-
 def _child(request: Mapping[str, Any], out: int, err: int) -> None:
     """Become ``python ARGS`` as a fresh interpreter would, run it, and exit with its code."""
     import atexit
     import io
     import types
+
+    from harness.forkserver import _die_with_parent
 
     code = 1
     try:
