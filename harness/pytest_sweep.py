@@ -2,7 +2,8 @@
 
 Loaded through ``PYTEST_PLUGINS=harness.pytest_sweep`` in a run over a copy of the project whose
 swept files are mutmut's trampolined form (every mutant of a file in one module; the active one is
-chosen at call time by ``MUTANT_UNDER_TEST``). Driven by ``SEAMGATE_SWEEP_PLAN=FILE``, a JSON object::
+chosen at call time by ``MUTANT_UNDER_TEST``). Driven by ``SEAMGATE_SWEEP_PLAN=FILE`` (taken out of the
+environment as the plugin loads, with its ``PYTEST_PLUGINS`` entry: ``_take_plan``), a JSON object::
 
     {"out": FILE, "mutants": [{"id": "pkg.mod.x_f__mutmut_3", "cases": [nodeid, ...], "timeout": 12.0}, ...]}
 
@@ -31,7 +32,27 @@ from typing import Any
 
 import pytest
 
-_PLAN = os.environ.get("SEAMGATE_SWEEP_PLAN")
+
+def _take_plan() -> str | None:
+    """The plan's path, taken OUT of the environment together with this plugin's ``PYTEST_PLUGINS`` entry.
+
+    The cases then run in the baseline's environment, and a pytest session a case starts (a plugin's
+    test suite does: ``tests/plugin``) is the case's own. Left in, both reached that inner session,
+    which ran the whole plan itself: it collected none of the plan's cases, ran none of its own, and
+    wrote an "every case missing" result for each mutant and the clean check over the real ones (the
+    mutants came back OWED, "not collected in the trampolined copy", and a kill that only the inner
+    session could see was never seen).
+    """
+    plan = os.environ.pop("SEAMGATE_SWEEP_PLAN", None)
+    others = [name for name in os.environ.get("PYTEST_PLUGINS", "").split(",") if name.strip() not in ("", __name__)]
+    if others:
+        os.environ["PYTEST_PLUGINS"] = ",".join(others)
+    else:
+        os.environ.pop("PYTEST_PLUGINS", None)
+    return plan
+
+
+_PLAN = _take_plan()
 #: Node ids of the cases whose reports failed, in the running child.
 _FAILED: list[str] = []
 
