@@ -54,7 +54,9 @@ from typing import Any, Callable, Mapping
 #: ``torch._dynamo``: torch imports it lazily on the first call of a function it guards (a
 #: ``TorchFunctionMode`` exit, which every capture makes), 0.6-0.9 s with sympy (``bench/bench_zygote.py``), in EVERY child that
 #: captures; importing it initializes no CUDA (``scripts/device_fork_check.py``, on the H200).
-PRELOAD: tuple[str, ...] = ("torch", "torch._dynamo", "pytest")
+#: ``configparser``, ``tomllib``: stdlib, imported in every run by the counting plugin's
+#: ``harness/import_roots.py`` (~3 ms a run otherwise).
+PRELOAD: tuple[str, ...] = ("torch", "torch._dynamo", "pytest", "configparser", "tomllib")
 #: Exit code of a child whose own setup (not pytest) raised.
 CHILD_SETUP_FAILED = 70
 _PR_SET_PDEATHSIG = 1
