@@ -2,10 +2,12 @@
 
 from __future__ import annotations
 
+import gc
 import os
 import subprocess
 import textwrap
 from pathlib import Path
+from typing import Iterator
 
 import pytest
 import torch
@@ -26,6 +28,21 @@ def run_child(code: str, env: dict[str, str] | None = None) -> subprocess.Comple
 def no_grad():
     with torch.no_grad():
         yield
+
+
+@pytest.fixture
+def quiet_collector() -> Iterator[None]:
+    """Only explicit collections run during the test (the automatic one is held off, then restored).
+    A module whose cases make the collection happen themselves says ``pytestmark =
+    pytest.mark.usefixtures("quiet_collector")``."""
+    thresholds, enabled = gc.get_threshold(), gc.isenabled()
+    gc.collect()
+    gc.set_threshold(1_000_000_000)
+    try:
+        yield
+    finally:
+        gc.set_threshold(*thresholds)
+        (gc.enable if enabled else gc.disable)()
 
 
 @pytest.fixture(autouse=True)

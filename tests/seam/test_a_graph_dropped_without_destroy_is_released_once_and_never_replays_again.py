@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import gc
 import sys
-from typing import Callable, Iterator
+from typing import Callable
 
 import pytest
 import torch
@@ -33,17 +33,7 @@ class Segment(RawGraph):
         return lambda: released.append(gid)
 
 
-@pytest.fixture(autouse=True)
-def quiet_collector() -> Iterator[None]:
-    """Only explicit collections run during these tests (the automatic one is held off, then restored)."""
-    thresholds, enabled = gc.get_threshold(), gc.isenabled()
-    gc.collect()
-    gc.set_threshold(1_000_000_000)
-    try:
-        yield
-    finally:
-        gc.set_threshold(*thresholds)
-        (gc.enable if enabled else gc.disable)()
+pytestmark = pytest.mark.usefixtures("quiet_collector")
 
 
 @pytest.fixture

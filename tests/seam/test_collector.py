@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import gc
 import weakref
-from typing import Iterator
 
 import pytest
 import torch
@@ -20,17 +19,7 @@ import torch
 from seam import Backend, BreakableGraph, CaptureInvalidatedError, CaptureStateError, CaptureSyncError, GraphCaptureScope
 
 
-@pytest.fixture(autouse=True)
-def quiet_collector() -> Iterator[None]:
-    """Only explicit collections run during these tests (the automatic one is held off, then restored)."""
-    thresholds, enabled = gc.get_threshold(), gc.isenabled()
-    gc.collect()
-    gc.set_threshold(1_000_000_000)
-    try:
-        yield
-    finally:
-        gc.set_threshold(*thresholds)
-        (gc.enable if enabled else gc.disable)()
+pytestmark = pytest.mark.usefixtures("quiet_collector")
 
 
 def captured_graph(b: Backend, x: torch.Tensor) -> tuple[BreakableGraph, torch.Tensor]:
