@@ -189,19 +189,18 @@ class HostReadGuard(TorchFunctionMode):
                 raise PageableCopyError(f"torch.{func.__name__}(data, device=...) inside graph capture copies pageable "
                                         "host data to the device; make the tensor before the capture and refresh it "
                                         "in place (PersistentStepInput)")
-            if self._host_factories and func in _FACTORIES and kwargs.get("device") is None:
+            # (with a device ``out=`` buffer a factory writes device memory, which CUDA captures)
+            if self._host_factories and func in _FACTORIES and kwargs.get("device") is None \
+                    and kwargs.get("out") is None:
                 with _disable_current_modes():
                     return func(*args, **kwargs)
         return func(*args, **kwargs)
 
 
 def _allocates(func: Any) -> bool:
-    """Whether ``func`` returns fresh memory: not a view, writes none of its arguments, returns tensors."""
-    schema = func._schema
-    if any(a.alias_info is not None and a.alias_info.is_write for a in schema.arguments):
-        return False
-    returns = schema.returns
-    return bool(returns) and all(r.alias_info is None for r in returns) and any("Tensor" in str(r.type) for r in returns)
+    """Whether ``func`` returns fresh memory: a tensor result that is no view or written argument (an op
+    that also writes an argument, a training batch norm, allocates its new results all the same)."""
+    return any(r.alias_info is None and "Tensor" in str(r.type) for r in func._schema.returns)
 
 
 def check_copy(dst: MemoryKind, src: MemoryKind, *, blocking: bool = False) -> None:

@@ -31,6 +31,13 @@ from seam.backend import RawGraph
 from seam.capture_guard import CaptureGuard, MemoryKind
 
 _INT_POISON = -0x5EA5
+#: The sentinel's low byte: a one-byte integer cannot hold the sentinel (``fill_`` refuses it).
+_BYTE_POISON = 0x5B
+
+#: Ops that write arguments their schema does not mark as written, by position: a training
+#: ``native_batch_norm`` (what ``F.batch_norm`` runs on the CPU) updates its running mean and variance
+#: (the schema's omission that ``_native_batch_norm_legit`` was added to mend).
+_UNMARKED_WRITES: dict[Any, tuple[int, ...]] = {torch.ops.aten.native_batch_norm.default: (3, 4)}
 
 
 class DeviceRegistry:
@@ -145,7 +152,7 @@ class EmulatedGraph(RawGraph):
 
 
 def _mutated_args(func: Any, args: tuple[Any, ...], kwargs: dict[str, Any]) -> list[torch.Tensor]:
-    out = []
+    out = [args[i] for i in _UNMARKED_WRITES.get(func, ()) if isinstance(args[i], torch.Tensor)]
     for i, arg in enumerate(func._schema.arguments):
         if arg.alias_info is None or not arg.alias_info.is_write:
             continue
@@ -158,6 +165,12 @@ def _aliases_an_input(outputs: list[torch.Tensor], args: tuple[Any, ...], kwargs
     # Some aliasing ops (``_unsafe_view``) carry no alias annotation: compare storages instead.
     inputs = {id(t.untyped_storage()) for t in tree_leaves((args, kwargs)) if isinstance(t, torch.Tensor)}
     return any(id(t.untyped_storage()) in inputs for t in outputs)
+
+
+def _new_memory(outputs: list[torch.Tensor], args: tuple[Any, ...], kwargs: dict[str, Any]) -> list[torch.Tensor]:
+    """The outputs that share memory with no argument: the tensors the op allocated."""
+    inputs = {id(t.untyped_storage()) for t in tree_leaves((args, kwargs)) if isinstance(t, torch.Tensor)}
+    return [t for t in outputs if id(t.untyped_storage()) not in inputs]
 
 
 def _aliases(outputs: list[torch.Tensor]) -> list[torch.Tensor]:
@@ -205,13 +218,17 @@ class CaptureRecorder(CaptureGuard):
         result = func(*args, **kwargs)
         self._on_op()
         outputs = [t for t in tree_leaves(result) if isinstance(t, torch.Tensor)]
-        if mutated:
-            self.graph.ops.append(RecordedOp(func, *self._bake(args, kwargs), _aliases(outputs), True))
-        elif outputs and not _is_view(func) and not _aliases_an_input(outputs, args, kwargs):
-            for t in outputs:
+        born = _new_memory(outputs, args, kwargs) if outputs and not _is_view(func) else []
+        if born:
+            # A functional op's results, or the NEW results of an op that also writes an argument (a
+            # training batch norm's batch mean): graph memory, garbage until a replay re-issues the op
+            # (writing its arguments again, as CUDA's does) and refreshes them.
+            for t in born:
                 self._registry.mark(t, "device")
                 self._born.setdefault(id(t.untyped_storage()), t)
             self.graph.ops.append(RecordedOp.functional(func, *self._bake(args, kwargs), _aliases(outputs)))
+        elif mutated:  # in place or ``out=``: every result is a written argument, rewritten by re-issuing
+            self.graph.ops.append(RecordedOp(func, *self._bake(args, kwargs), _aliases(outputs), True))
         return result
 
     def _host_only(self, args: tuple[Any, ...], kwargs: dict[str, Any]) -> bool:
@@ -254,5 +271,5 @@ def _poison(t: torch.Tensor) -> None:
     if t.dtype.is_floating_point or t.dtype.is_complex:
         t.fill_(float("nan"))
     elif t.dtype != torch.bool:
-        t.fill_(_INT_POISON)
+        t.fill_(_INT_POISON if t.element_size() > 1 else _BYTE_POISON)
 

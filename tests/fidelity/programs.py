@@ -38,6 +38,13 @@ def program(expected: str, cls: str, raw: str | None = None):
     return register
 
 
+def _batch_stats(p: Probe) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
+    """A batch-norm input and its running statistics, on the device: x [[1], [3]] (refreshed to
+    [[5], [9]] by the programs that replay: batch mean 7, biased variance 4, unbiased 8; momentum 0.5
+    from running (0, 1) gives (3.5, 4.5))."""
+    return p.dev([[1.0], [3.0]]), p.dev([0.0]), p.dev([1.0])  # input [N=2, C=1], running mean, running var
+
+
 # -- refusals inside the capture -----------------------------------------------------------------
 @program("CaptureSyncError @ capture", "refusal", "item")
 def item_in_capture(p: Probe) -> None:
@@ -180,6 +187,25 @@ def allocating_work_on_a_queue_outside_the_capture(p: Probe) -> None:
     with p.capture():
         with p.b.use_queue(side):
             w * 2
+
+
+@program("CaptureStateError @ capture", "global capture mode", "batch_norm_on_other_stream_in_capture")
+def training_batch_norm_on_a_queue_outside_the_capture(p: Probe) -> None:
+    x, mean, var = _batch_stats(p)
+    side = p.b.new_queue()
+    with p.capture():
+        with p.b.use_queue(side):
+            torch.nn.functional.batch_norm(x, mean, var, training=True)
+
+
+@program("CaptureStateError @ capture", "global capture mode", "batch_norm_with_update_on_other_stream_in_capture")
+def batch_norm_with_update_on_a_queue_outside_the_capture(p: Probe) -> None:
+    # The op writes the running statistics AND allocates its results: the allocation is refused.
+    x, mean, var = _batch_stats(p)
+    side = p.b.new_queue()
+    with p.capture():
+        with p.b.use_queue(side):
+            torch.ops.aten._batch_norm_with_update(x, None, None, mean, var, 0.1, 1e-5)
 
 
 @program("CaptureSyncError @ capture", "refusal")
@@ -576,6 +602,21 @@ def zeros_like_accumulator_inside_the_capture(p: Probe) -> None:
     p.read(acc)
 
 
+
+@program("ok (9.0, 9.0, 9.0, 9.0), (0.0, 1.0, 2.0, 3.0), (5.0, 5.0), (0.0, 0.5, 1.0)", "setup effects",
+         "factory_out_in_capture")
+def factories_writing_a_device_out_buffer_are_captured(p: Probe) -> None:
+    # A factory given a device ``out=`` buffer writes device memory: CUDA captures that write (the
+    # buffers keep their contents until a replay), however the factory was called.
+    r, f, s = p.dev([9.0] * 4), p.dev([9.0] * 2), p.dev([9.0] * 3)
+    with p.capture():
+        torch.arange(4, out=r)
+        torch.full((2,), 5.0, out=f)
+        torch.linspace(0.0, 1.0, 3, out=s)
+    p.read(r)
+    p.replay()
+    p.read(r); p.read(f); p.read(s)
+
 # -- PIECEWISE and breaks ------------------------------------------------------------------------
 @program("BreakResultError @ capture", "piecewise")
 def a_break_whose_result_feeds_the_next_segment(p: Probe) -> None:
@@ -671,6 +712,41 @@ _values("cat_and_stack", "ok (1.0, 2.0, 1.0, 2.0)", lambda x: torch.cat([x, x]),
 _values("dtype_cast", "ok (1.0, 2.0)", lambda x: (x.to(torch.int32) * 1).to(torch.float32), [1.7, 2.2])
 _values("index_select_with_device_index", "ok (3.0, 1.0)", lambda x, i: torch.index_select(x, 0, i.to(torch.int64)), [1.0, 2.0, 3.0], [2.0, 0.0])
 _values("gelu", "ok (0.0, 0.8413)", lambda x: torch.nn.functional.gelu(x), [0.0, 1.0])
+
+
+
+# Ops that write an argument AND return new tensors: replay writes the argument again AND refreshes
+# the new results; the capture itself runs neither.
+@program("ok (0.0,), (7.0,), (0.5,), (-1.0, 1.0), (3.5,), (4.5,)", "values", "batch_norm_legit_in_capture")
+def training_batch_norm_replays_its_batch_statistics(p: Probe) -> None:
+    x, mean, var = _batch_stats(p)
+    with p.capture():
+        y, batch_mean, batch_rstd = torch.ops.aten._native_batch_norm_legit(x, None, None, mean, var, True, 0.5, 1e-5)
+    p.read(mean)
+    p.b.copy(x, p.b.to_device(torch.tensor([[5.0], [9.0]])), p.q)
+    p.replay()
+    p.read(batch_mean); p.read(batch_rstd); p.read(y); p.read(mean); p.read(var)
+
+
+@program("ok (0.0,), (1.0,), (-1.0, 1.0), (3.5,), (4.5,)", "values", "batch_norm_in_capture")
+def training_batch_norm_updates_its_running_statistics_once_per_replay(p: Probe) -> None:
+    x, mean, var = _batch_stats(p)
+    with p.capture():
+        y = torch.nn.functional.batch_norm(x, mean, var, training=True, momentum=0.5, eps=1e-5)
+    p.read(mean); p.read(var)
+    p.b.copy(x, p.b.to_device(torch.tensor([[5.0], [9.0]])), p.q)
+    p.replay()
+    p.read(y); p.read(mean); p.read(var)
+
+
+@program("ok (-2.0, 4.0)", "values", "rrelu_in_capture")
+def training_rrelu_replays_its_output(p: Probe) -> None:
+    x = p.dev([-2.0, 2.0])
+    with p.capture():
+        y = torch.nn.functional.rrelu(x, 0.5, 0.5, training=True)  # lower == upper: the slope is 0.5
+    p.b.copy(x, p.b.to_device(torch.tensor([-4.0, 4.0])), p.q)
+    p.replay()
+    p.read(y)
 
 
 @program("ok (2.0, 4.0)", "values")

@@ -84,6 +84,17 @@ PROGRAMS: dict[str, tuple[str, str, str]] = {
     "inplace_refresh_seen": ("", "y = x * 10", "x.fill_(5.0); g.replay(); torch.cuda.synchronize(); vals['y'] = y.tolist()"),
     "reallocated_input_old": ("", "y = x * 10",
                               "x2 = torch.full((4,), 5.0, device='cuda'); g.replay(); torch.cuda.synchronize(); vals['y'] = y.tolist()"),
+    "factory_out_in_capture": ("r = torch.full((4,), 9.0, device='cuda')", "torch.arange(4, out=r); torch.linspace(0.0, 1.0, 4, out=x)",
+                               "torch.cuda.synchronize(); vals['after_capture'] = r.tolist(); g.replay(); torch.cuda.synchronize(); vals['r'] = r.tolist(); vals['x'] = x.tolist()"),
+    "batch_norm_legit_in_capture": ("a = torch.tensor([[1.0], [3.0]], device='cuda'); rm = torch.zeros(1, device='cuda'); rv = torch.ones(1, device='cuda')", "y, bm, br = torch.ops.aten._native_batch_norm_legit(a, None, None, rm, rv, True, 0.5, 1e-5)",
+                                    "torch.cuda.synchronize(); vals['rm_after_capture'] = rm.tolist(); a.copy_(torch.tensor([[5.0], [9.0]], device='cuda')); g.replay(); torch.cuda.synchronize(); " "vals['bm'] = bm.tolist(); vals['br'] = br.tolist(); vals['rm'] = rm.tolist(); vals['rv'] = rv.tolist()"),
+    "batch_norm_in_capture": ("a = torch.tensor([[1.0], [3.0]], device='cuda'); rm = torch.zeros(1, device='cuda'); rv = torch.ones(1, device='cuda')", "y = torch.nn.functional.batch_norm(a, rm, rv, training=True, momentum=0.5, eps=1e-5)",
+                              "torch.cuda.synchronize(); vals['rm_after_capture'] = rm.tolist(); a.copy_(torch.tensor([[5.0], [9.0]], device='cuda')); g.replay(); torch.cuda.synchronize(); " "vals['y'] = y.tolist(); vals['rm'] = rm.tolist(); vals['rv'] = rv.tolist()"),
+    "rrelu_in_capture": ("a = torch.tensor([-2.0, 2.0], device='cuda')", "y = torch.nn.functional.rrelu(a, 0.5, 0.5, training=True)",
+                         "a.copy_(torch.tensor([-4.0, 4.0], device='cuda')); g.replay(); torch.cuda.synchronize(); vals['y'] = y.tolist()"),
+    "batch_norm_on_other_stream_in_capture": ("a = torch.tensor([[1.0], [3.0]], device='cuda'); rm = torch.zeros(1, device='cuda'); rv = torch.ones(1, device='cuda')", "x.add_(1)\nwith torch.cuda.stream(other):\n    torch.nn.functional.batch_norm(a, rm, rv, training=True)", ""),
+    "batch_norm_with_update_on_other_stream_in_capture": (
+        "a = torch.tensor([[1.0], [3.0]], device='cuda'); rm = torch.zeros(1, device='cuda'); rv = torch.ones(1, device='cuda')", "x.add_(1)\nwith torch.cuda.stream(other):\n    torch.ops.aten._batch_norm_with_update(a, None, None, rm, rv, 0.1, 1e-5)", ""),
 }
 
 TEMPLATE = """
