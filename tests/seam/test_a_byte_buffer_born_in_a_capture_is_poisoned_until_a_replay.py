@@ -1,4 +1,4 @@
-"""A one-byte integer buffer born in a capture is poisoned like any other, and the capture closes.
+"""An integer buffer born in a capture holds a sentinel until a replay; a one-byte one too, and the capture closes.
 
 The emulator poisons every integer buffer born in a capture with a sentinel; a one-byte integer
 cannot hold it, and the close failed (``fill_`` refuses a value that overflows the dtype), so a
@@ -25,3 +25,15 @@ def test_a_byte_tensor_made_in_a_capture_holds_a_sentinel_until_a_replay_compute
     emu.copy(x, emu.to_device(torch.tensor([3.0, 4.0])), emu.default_queue())
     g.replay()
     assert out.tolist() == [3, 4]
+
+
+@pytest.mark.parametrize("dtype", [torch.int16, torch.int32, torch.int64])
+def test_a_wider_integer_tensor_made_in_a_capture_holds_the_whole_sentinel(dtype: torch.dtype) -> None:
+    emu = EmulatedBackend()
+    x = emu.to_device(torch.tensor([1.0, 2.0]))
+    g = BreakableGraph(emu, CaptureMode.FULL)
+    with torch.no_grad(), GraphCaptureScope(emu, emu.default_queue(), g):
+        out = x.to(dtype)
+    assert out.tolist() == [-0x5EA5, -0x5EA5]
+    g.replay()
+    assert out.tolist() == [1, 2]
