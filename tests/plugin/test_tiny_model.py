@@ -54,3 +54,11 @@ def test_a_seeded_tiny_model_gives_the_outputs_recorded_for_it(hidden: int, laye
                                                                recorded: list[list[float]]) -> None:
     out = _forward(TinyModel(EagerBackend(), hidden=hidden, layers=layers, seed=seed), _input(hidden))
     assert torch.allclose(out[:, :4], torch.tensor(recorded), atol=1e-5), out[:, :4].tolist()
+
+
+def test_the_tiny_model_maps_each_hidden_vector_alone_whatever_the_leading_dimensions() -> None:
+    # norm and head act on the last dimension only: a [B, S, H] input is B * S rows of [H]
+    x = torch.randn(2, 3, 16, generator=torch.Generator().manual_seed(11))  # [B, S, H]
+    model = TinyModel(EagerBackend())
+    by_rows = _forward(model, x.reshape(6, 16)).reshape(2, 3, 16)  # [B, S, H]
+    assert torch.allclose(_forward(model, x), by_rows, atol=1e-6)
