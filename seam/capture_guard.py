@@ -84,15 +84,15 @@ class CaptureGuard(TorchDispatchMode):
                 "move it out of the captured region or keep the value on the device"
             )
 
-    def check_outside(self, func: Any, args: tuple[Any, ...]) -> None:
-        """Raise if ``func(*args)``, issued on a queue OUTSIDE the open capture, is refused."""
+    def check_outside(self, func: Any, args: tuple[Any, ...], kwargs: dict[str, Any] | None = None) -> None:
+        """Raise if ``func(*args, **kwargs)``, issued on a queue OUTSIDE the open capture, is refused."""
         self.check_global(func, args)
         if func in COPY_OPS and self._kind_of(args[1]) == "device" and self._kind_of(args[0]) == "pageable":
             # a copy into pageable host memory waits for its queue on the host, as item() does
             collector.note_unsafe_call(f"{func} (a device-to-pageable copy: a host sync)")
             raise CaptureSyncError(f"{func} from the device into pageable host memory while a graph capture is open "
                                    "waits on the host (global capture mode); copy after the capture closes")
-        if self._reads_device(args) and _allocates(func):
+        if self._reads_device((args, kwargs)) and _allocates(func):  # keyword arguments count too (sorter=)
             # CUDA refuses the cudaMalloc such an op needs whenever the caching allocator has no block
             # for that queue (H200: the same program passed or failed with the file order), so the
             # seam refuses it always, on both arms.
@@ -118,7 +118,7 @@ class CaptureGuard(TorchDispatchMode):
         if self._capturing_here():
             self.check(func, args, kwargs or {})
         elif collector.any_capture_open():
-            self.check_outside(func, args)
+            self.check_outside(func, args, kwargs)
         try:
             return func(*args, **(kwargs or {}))
         except RuntimeError as err:  # torch's raw CUDA refusals, said as the seam's errors

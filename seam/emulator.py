@@ -161,14 +161,9 @@ def _mutated_args(func: Any, args: tuple[Any, ...], kwargs: dict[str, Any]) -> l
     return out
 
 
-def _aliases_an_input(outputs: list[torch.Tensor], args: tuple[Any, ...], kwargs: dict[str, Any]) -> bool:
-    # Some aliasing ops (``_unsafe_view``) carry no alias annotation: compare storages instead.
-    inputs = {id(t.untyped_storage()) for t in tree_leaves((args, kwargs)) if isinstance(t, torch.Tensor)}
-    return any(id(t.untyped_storage()) in inputs for t in outputs)
-
-
 def _new_memory(outputs: list[torch.Tensor], args: tuple[Any, ...], kwargs: dict[str, Any]) -> list[torch.Tensor]:
-    """The outputs that share memory with no argument: the tensors the op allocated."""
+    """The outputs that share memory with no argument: the tensors the op allocated (storages are
+    compared: some aliasing ops, ``_unsafe_view``, carry no alias annotation)."""
     inputs = {id(t.untyped_storage()) for t in tree_leaves((args, kwargs)) if isinstance(t, torch.Tensor)}
     return [t for t in outputs if id(t.untyped_storage()) not in inputs]
 
@@ -199,14 +194,10 @@ class CaptureRecorder(CaptureGuard):
     def __torch_dispatch__(self, func: Any, types: Any, args: tuple[Any, ...] = (), kwargs: Any = None) -> Any:
         kwargs = kwargs or {}
         if not self._recording():
-            self.check_outside(func, args)  # CUDA's global capture mode: other queues too
-            result = func(*args, **kwargs)
-            if self._reads_device((args, kwargs)):  # eager work on device memory stays on the device
-                for t in tree_leaves(result):  # (a tensor written in place keeps the memory it is in)
-                    if isinstance(t, torch.Tensor) and self._registry.kind_of(t) == "pageable" \
-                            and not _aliases_an_input([t], args, kwargs):
-                        self._registry.mark(t, "device")
-            return result
+            # CUDA's global capture mode: other queues too. What it lets through runs now, and never
+            # yields fresh memory from device memory (that is refused), so no result changes kind.
+            self.check_outside(func, args, kwargs)
+            return func(*args, **kwargs)
         self.check(func, args, kwargs)
         if self._host_only(args, kwargs):
             # Host memory is not captured: on CUDA a host op in the body runs ONCE, now, and never

@@ -7,10 +7,10 @@ never moves a tensor between host and device memory: a host tensor resized to a 
 shape, in place or through ``out=``, is still host memory (H200: ``h.resize_as_(d)`` and
 ``resize_as.out(h, d, out=h2)`` on the other stream leave ``h``, ``h2`` on the CPU, readable there
 during the capture), so copying it into a device buffer on the capturing queue is refused as the
-pageable copy it is (H200 ``pageable_copy``). And eager work on device memory never yields host
-memory: on the H200 a training batch norm on the other stream, which needs fresh device memory for
-its output, is refused (``operation not permitted when stream is capturing``); where the emulator
-runs it, its output is device memory, which the host may not read while the capture is open.
+pageable copy it is (H200 ``pageable_copy``). And eager work on device memory that needs fresh
+memory for a result is refused: on the H200 a training batch norm on the other stream is
+(``operation not permitted when stream is capturing``), and so is any such work on the emulator,
+whichever argument, positional or keyword, holds the device tensor.
 """
 
 from __future__ import annotations
@@ -18,7 +18,7 @@ from __future__ import annotations
 import pytest
 import torch
 
-from seam import (BreakableGraph, CaptureMode, CaptureStateError, CaptureSyncError, EmulatedBackend,
+from seam import (BreakableGraph, CaptureMode, CaptureStateError, EmulatedBackend,
                   GraphCaptureScope, PageableCopyError)
 
 
@@ -84,7 +84,7 @@ def test_a_host_tensor_resized_through_out_like_a_device_tensor_on_a_side_queue_
         capture(emu, body)
 
 
-def test_a_side_queues_training_batch_norm_on_device_memory_is_refused_or_yields_device_memory(emu: EmulatedBackend) -> None:
+def test_a_side_queues_training_batch_norm_on_device_memory_is_refused_as_on_the_h200(emu: EmulatedBackend) -> None:
     x = emu.to_device(torch.tensor([[1.0, 2.0], [3.0, 6.0]]))
     running_mean, running_var = emu.to_device(torch.zeros(2)), emu.to_device(torch.ones(2))
     side = emu.new_queue()
@@ -94,17 +94,24 @@ def test_a_side_queues_training_batch_norm_on_device_memory_is_refused_or_yields
         with emu.use_queue(side):
             y, _, _ = torch.ops.aten._native_batch_norm_legit(x, None, None, running_mean, running_var, True, 0.1, 1e-5)
         outputs.append(y)
-        y.tolist()
 
-    try:
+    with pytest.raises(CaptureStateError, match="allocates device memory"):
         capture(emu, body)
-    except CaptureStateError as refused:  # what the H200 does: the output's allocation is refused
-        assert not outputs and "allocates device memory" in str(refused)
-        return
-    except CaptureSyncError as refused:  # the emulator ran it: its output is device memory
-        assert str(refused).startswith("Tensor.tolist() while a graph capture is open reads device memory on the host")
-        assert len(outputs) == 1
-        y = outputs[0]
-        assert torch.allclose(y, torch.tensor([[-1.0, -1.0], [1.0, 1.0]]), atol=1e-4)  # it really ran, at once
-        return
-    pytest.fail("the host read the output of device work while the capture was open")
+    assert not outputs
+    assert running_mean.tolist() == [0.0, 0.0]  # refused before it ran: nothing was written
+
+
+def test_side_queue_work_that_reads_device_memory_through_a_keyword_only_and_allocates_is_refused(emu: EmulatedBackend) -> None:
+    """Every argument counts, keywords included: here the only device tensor is ``sorter=``."""
+    sequence, values = torch.tensor([1.0, 2.0, 3.0]), torch.tensor([2.5])
+    sorter = emu.to_device(torch.tensor([0, 1, 2]))
+    side = emu.new_queue()
+    found: list[torch.Tensor] = []
+
+    def body() -> None:
+        with emu.use_queue(side):
+            found.append(torch.searchsorted(sequence, values, sorter=sorter))
+
+    with pytest.raises(CaptureStateError, match="allocates device memory"):
+        capture(emu, body)
+    assert not found
