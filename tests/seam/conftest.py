@@ -7,12 +7,13 @@ import os
 import subprocess
 import textwrap
 from pathlib import Path
-from typing import Iterator
+from typing import Any, Callable, Iterator
 
 import pytest
 import torch
 
 from harness.zygote import run_python
+from seam import Backend, BreakableGraph, CaptureMode, EmulatedBackend, GraphCaptureScope
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -22,6 +23,21 @@ def run_child(code: str, env: dict[str, str] | None = None) -> subprocess.Comple
     one forked from the run's zygote, with torch already loaded (``harness/zygote.py``)."""
     full_env = {**os.environ, "PYTHONPATH": str(ROOT), **(env or {})}
     return run_python(["-c", textwrap.dedent(code)], env=full_env, timeout=120)
+
+
+def capture_full(backend: Backend, body: Callable[[], Any]) -> tuple[BreakableGraph, Any]:
+    """Capture ``body()`` as one FULL graph on ``backend``'s default queue, without autograd; the
+    graph and what ``body`` returned."""
+    g = BreakableGraph(backend, CaptureMode.FULL)
+    with torch.no_grad(), GraphCaptureScope(backend, backend.default_queue(), g):
+        out = body()
+    return g, out
+
+
+@pytest.fixture
+def emu() -> EmulatedBackend:
+    """The CPU emulator, for the cases that are about the emulator itself."""
+    return EmulatedBackend()
 
 
 @pytest.fixture

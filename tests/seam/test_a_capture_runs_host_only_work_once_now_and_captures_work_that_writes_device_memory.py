@@ -12,22 +12,11 @@ overload itself (``aten.linspace.Tensor_Tensor_out``), as a traced or compiled p
 
 from __future__ import annotations
 
-import pytest
 import torch
 
-from seam import BreakableGraph, CaptureMode, EmulatedBackend, GraphCaptureScope
+from seam import EmulatedBackend
 
-
-@pytest.fixture
-def emu() -> EmulatedBackend:
-    return EmulatedBackend()
-
-
-def capture(emu: EmulatedBackend, body) -> BreakableGraph:
-    g = BreakableGraph(emu, CaptureMode.FULL)
-    with torch.no_grad(), GraphCaptureScope(emu, emu.default_queue(), g):
-        body()
-    return g
+from .conftest import capture_full
 
 
 def test_a_host_op_with_a_keyword_argument_in_the_body_runs_once_now_with_it(emu: EmulatedBackend) -> None:
@@ -38,7 +27,7 @@ def test_a_host_op_with_a_keyword_argument_in_the_body_runs_once_now_with_it(emu
         host.add_(step, alpha=2)
         x.add_(1)
 
-    g = capture(emu, body)
+    g, _ = capture_full(emu, body)
     assert host.tolist() == [21.0, 21.0]
     g.replay()
     g.replay()
@@ -48,7 +37,7 @@ def test_a_host_op_with_a_keyword_argument_in_the_body_runs_once_now_with_it(emu
 def test_an_op_from_host_scalars_into_a_device_out_buffer_is_captured_with_the_scalars_baked(emu: EmulatedBackend) -> None:
     d = emu.to_device(torch.full((4,), -1.0))
     start, end = torch.tensor(0.0), torch.tensor(3.0)
-    g = capture(emu, lambda: torch.ops.aten.linspace.Tensor_Tensor_out(start, end, 4, out=d))
+    g, _ = capture_full(emu, lambda: torch.ops.aten.linspace.Tensor_Tensor_out(start, end, 4, out=d))
     assert d.tolist() == [-1.0] * 4  # nothing ran at capture
     g.replay()
     assert d.tolist() == [0.0, 1.0, 2.0, 3.0]

@@ -10,27 +10,16 @@ tensors must come back whole either way.
 
 from __future__ import annotations
 
-import pytest
 import torch
 
-from seam import BreakableGraph, CaptureMode, EmulatedBackend, GraphCaptureScope
+from seam import EmulatedBackend
 
-
-@pytest.fixture
-def emu() -> EmulatedBackend:
-    return EmulatedBackend()
-
-
-def capture(emu: EmulatedBackend, body):
-    g = BreakableGraph(emu, CaptureMode.FULL)
-    with torch.no_grad(), GraphCaptureScope(emu, emu.default_queue(), g):
-        out = body()
-    return g, out
+from .conftest import capture_full
 
 
 def test_a_foreach_sqrt_of_two_tensors_is_poisoned_until_a_replay_then_follows_its_inputs(emu: EmulatedBackend) -> None:
     xs = [emu.to_device(torch.tensor([1.0, 4.0])), emu.to_device(torch.tensor([9.0]))]
-    g, roots = capture(emu, lambda: torch._foreach_sqrt(xs))
+    g, roots = capture_full(emu, lambda: torch._foreach_sqrt(xs))
     assert len(roots) == 2 and all(torch.isnan(r).all() for r in roots)  # nothing ran in the capture
     g.replay()
     assert [r.tolist() for r in roots] == [[1.0, 2.0], [3.0]]
@@ -43,7 +32,7 @@ def test_a_foreach_sqrt_of_two_tensors_is_poisoned_until_a_replay_then_follows_i
 def test_a_foreach_add_of_three_pairs_replays_every_sum_with_its_alpha(emu: EmulatedBackend) -> None:
     xs = [emu.to_device(torch.tensor([float(i)])) for i in range(3)]
     ys = [emu.to_device(torch.tensor([10.0 * (i + 1)])) for i in range(3)]
-    g, sums = capture(emu, lambda: torch._foreach_add(xs, ys, alpha=2))
+    g, sums = capture_full(emu, lambda: torch._foreach_add(xs, ys, alpha=2))
     for y in ys:
         y.add_(1.0)
     g.replay()

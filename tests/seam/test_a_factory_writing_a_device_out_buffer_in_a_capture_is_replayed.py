@@ -12,20 +12,15 @@ from __future__ import annotations
 
 import torch
 
-from seam import BreakableGraph, CaptureMode, EmulatedBackend, GraphCaptureScope
+from seam import EmulatedBackend
 
-
-def capture(emu: EmulatedBackend, body) -> BreakableGraph:
-    g = BreakableGraph(emu, CaptureMode.FULL)
-    with torch.no_grad(), GraphCaptureScope(emu, emu.default_queue(), g):
-        body()
-    return g
+from .conftest import capture_full
 
 
 def test_factories_into_device_buffers_write_nothing_at_capture_and_write_again_at_every_replay() -> None:
     emu = EmulatedBackend()
     r, f, s = emu.to_device(torch.full((4,), 9.0)), emu.to_device(torch.full((2,), 9.0)), emu.to_device(torch.full((3,), 9.0))
-    g = capture(emu, lambda: (torch.arange(4, out=r), torch.full((2,), 5.0, out=f), torch.linspace(0.0, 1.0, 3, out=s)))
+    g, _ = capture_full(emu, lambda: (torch.arange(4, out=r), torch.full((2,), 5.0, out=f), torch.linspace(0.0, 1.0, 3, out=s)))
     assert r.tolist() == [9.0] * 4 and f.tolist() == [9.0] * 2 and s.tolist() == [9.0] * 3
     g.replay()
     assert r.tolist() == [0.0, 1.0, 2.0, 3.0] and f.tolist() == [5.0, 5.0] and s.tolist() == [0.0, 0.5, 1.0]
@@ -39,7 +34,7 @@ def test_a_factory_into_a_host_buffer_in_the_body_runs_once_now() -> None:
     emu = EmulatedBackend()
     host = torch.full((4,), 9.0)
     x = emu.to_device(torch.zeros(1))
-    g = capture(emu, lambda: (torch.arange(4, out=host), x.add_(1)))
+    g, _ = capture_full(emu, lambda: (torch.arange(4, out=host), x.add_(1)))
     assert host.tolist() == [0.0, 1.0, 2.0, 3.0]
     host.fill_(7.0)
     g.replay()

@@ -19,19 +19,9 @@ import math
 import pytest
 import torch
 
-from seam import BreakableGraph, CaptureMode, EmulatedBackend, GraphCaptureScope
+from seam import EmulatedBackend
 
-
-@pytest.fixture
-def emu() -> EmulatedBackend:
-    return EmulatedBackend()
-
-
-def capture(emu: EmulatedBackend, body):
-    g = BreakableGraph(emu, CaptureMode.FULL)
-    with torch.no_grad(), GraphCaptureScope(emu, emu.default_queue(), g):
-        out = body()
-    return g, out
+from .conftest import capture_full
 
 
 def batch(emu: EmulatedBackend) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
@@ -45,7 +35,7 @@ def refresh(emu: EmulatedBackend, x: torch.Tensor, rows: list[list[float]]) -> N
 
 def test_a_training_batch_norms_batch_statistics_are_garbage_until_a_replay_then_follow_its_input(emu: EmulatedBackend) -> None:
     x, mean, var = batch(emu)
-    g, (y, batch_mean, batch_rstd) = capture(
+    g, (y, batch_mean, batch_rstd) = capture_full(
         emu, lambda: torch.ops.aten._native_batch_norm_legit(x, None, None, mean, var, True, 0.5, 1e-5))
     assert torch.isnan(y).all() and torch.isnan(batch_mean).all() and torch.isnan(batch_rstd).all()
     assert (mean.tolist(), var.tolist()) == ([0.0], [1.0]), "the capture itself updates no running statistic"
@@ -61,7 +51,7 @@ def test_a_training_batch_norms_batch_statistics_are_garbage_until_a_replay_then
 
 def test_a_batch_norm_that_updates_its_statistics_returns_fresh_results_each_replay(emu: EmulatedBackend) -> None:
     x, mean, var = batch(emu)
-    g, results = capture(emu, lambda: torch.ops.aten._batch_norm_with_update(x, None, None, mean, var, 0.5, 1e-5))
+    g, results = capture_full(emu, lambda: torch.ops.aten._batch_norm_with_update(x, None, None, mean, var, 0.5, 1e-5))
     y, batch_mean = results[0], results[1]
     assert torch.isnan(y).all() and torch.isnan(batch_mean).all()
     refresh(emu, x, [[5.0], [9.0]])
@@ -71,7 +61,7 @@ def test_a_batch_norm_that_updates_its_statistics_returns_fresh_results_each_rep
 
 def test_f_batch_norm_in_training_leaves_its_running_statistics_to_the_replays(emu: EmulatedBackend) -> None:
     x, mean, var = batch(emu)
-    g, y = capture(emu, lambda: torch.nn.functional.batch_norm(x, mean, var, training=True, momentum=0.5))
+    g, y = capture_full(emu, lambda: torch.nn.functional.batch_norm(x, mean, var, training=True, momentum=0.5))
     assert torch.isnan(y).all()
     assert (mean.tolist(), var.tolist()) == ([0.0], [1.0]), "neither the capture nor the timing of its replay plan runs"
     refresh(emu, x, [[5.0], [9.0]])
@@ -83,7 +73,7 @@ def test_f_batch_norm_in_training_leaves_its_running_statistics_to_the_replays(e
 
 def test_a_training_rrelus_output_is_garbage_until_a_replay_then_follows_its_input(emu: EmulatedBackend) -> None:
     x = emu.to_device(torch.tensor([-2.0, 2.0]))
-    g, y = capture(emu, lambda: torch.nn.functional.rrelu(x, 0.5, 0.5, training=True))  # slope 0.5 below zero
+    g, y = capture_full(emu, lambda: torch.nn.functional.rrelu(x, 0.5, 0.5, training=True))  # slope 0.5 below zero
     assert all(math.isnan(v) for v in y.tolist())
     refresh(emu, x, [-4.0, 4.0])
     g.replay()

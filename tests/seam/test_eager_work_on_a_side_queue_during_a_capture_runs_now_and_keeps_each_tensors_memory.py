@@ -18,20 +18,9 @@ from __future__ import annotations
 import pytest
 import torch
 
-from seam import (BreakableGraph, CaptureMode, CaptureStateError, EmulatedBackend,
-                  GraphCaptureScope, PageableCopyError)
+from seam import CaptureStateError, EmulatedBackend, PageableCopyError
 
-
-@pytest.fixture
-def emu() -> EmulatedBackend:
-    return EmulatedBackend()
-
-
-def capture(emu: EmulatedBackend, body) -> BreakableGraph:
-    g = BreakableGraph(emu, CaptureMode.FULL)
-    with torch.no_grad(), GraphCaptureScope(emu, emu.default_queue(), g):
-        body()
-    return g
+from .conftest import capture_full
 
 
 def test_an_in_place_op_on_a_side_queue_runs_now_with_its_keyword_arguments_and_is_not_replayed(emu: EmulatedBackend) -> None:
@@ -45,7 +34,7 @@ def test_an_in_place_op_on_a_side_queue_runs_now_with_its_keyword_arguments_and_
         with emu.use_queue(side):
             d.add_(e, alpha=2)  # runs now, outside the capture
 
-    g = capture(emu, body)
+    g, _ = capture_full(emu, body)
     assert d.tolist() == [21.0, 21.0]
     g.replay()
     assert x.tolist() == [2.0, 2.0] and d.tolist() == [21.0, 21.0]
@@ -64,7 +53,7 @@ def test_a_host_tensor_resized_in_place_like_a_device_tensor_on_a_side_queue_sta
         target.copy_(host, non_blocking=True)
 
     with pytest.raises(PageableCopyError, match="^copy from pageable host memory to the device inside graph capture"):
-        capture(emu, body)
+        capture_full(emu, body)
     assert target.tolist() == [0.0] * 4
 
 
@@ -81,7 +70,7 @@ def test_a_host_tensor_resized_through_out_like_a_device_tensor_on_a_side_queue_
         target.copy_(resized, non_blocking=True)
 
     with pytest.raises(PageableCopyError, match="^copy from pageable host memory to the device inside graph capture"):
-        capture(emu, body)
+        capture_full(emu, body)
 
 
 def test_a_side_queues_training_batch_norm_on_device_memory_is_refused_as_on_the_h200(emu: EmulatedBackend) -> None:
@@ -96,7 +85,7 @@ def test_a_side_queues_training_batch_norm_on_device_memory_is_refused_as_on_the
         outputs.append(y)
 
     with pytest.raises(CaptureStateError, match="allocates device memory"):
-        capture(emu, body)
+        capture_full(emu, body)
     assert not outputs
     assert running_mean.tolist() == [0.0, 0.0]  # refused before it ran: nothing was written
 
@@ -113,5 +102,5 @@ def test_side_queue_work_that_reads_device_memory_through_a_keyword_only_and_all
             found.append(torch.searchsorted(sequence, values, sorter=sorter))
 
     with pytest.raises(CaptureStateError, match="allocates device memory"):
-        capture(emu, body)
+        capture_full(emu, body)
     assert not found

@@ -15,11 +15,6 @@ from seam import (
 )
 
 
-@pytest.fixture
-def emu() -> EmulatedBackend:
-    return EmulatedBackend()
-
-
 def _capture(backend: EmulatedBackend, body):
     graph = BreakableGraph(backend)
     with GraphCaptureScope(backend, backend.default_queue(), graph):

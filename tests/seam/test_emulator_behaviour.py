@@ -15,11 +15,6 @@ import torch
 from seam import BreakableGraph, CaptureMode, EmulatedBackend, GraphCaptureScope
 
 
-@pytest.fixture
-def emu() -> EmulatedBackend:
-    return EmulatedBackend()
-
-
 def capture(emu: EmulatedBackend, body, mode: CaptureMode = CaptureMode.FULL):
     g = BreakableGraph(emu, mode)
     with GraphCaptureScope(emu, emu.default_queue(), g) as scope:

@@ -16,11 +16,6 @@ from seam import BreakableGraph, CaptureMode, CaptureSyncError, EmulatedBackend,
 from seam.emulator import DeviceRegistry
 
 
-@pytest.fixture
-def emu() -> EmulatedBackend:
-    return EmulatedBackend()
-
-
 def capture(emu: EmulatedBackend, body, mode: CaptureMode = CaptureMode.FULL):
     g = BreakableGraph(emu, mode)
     with GraphCaptureScope(emu, emu.default_queue(), g) as scope:
