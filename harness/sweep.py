@@ -410,6 +410,13 @@ class Sweep:
             return {one.mutant.id: replace(base, status="error", reason=f"{run.detail}; log: {run.log}")}
         if errors:
             return {one.mutant.id: replace(base, status="error", reason=errors[0].message[:300])}
+        # a mutant of collection-time code can remove cases (its killer among them): not judged on them
+        seen = set(ran)
+        missing = [c for c in (self._all if one.cases is None else sorted(one.cases)) if c and c not in seen]
+        if missing and not failed:
+            return {one.mutant.id: replace(base, status="owed", reason=(
+                f"{len(missing)} case(s) did not run in the mutant's own session (e.g. {missing[0]}): "
+                f"the mutant changed what was collected; log: {run.log}"))}
         return {one.mutant.id: replace(base, status="killed" if failed else "survived")}
 
     # -- 5. equivalents --------------------------------------------------------------------------
