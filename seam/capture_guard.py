@@ -118,7 +118,10 @@ class CaptureGuard(TorchDispatchMode):
         if self._capturing_here():
             self.check(func, args, kwargs or {})
         elif collector.any_capture_open():
-            self.check_outside(func, args, kwargs)
+            # Positional arguments only: on CUDA an allocating op whose device tensor comes only as a
+            # keyword has host tensors positionally, and torch's own device check refuses it before
+            # any launch, leaving the capture intact (the emulator, which has no such check, reads both).
+            self.check_outside(func, args)
         try:
             return func(*args, **(kwargs or {}))
         except RuntimeError as err:  # torch's raw CUDA refusals, said as the seam's errors
