@@ -80,6 +80,9 @@ class SweepOptions:
     #: ``tty`` (a bar), ``lines`` (one line per finished file) or ``off``.
     progress: str = "lines"
     output: Path | None = None
+    #: The platform arm every run exports as ``SEAM_ARMS`` (``--arm``; ``cuda`` on a GPU machine sweeps
+    #: what only the cuda arm's cases reach). Kept outcomes are per arm.
+    arm: str = "cpu-emulated"
 
 
 @dataclass
@@ -205,7 +208,7 @@ class Sweep:
         from harness import sweep_cache
         from harness.reuse import run_from_data, run_to_data
 
-        digest = hashlib.sha256(json.dumps([list(self.options.tests), sorted(hashes.items())]).encode()).hexdigest()
+        digest = hashlib.sha256(json.dumps([list(self.options.tests), sorted(hashes.items()), self.options.arm]).encode()).hexdigest()
         kept_reach = sweep_cache.cache_dir(self.root) / "reach.json"
         old = cache.get("baseline")
         if old and old.get("digest") == digest and kept_reach.is_file():
@@ -214,7 +217,8 @@ class Sweep:
         self.notify("baseline", "running")
         assert self.kept is not None and self.executor is not None
         reach_path = self.kept / "reach-baseline.json"
-        run = self.executor.execute(Run(label="sweep baseline", tree=self.tree(), select=self.options.tests,
+        run = self.executor.execute(Run(label="sweep baseline", tree=self.tree(), arm=self.options.arm,
+                                        select=self.options.tests,
                                         env=SWEEP_ENV, timeout=3600.0, reach=reach_path))
         if run.end != "completed" or any(c.kind in ("failed", "error") for c in run.cases):
             raise BaselineRed(run)
@@ -258,7 +262,7 @@ class Sweep:
                                                   reason="no case of the selection executes the mutated function")
                     continue
                 digest = mutant_digest(mutant_id=mutant.id, diff=mutant.diff, function_source=mutant.function_source,
-                                       select=self.options.tests, prove=self.options.prove, cases=cases, reach=reach,
+                                       select=self.options.tests, prove=self.options.prove, arm=self.options.arm, cases=cases, reach=reach,
                                        hashes=hashes, mutated_file=rel, source_text=source)
                 one = Planned(mutant, cases, alone, digest)
                 planned.append(one)
@@ -352,7 +356,8 @@ class Sweep:
         env = {**SWEEP_ENV, "SEAMGATE_SWEEP_PLAN": str(plan), "PYTEST_PLUGINS": "harness.pytest_sweep"}
         timeout = sum(e["timeout"] for e in entries) + 60.0
         files = sorted({p.mutant.file for p in batch})
-        run = self.executor.execute(Run(label=f"sweep {index} {' '.join(files)}", tree=tree, select=tuple(select),
+        run = self.executor.execute(Run(label=f"sweep {index} {' '.join(files)}", tree=tree, arm=self.options.arm,
+                                        select=tuple(select),
                                         env=env, timeout=timeout))
         by_id = _read_results(results)
         clean = by_id.get("")
@@ -394,7 +399,8 @@ class Sweep:
         shutil.copytree(self.tree(), tree, symlinks=True)
         try:
             (tree / one.mutant.file).write_text(one.mutant.text, encoding="utf-8")
-            run = self.executor.execute(Run(label=f"sweep alone {one.mutant.id}", tree=tree, select=self.options.tests,
+            run = self.executor.execute(Run(label=f"sweep alone {one.mutant.id}", tree=tree, arm=self.options.arm,
+                                            select=self.options.tests,
                                             env=SWEEP_ENV, timeout=self.limit(one.cases) + 30.0,
                                             only=one.cases))
         finally:

@@ -23,6 +23,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from harness.arms import ARM_NAMES
 from harness.errors import CommandLineError, ConfigError
 from harness.exit_codes import ExitCode
 from harness.workspace import swap_link
@@ -95,6 +96,9 @@ def add_sweep(commands: argparse._SubParsersAction, positive_int: Any) -> None:
     parser.add_argument("--output", type=Path, default=None, metavar="DIR",
                         help="keep this sweep's logs and outcomes.json in DIR (default: .seamgate/runs/<timestamp>, "
                              "with .seamgate/runs/latest-sweep pointing at the newest)")
+    parser.add_argument("--arm", choices=ARM_NAMES, default="cpu-emulated",
+                        help="the platform arm every run exports as SEAM_ARMS (default: cpu-emulated; cuda on a GPU "
+                             "machine judges what only the cuda arm's cases reach, seam/cuda_backend.py)")
     parser.add_argument("--project", type=Path, default=argparse.SUPPRESS, metavar="DIR",
                         help="the project root (same as the global --project)")
     parser.set_defaults(handler=cmd_sweep)
@@ -115,7 +119,7 @@ def cmd_sweep(args: argparse.Namespace) -> ExitCode:
     options = SweepOptions(paths=paths, tests=tuple(args.tests) or settings.tests, prove=args.prove, fresh=args.fresh,
                            jobs=args.jobs or project.config.jobs, equivalents=load_equivalents(equivalents_path),
                            equivalents_file=str(equivalents_path or ""), progress=_progress_mode(),
-                           output=args.output)
+                           output=args.output, arm=args.arm)
     progress = Progress(options.progress)
     sweep = Sweep(project.root, options, notify=progress.notify)
     previous = signal.signal(signal.SIGTERM, _interrupt)  # SIGTERM ends like Ctrl-C: children killed, temp removed
