@@ -393,11 +393,58 @@ def _preload(modules: list[str]) -> None:
                 importlib.import_module(f"_pytest.{plugin}")
             except ImportError:
                 pass
-        # Installed pytest11 plugins are NOT imported here: pytest marks each plugin module for
-        # assertion rewriting, and one imported before the session warns "Module already imported
-        # so cannot be rewritten" (an error under a project's ``filterwarnings = error``).
-        _warm_pytest()
+        # The warm-up session also loads the pytest11 plugins of installed distributions, through
+        # pytest's own rewriting import (one imported any other way makes each run warn "Module
+        # already imported so cannot be rewritten", an error under ``filterwarnings = error``); a
+        # run then finds them imported. A plugin that is project code stays out (``_project_plugins``).
+        _warm_pytest(_project_plugins())
         _warm_metadata()
+
+
+def _project_plugins() -> list[str]:
+    """The ``pytest11`` entry points the server must not load: those of an editable install, or whose
+    module lies outside every site-packages folder of this interpreter (project code, imported fresh
+    by each run from its own tree). Finding a top-level module imports nothing."""
+    import importlib.metadata
+    import importlib.util
+    import sysconfig
+
+    sites = {os.path.realpath(sysconfig.get_paths()[key]) for key in ("purelib", "platlib")}
+    blocked = []
+    for dist in importlib.metadata.distributions():
+        try:
+            points = [ep for ep in dist.entry_points if ep.group == "pytest11"]
+        except Exception:  # noqa: BLE001 - a broken dist-info is pytest's to report
+            continue
+        if not points:
+            continue
+        editable = _editable(dist)
+        for ep in points:
+            if editable or not _installed(ep.value.split(":")[0].split(".")[0], sites):
+                blocked.append(ep.name)
+    return blocked
+
+
+def _editable(dist: Any) -> bool:
+    try:
+        return bool(json.loads(dist.read_text("direct_url.json") or "{}").get("dir_info", {}).get("editable"))
+    except (ValueError, AttributeError):
+        return False
+
+
+def _installed(top: str, sites: set[str]) -> bool:
+    """Whether the top-level module ``top`` is found inside a site-packages folder (not found: no)."""
+    import importlib.util
+
+    try:
+        spec = importlib.util.find_spec(top)
+    except (ImportError, ValueError):
+        return False
+    if spec is None:
+        return False
+    where = spec.origin if spec.origin not in (None, "namespace") else next(iter(spec.submodule_search_locations or ()), "")
+    where = os.path.realpath(where or "")
+    return any(where.startswith(site + os.sep) for site in sites)
 
 
 def _warm_metadata() -> None:
@@ -416,27 +463,27 @@ def _warm_metadata() -> None:
             continue
 
 
-def _warm_pytest() -> None:
+def _warm_pytest(blocked: list[str]) -> None:
     """Run one empty pytest session in the server so children inherit warm caches.
 
-    Compiled regexes, ``functools`` caches and lazily imported pytest internals then cost a
-    child nothing. The session collects an empty temporary folder: no project code is imported.
+    Compiled regexes, ``functools`` caches, lazily imported pytest internals and the installed
+    distributions' entry-point plugins then cost a child nothing. The session collects an empty
+    temporary folder, with the entry points in ``blocked`` (project code) refused: no project code
+    is imported.
     """
     import tempfile
 
     import pytest
 
+    refused = [arg for name in blocked for arg in ("-p", f"no:{name}")]
     with tempfile.TemporaryDirectory(prefix="seamgate-warm-") as empty:
         cwd = os.getcwd()
-        # Entry-point plugins stay unloaded: an editable project's plugin would import the project.
-        os.environ["PYTEST_DISABLE_PLUGIN_AUTOLOAD"] = "1"
         try:
             os.chdir(empty)
-            pytest.main(["-q", "-p", "no:cacheprovider", "--junitxml", os.path.join(empty, "j.xml"),
+            pytest.main(["-q", "-p", "no:cacheprovider", *refused, "--junitxml", os.path.join(empty, "j.xml"),
                          "-o", "enable_assertion_pass_hook=true", "--rootdir", empty, empty])
         finally:
             os.chdir(cwd)
-            del os.environ["PYTEST_DISABLE_PLUGIN_AUTOLOAD"]
 
 
 def server_main(preload: list[str]) -> None:

@@ -50,12 +50,13 @@ def test_the_entry_point_is_the_lazy_module() -> None:
     assert PLUGINS in ([], ["seamgate_plugin"])
 
 
-def test_the_fork_server_preimports_no_pytest_plugin() -> None:
+def test_the_fork_server_preimports_not_this_projects_plugin() -> None:
+    # Installed distributions' plugins it does load, through pytest's rewriting import
+    # (tests/harness/test_forkserver_preloads_installed_plugins.py); the project's own, never.
     from tests.reports.fixture_projects import shared_server
 
     modules = shared_server().modules()
     assert "seamgate_plugin" not in modules and "seam" not in modules
-    assert not [m for m in modules if m.startswith(("_hypothesis", "pytest_cov", "xdist"))]
 
 
 @pytest.mark.parametrize("value", ["", "cpu-emulated", " cuda , cpu-emulated ", "rocm", "cpu-emulated,tpu"])
