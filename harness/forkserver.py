@@ -57,6 +57,9 @@ from typing import Any, Callable, Mapping
 #: ``configparser``, ``tomllib``: stdlib, imported in every run by the counting plugin's
 #: ``harness/import_roots.py`` (~3 ms a run otherwise).
 PRELOAD: tuple[str, ...] = ("torch", "torch._dynamo", "pytest", "configparser", "tomllib")
+#: The project's top-level module names, comma-separated, in the server's environment: the pytest11
+#: plugins of those modules are never loaded by the server, even when installed into site-packages.
+PROJECT_NAMES_ENV = "SEAMGATE_SERVER_PROJECT_NAMES"
 #: Exit code of a child whose own setup (not pytest) raised.
 CHILD_SETUP_FAILED = 70
 _PR_SET_PDEATHSIG = 1
@@ -410,6 +413,8 @@ def _project_plugins() -> list[str]:
     import sysconfig
 
     sites = {os.path.realpath(sysconfig.get_paths()[key]) for key in ("purelib", "platlib")}
+    # The project's own top-level names, from the client (a project installed into site-packages too).
+    project = {n for n in os.environ.get(PROJECT_NAMES_ENV, "").split(",") if n}
     blocked = []
     for dist in importlib.metadata.distributions():
         try:
@@ -420,7 +425,8 @@ def _project_plugins() -> list[str]:
             continue
         editable = _editable(dist)
         for ep in points:
-            if editable or not _installed(ep.value.split(":")[0].split(".")[0], sites):
+            top = ep.value.split(":")[0].split(".")[0]
+            if editable or top in project or not _installed(top, sites):
                 blocked.append(ep.name)
     return blocked
 
@@ -538,8 +544,10 @@ class ForkServer:
     """Client of one fork server process. Thread-safe: many runs may be in flight at once."""
 
     def __init__(self, preload: tuple[str, ...] = PRELOAD, python: str = sys.executable,
-                 log: Path | None = None) -> None:
+                 log: Path | None = None, project_names: tuple[str, ...] = ()) -> None:
         self.preload, self.python, self.log = preload, python, log
+        #: The project's top-level modules: their pytest11 plugins are left to each run.
+        self.project_names = tuple(project_names)
         self.process: subprocess.Popen[bytes] | None = None
         self.handles: dict[int, Handle] = {}
         self.lock = threading.Lock()
@@ -555,6 +563,7 @@ class ForkServer:
             self.process = subprocess.Popen(
                 [self.python, "-I", str(Path(__file__).resolve()), *self.preload],
                 stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=log,
+                env={**os.environ, PROJECT_NAMES_ENV: ",".join(self.project_names)},
                 start_new_session=True, close_fds=True,
             )
         finally:
@@ -738,10 +747,12 @@ def fork_available() -> bool:
     return hasattr(os, "fork") and os.environ.get("SEAMGATE_NO_FORK", "") not in ("1", "true")
 
 
-def launcher(prefer_fork: bool = True, log: Path | None = None) -> ForkServer | FreshInterpreter:
-    """A started launcher: the fork server where fork works, else a fresh interpreter per run."""
+def launcher(prefer_fork: bool = True, log: Path | None = None,
+             project_names: tuple[str, ...] = ()) -> ForkServer | FreshInterpreter:
+    """A started launcher: the fork server where fork works, else a fresh interpreter per run.
+    ``project_names``: the project's top-level modules, whose pytest11 plugins the server never loads."""
     if prefer_fork and fork_available():
-        return ForkServer(log=log).start()
+        return ForkServer(log=log, project_names=project_names).start()
     return FreshInterpreter()
 
 

@@ -130,3 +130,9 @@ def foreign_imports(modules: dict[str, object], copy_root: Path, names: set[str]
         if not path.is_relative_to(root):
             found.append({"module": name, "path": str(path)})
     return found
+
+
+def project_names(tree: Path) -> tuple[str, ...]:
+    """The project's top-level module names (those of ``import_roots``): what a fork server must never
+    import, even from an installed copy of the project."""
+    return tuple(top_level_names(import_roots(tree)))

@@ -43,6 +43,7 @@ from harness.evidence import Record, gate_hash, load_records, resolve
 from harness.executor import Call, Executor, Run, threads_per_run
 from harness.exit_codes import ExitCode
 from harness.forkserver import launcher as start_launcher
+from harness.import_roots import project_names
 from harness.lock import Locked, RepositoryLock
 from harness.model import Gate, SourceState
 from harness.project import Project
@@ -367,7 +368,8 @@ class Session:
         from harness.forkserver import ServerDied
 
         try:
-            return start_launcher(self.options.prefer_fork, log=self.kept / "forkserver.log")
+            return start_launcher(self.options.prefer_fork, log=self.kept / "forkserver.log",
+                                  project_names=project_names(self.project))
         except ServerDied as exc:
             raise EnvironmentProblem(f"the fork server (the interpreter that preloads torch and pytest) could not "
                                      f"start: {exc}. Fix what its log names (often a broken torch install), or "

@@ -161,6 +161,7 @@ class Sweep:
 
     def run(self) -> SweepResult:
         from harness.forkserver import launcher as start_launcher
+        from harness.import_roots import project_names
         from harness.workspace import new_kept_folder
         from harness import sweep_cache
 
@@ -174,7 +175,8 @@ class Sweep:
         self.workdir = Path(tempfile.mkdtemp(prefix=f"seamgate-sweep-{os.getpid()}-"))
         try:
             self.kept = new_kept_folder(self.root, self.options.output)
-            launcher = self.shared_launcher or _Lazy(lambda: start_launcher(True, log=self.workdir / "forkserver.log"))
+            launcher = self.shared_launcher or _Lazy(lambda: start_launcher(
+                True, log=self.workdir / "forkserver.log", project_names=project_names(self.root)))
             self.launcher = launcher
             self.executor = Executor(launcher, self.kept, threads=threads_per_run(self.options.jobs))
             hashes = _file_hashes(self.root)

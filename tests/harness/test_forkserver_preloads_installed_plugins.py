@@ -30,3 +30,18 @@ def test_a_run_under_warnings_as_errors_loads_the_preloaded_plugins_without_a_re
     text = "".join(p.read_text() for p in stdout)
     assert outcome.exit_code == 0, text[-2000:]
     assert "already imported" not in text
+
+
+def test_the_plugin_of_a_project_module_is_left_to_each_run_even_when_installed_in_site_packages() -> None:
+    # A project installed with `pip install .` (not editable) has its plugin in site-packages; the
+    # runner and the sweep name the project's modules, and the server leaves that plugin alone
+    # (here xdist stands for such a project).
+    from harness.forkserver import ForkServer
+
+    server = ForkServer(project_names=("xdist",)).start()
+    try:
+        modules = set(server.modules())
+    finally:
+        server.close()
+    assert "pytest" in modules and "_pytest.junitxml" in modules
+    assert not {"xdist", "xdist.plugin", "xdist.looponfail"} & modules
