@@ -13,7 +13,7 @@ overhead of a run are printed:
 The fixture test imports torch, as every seam test does; ``--no-torch`` benchmarks one that imports
 nothing.
 
-    .venv/bin/python bench/bench_forkserver.py --runs 20
+    .venv/bin/python bench/bench_forkserver.py --runs 20 [--breakdown]
 """
 
 from __future__ import annotations
@@ -27,7 +27,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from harness.executor import Executor, Run, run_environment  # noqa: E402
+from harness.executor import HARNESS_ROOT, Executor, Run, _front, pytest_argv, run_environment  # noqa: E402
 from harness.forkserver import ForkServer, FreshInterpreter  # noqa: E402
 
 
@@ -58,23 +58,52 @@ def measure(launcher, tree: Path, work: Path, runs: int) -> tuple[float, list[fl
     return time.perf_counter() - started, walls, sessions
 
 
-def floor(server: ForkServer, tree: Path, work: Path, runs: int) -> list[float]:
-    """Wall times of a BARE pytest session per forked child: no plugin of ours, no JUnit, no
-    entry-point plugin, nothing the executor adds. What is left above the work is pytest's own
-    configuration and teardown plus the fork: the least any pytest-per-run launcher can cost."""
+def forked(server: ForkServer, tree: Path, work: Path, runs: int, argv: list[str], env: dict[str, str],
+           ours: bool = False) -> list[float]:
+    """Wall times (request to exit) of ``runs`` pytest sessions ``argv`` forked from ``server``, sent as
+    raw requests (``ours``: with the executor's import roots and the harness on the path)."""
     work.mkdir(parents=True, exist_ok=True)
+    where = {**_front(tree), "path_back": [str(HARNESS_ROOT)]} if ours else \
+        {"path_front": [str(tree)], "path_back": [], "claim": []}
     walls = []
-    env = {**run_environment({"PYTEST_DISABLE_PLUGIN_AUTOLOAD": "1"}, tree, None)}
     for i in range(runs):
-        request = {"mode": "pytest", "argv": ["tests", "-q", "-p", "no:cacheprovider", "--rootdir", str(tree)],
-                   "cwd": str(tree), "env": env, "path_front": [str(tree)], "path_back": [], "claim": [],
+        request = {"mode": "pytest", "argv": [a.replace("{i}", str(i)) for a in argv], "cwd": str(tree),
+                   "env": run_environment(env, tree, None), **where,
                    "stdout": str(work / f"{i}.out"), "stderr": str(work / f"{i}.err")}
         started = time.perf_counter()
         handle = server.submit(request)
         if not handle.wait(120) or handle.status != 0:
-            raise RuntimeError(f"bare run {i} did not pass: {handle.status}; see {work / f'{i}.out'}")
+            raise RuntimeError(f"run {i} of {argv} did not pass: {handle.status}; see {work / f'{i}.out'}")
         walls.append(time.perf_counter() - started)
     return walls
+
+
+def floor(server: ForkServer, tree: Path, work: Path, runs: int) -> list[float]:
+    """Wall times of a BARE pytest session per forked child: no plugin of ours, no JUnit, no
+    entry-point plugin, nothing the executor adds. What is left above the work is pytest's own
+    configuration and teardown plus the fork: the least any pytest-per-run launcher can cost."""
+    return forked(server, tree, work, runs, BARE, {"PYTEST_DISABLE_PLUGIN_AUTOLOAD": "1"})
+
+
+#: A bare session's command line (the fixture's own ini still applies).
+BARE = ["tests", "-q", "-p", "no:cacheprovider"]
+
+
+def breakdown(server: ForkServer, tree: Path, work: Path, runs: int) -> dict[str, list[float]]:
+    """Wall times of the executor's run with one part taken away at a time, then of a bare session
+    with JUnit, so the distance from the floor splits into its parts (``--breakdown``)."""
+    full = pytest_argv(Run("b", tree, ("tests",)), work / "{i}.xml", work / "{i}.json")
+    no_zygote = [a for i, a in enumerate(full) if a != "harness.pytest_zygote"
+                 and not (a == "-p" and i + 1 < len(full) and full[i + 1] == "harness.pytest_zygote")]
+    return {
+        "the executor's run": forked(server, tree, work / "full", runs, full, {}, ours=True),
+        "  without the zygote": forked(server, tree, work / "nozyg", runs, no_zygote, {}, ours=True),
+        "  without entry-point plugins": forked(server, tree, work / "noep", runs, full,
+                                                {"PYTEST_DISABLE_PLUGIN_AUTOLOAD": "1"}, ours=True),
+        "a bare session with JUnit": forked(server, tree, work / "junit", runs,
+                                            [*BARE, "--junitxml", str(work / "j{i}.xml")],
+                                            {"PYTEST_DISABLE_PLUGIN_AUTOLOAD": "1"}),
+    }
 
 
 def ms(seconds: float) -> str:
@@ -87,6 +116,9 @@ def main() -> None:
     parser.add_argument("--no-torch", action="store_true", help="the fixture test imports nothing")
     parser.add_argument("--with-seam-plugin", action="store_true",
                         help="let the editable install's seam.pytest_plugin load in every run (imports seam)")
+    parser.add_argument("--breakdown", action="store_true",
+                        help="also time the executor's run without the zygote, without entry-point plugins, and "
+                             "a bare session with JUnit (where the distance from the floor goes)")
     args = parser.parse_args()
     with tempfile.TemporaryDirectory(prefix="seamgate-bench-") as tmp:
         tree = fixture(Path(tmp) / "proj", not args.no_torch, args.with_seam_plugin)
@@ -96,6 +128,7 @@ def main() -> None:
         try:
             fork_total, fork_wall, fork_session = measure(server, tree, Path(tmp) / "fork", args.runs)
             bare_wall = floor(server, tree, Path(tmp) / "bare", args.runs)
+            parts = breakdown(server, tree, Path(tmp) / "parts", args.runs) if args.breakdown else {}
         finally:
             server.close()
         fresh_total, fresh_wall, fresh_session = measure(FreshInterpreter(), tree, Path(tmp) / "fresh", args.runs)
@@ -112,6 +145,8 @@ def main() -> None:
           f"wall/run {ms(med(fresh_wall))}, isolation overhead {ms(iso_fresh)}, wall - own session {ms(own_fresh)}")
     print(f"pytest's floor   : a bare pytest session (no plugin of ours, no JUnit, no entry points) per forked "
           f"child: wall/run {ms(med(bare_wall))}, isolation overhead {ms(med(bare_wall) - work)}")
+    for name, walls in parts.items():
+        print(f"  {name:31s}: wall/run {ms(med(walls))}, isolation overhead {ms(med(walls) - work)}")
     print(f"ratio (fresh/fork): total {fresh_total / fork_total:.1f}x, isolation overhead {iso_fresh / iso_fork:.1f}x, "
           f"wall - own session {own_fresh / own_fork:.1f}x")
     print(f"targets: isolation overhead/run <= 25 ms (issue 10): {'met' if iso_fork <= 0.025 else 'NOT met'}; "

@@ -14,6 +14,9 @@ from __future__ import annotations
 #: Every platform arm, in the order gates and the plugin list them.
 ARM_NAMES: tuple[str, ...] = ("cpu-emulated", "cuda", "rocm")
 
+#: The arm every machine has: what a run, a gate and a sweep use unless told otherwise.
+DEFAULT_ARM = "cpu-emulated"
+
 #: Arms with a backend in this build: the ``backend`` fixture parametrizes these when ``SEAM_ARMS`` is unset.
 PARAMETRIZED: tuple[str, ...] = ("cpu-emulated", "cuda")
 

@@ -32,6 +32,7 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any, Mapping
 
+from harness.arms import DEFAULT_ARM
 from harness.config import COUNT_ASSERTIONS_ENV
 from harness.forkserver import CHILD_SETUP_FAILED, ForkServer, FreshInterpreter
 from harness.import_roots import NAMES_ENV, ROOTS_ENV, import_roots, top_level_names
@@ -62,7 +63,7 @@ class Run:
     #: pytest arguments: paths or node ids relative to ``tree``.
     select: tuple[str, ...]
     #: Platform arm, exported as ``SEAM_ARMS``.
-    arm: str = "cpu-emulated"
+    arm: str = DEFAULT_ARM
     #: The gate's environment, on top of the caller's (minus ``SEAM_*``/``PYTEST_*``).
     env: Mapping[str, str] = field(default_factory=dict)
     #: Seconds before the run's process group is killed and the run is a TIMEOUT.

@@ -55,7 +55,8 @@ from typing import Any, Callable, Mapping
 #: ``TorchFunctionMode`` exit, which every capture makes), 0.6-0.9 s with sympy (``bench/bench_zygote.py``), in EVERY child that
 #: captures; importing it initializes no CUDA (``scripts/device_fork_check.py``, on the H200).
 #: ``configparser``, ``tomllib``: stdlib, imported in every run by the counting plugin's
-#: ``harness/import_roots.py`` (~3 ms a run otherwise).
+#: ``harness/import_roots.py`` (~3 ms a run otherwise: ``python -X importtime -c "import pytest, torch;
+#: import harness.import_roots"`` lists them).
 PRELOAD: tuple[str, ...] = ("torch", "torch._dynamo", "pytest", "configparser", "tomllib")
 #: The project's top-level module names, comma-separated, in the server's environment: the pytest11
 #: plugins of those modules are never loaded by the server, even when installed into site-packages.
@@ -409,7 +410,6 @@ def _project_plugins() -> list[str]:
     module lies outside every site-packages folder of this interpreter (project code, imported fresh
     by each run from its own tree). Finding a top-level module imports nothing."""
     import importlib.metadata
-    import importlib.util
     import sysconfig
 
     sites = {os.path.realpath(sysconfig.get_paths()[key]) for key in ("purelib", "platlib")}

@@ -35,6 +35,7 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any, Callable, Iterable, Mapping, Sequence
 
+from harness.arms import DEFAULT_ARM
 from harness.errors import CommandLineError
 from harness.executor import Executor, Run, threads_per_run
 from harness.exit_codes import ExitCode
@@ -82,7 +83,7 @@ class SweepOptions:
     output: Path | None = None
     #: The platform arm every run exports as ``SEAM_ARMS`` (``--arm``; ``cuda`` on a GPU machine sweeps
     #: what only the cuda arm's cases reach). Kept outcomes are per arm.
-    arm: str = "cpu-emulated"
+    arm: str = DEFAULT_ARM
 
 
 @dataclass

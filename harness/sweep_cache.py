@@ -21,6 +21,7 @@ import shutil
 from pathlib import Path
 from typing import Any, Iterable, Mapping
 
+from harness.arms import DEFAULT_ARM
 from harness.reach import Reach
 
 CACHE_DIR = Path(".seamgate") / "sweep-cache"
@@ -65,14 +66,14 @@ def save(project: Path, data: Mapping[str, Any]) -> None:
 
 def mutant_digest(*, mutant_id: str, diff: str, function_source: str, select: Iterable[str], prove: bool,
                   cases: Iterable[str] | None, reach: Reach | None, hashes: Mapping[str, str], mutated_file: str,
-                  source_text: str, arm: str = "cpu-emulated") -> str:
+                  source_text: str, arm: str = DEFAULT_ARM) -> str:
     """What one mutant's outcome depends on, as one sha256 (see the module docstring)."""
     from harness.reuse import files_read
 
     select = tuple(select)
     h = hashlib.sha256()
     h.update(json.dumps([mutant_id, _body(diff), function_source, select, prove]).encode())
-    if arm != "cpu-emulated":  # the default arm keeps the digests recorded before arms were chosen
+    if arm != DEFAULT_ARM:  # the default arm keeps the digests recorded before arms were chosen
         h.update(f"arm\0{arm}".encode())
     ids = sorted(cases) if cases is not None else None
     h.update(json.dumps(ids).encode())

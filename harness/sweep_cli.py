@@ -23,7 +23,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from harness.arms import ARM_NAMES
+from harness.arms import ARM_NAMES, DEFAULT_ARM
 from harness.errors import CommandLineError, ConfigError
 from harness.exit_codes import ExitCode
 from harness.workspace import swap_link
@@ -96,7 +96,7 @@ def add_sweep(commands: argparse._SubParsersAction, positive_int: Any) -> None:
     parser.add_argument("--output", type=Path, default=None, metavar="DIR",
                         help="keep this sweep's logs and outcomes.json in DIR (default: .seamgate/runs/<timestamp>, "
                              "with .seamgate/runs/latest-sweep pointing at the newest)")
-    parser.add_argument("--arm", choices=ARM_NAMES, default="cpu-emulated",
+    parser.add_argument("--arm", choices=ARM_NAMES, default=DEFAULT_ARM,
                         help="the platform arm every run exports as SEAM_ARMS (default: cpu-emulated; cuda on a GPU "
                              "machine judges what only the cuda arm's cases reach, seam/cuda_backend.py)")
     parser.add_argument("--project", type=Path, default=argparse.SUPPRESS, metavar="DIR",

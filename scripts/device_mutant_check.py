@@ -6,16 +6,18 @@ For a mutant a CPU sweep cannot judge (its killers run on the cuda arm only), on
         'seam.capture_guard.xǁHostReadGuardǁ__torch_function____mutmut_34' -- tests/seam/test_x.py
 
 Each mutant's text comes from ``harness.sweep_mutants.generate`` (mutmut's names and numbering, as
-``seamgate sweep`` has them); the run's cases, arms (``SEAM_ARMS`` as set) and outcome are written
-to ``--out``: ``killed`` when any case failed, ``survived`` when all passed, ``error`` otherwise.
-The unmutated tree is run first: a case red there makes the check an error, never a kill.
+``seamgate sweep`` has them). The copy is the one every seamgate run gets (``mutations.offtree``:
+git's files, no virtual environment, no results); the arms are ``SEAM_ARMS`` as set. ``--out`` gets,
+per mutant, its id, the pytest exit code, the end of pytest's output and a verdict: ``killed`` when
+a case failed (exit 1), ``survived`` when all passed, ``error`` otherwise. The unmutated tree is run
+first: a case red there ends the check (exit 2) with no verdict, never a kill.
 """
 
 from __future__ import annotations
 
 import argparse
 import json
-import shutil
+import os
 import subprocess
 import sys
 import tempfile
@@ -25,11 +27,12 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
 from harness.sweep_mutants import generate  # noqa: E402
+from mutations.offtree import materialize  # noqa: E402
 
 
 def run(tree: Path, tests: list[str]) -> tuple[int, str]:
     proc = subprocess.run([sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", *tests], cwd=tree,
-                          capture_output=True, text=True, env={**__import__("os").environ, "PYTHONPATH": str(tree)})
+                          capture_output=True, text=True, env={**os.environ, "PYTHONPATH": str(tree)})
     return proc.returncode, (proc.stdout + proc.stderr)[-1500:]
 
 
@@ -44,13 +47,12 @@ def main() -> int:
     args, tests = parser.parse_args(argv[:cut]), argv[cut + 1:]
     results = []
     with tempfile.TemporaryDirectory(prefix="mutant-check-") as tmp:
-        tree = Path(tmp) / "tree"
-        shutil.copytree(ROOT, tree, ignore=shutil.ignore_patterns(".git", ".venv", "__pycache__", ".seamgate"))
+        tree = materialize(ROOT, Path(tmp) / "tree", None)
         code, tail = run(tree, tests)
         results.append({"id": "", "exit": code, "tail": tail})
         if code != 0:
             print(f"the unmutated tree is red (exit {code}): no verdict\n{tail}")
-            Path(args.out).write_text(json.dumps(results, indent=1))
+            Path(args.out).write_text(json.dumps(results, indent=1, ensure_ascii=False))
             return 2
         by_file: dict[str, dict[str, object]] = {}
         for mutant_id in args.mutants:
