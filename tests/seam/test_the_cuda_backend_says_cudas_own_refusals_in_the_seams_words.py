@@ -3,7 +3,8 @@
 What the seam cannot see coming, a raw torch stream forked into the capture or a raw CUDA call that
 the global capture mode refuses, CUDA refuses at the capture's end; the backend turns it into the
 seam's error, with the reason and the fix, instead of CUDA's bare text. And it refuses by name what
-it cannot do: run without a GPU, or replay a segment another backend captured.
+it cannot do: run without a GPU, or replay a segment another backend captured. A CUDA error of
+another kind at the capture's end reaches the caller as CUDA said it, never as an invalidated capture.
 """
 
 from __future__ import annotations
@@ -67,3 +68,25 @@ def test_a_segment_another_backend_captured_is_refused_by_its_id() -> None:
     with pytest.raises(CaptureStateError) as refused:
         b.replay(segment, b.default_queue())
     assert str(refused.value) == f"graph {segment.id} was not captured by a CudaBackend"
+
+
+@pytest.mark.arm("cuda")
+def test_a_cuda_error_of_another_kind_at_the_capture_end_reaches_the_caller_as_cuda_said_it(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    b = CudaBackend()
+    q, x = b.default_queue(), b.alloc((4,))
+    real_end = torch.cuda.CUDAGraph.capture_end
+
+    def end_then_fail(self: torch.cuda.CUDAGraph) -> None:
+        real_end(self)  # the capture really ends; then the graph's instantiation finds no memory
+        raise RuntimeError("CUDA error: out of memory")
+
+    monkeypatch.setattr(torch.cuda.CUDAGraph, "capture_end", end_then_fail)
+    b.begin_capture(q)
+    with b.use_queue(q):
+        x.add_(1)
+    with pytest.raises(RuntimeError) as failed:
+        b.end_capture(q)
+    assert type(failed.value) is RuntimeError, f"said as {type(failed.value).__name__}: {failed.value}"
+    assert str(failed.value) == "CUDA error: out of memory"
+    assert not b.capturing

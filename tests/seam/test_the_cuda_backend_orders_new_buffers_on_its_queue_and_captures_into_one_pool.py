@@ -1,0 +1,59 @@
+"""On CUDA, a new buffer is made on the seam's queue and a graph's segments share its one memory pool.
+
+- ``alloc`` fills the new buffer with zeros on the backend's default queue, after what the caller's
+  stream issued before: work the seam then queues there finds it zeroed, even when the caller's own
+  stream is still busy (zeros issued on that stream would land AFTER that work, wiping it out);
+- every segment of a PIECEWISE graph captures into the graph's one pool, so a temporary freed in
+  one piece is reused by the next: six pieces with a 64 MiB temporary each reserve about one
+  temporary, not six (vLLM shares one pool between its piecewise graphs for this reason);
+- ``memory_kind`` names the three kinds of memory the capture checks tell apart.
+"""
+
+from __future__ import annotations
+
+import pytest
+import torch
+
+from seam import BreakableGraph, CaptureMode, CudaBackend, GraphCaptureScope
+from seam.cuda_backend import memory_kind
+
+pytestmark = pytest.mark.arm("cuda")
+MIB = 1 << 20
+
+
+def test_a_buffer_allocated_while_the_callers_stream_is_busy_is_zero_before_the_queues_next_work() -> None:
+    b = CudaBackend()
+    q = b.default_queue()
+    busy = torch.cuda.Stream(device=b.device)
+    with torch.cuda.stream(busy):
+        torch.cuda._sleep(400_000_000)  # about 0.2 s of this stream's time on an H200
+        buf = b.alloc((4 * MIB,))
+    with b.use_queue(q):
+        buf.add_(1)
+    b.synchronize()
+    assert torch.equal(buf.cpu(), torch.ones(4 * MIB)), "the zero-fill landed after the queue's add"
+
+
+def test_the_pieces_of_a_piecewise_graph_share_one_pool_of_memory() -> None:
+    b = CudaBackend()
+    x = b.to_device(torch.ones(16 * MIB))  # 64 MiB of float32
+    total = b.alloc((1,))
+    b.synchronize()
+    before = torch.cuda.memory_reserved(b.device)
+    g = BreakableGraph(b, CaptureMode.PIECEWISE)
+    with torch.no_grad(), GraphCaptureScope(b, b.default_queue(), g) as scope:
+        for _ in range(6):
+            total.add_((x * 2).sum())  # a 64 MiB temporary, freed inside its piece
+            scope.break_point(lambda: None)
+    grown = torch.cuda.memory_reserved(b.device) - before
+    g.replay()
+    b.synchronize()
+    assert total.cpu().item() == 6 * 2 * 16 * MIB
+    assert 64 * MIB <= grown < 3 * 64 * MIB, f"the graph reserved {grown / MIB:.0f} MiB for six 64 MiB temporaries"
+    g.destroy()
+
+
+def test_memory_kind_names_device_pinned_and_pageable_memory() -> None:
+    assert memory_kind(torch.zeros(2, device="cuda")) == "device"
+    assert memory_kind(torch.zeros(2).pin_memory()) == "pinned"
+    assert memory_kind(torch.zeros(2)) == "pageable"
