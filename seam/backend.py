@@ -307,6 +307,11 @@ class Backend(ABC):
         """Start capturing the work issued on ``queue``."""
         if self.capturing:
             raise CaptureStateError("begin_capture while a capture is already open on this backend")
+        if collector.any_capture_open():
+            raise CaptureStateError(
+                "begin_capture while another backend's capture is open in this process: CUDA cannot end a capture "
+                "while another is open (H200: 'operation not permitted when stream is capturing', and the open one is "
+                "invalidated too); end the open capture first")
         self._log("begin_capture", queue)
         record = _OpenCapture(self.name, queue.id)
         collector.capture_opening(record)

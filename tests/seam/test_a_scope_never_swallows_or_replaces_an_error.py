@@ -1,8 +1,9 @@
 """Errors out of a capture scope: the body's own error, unchanged, whether the scope captures or not.
 
 An inert scope (a backend that cannot capture) must let the body's error through as a capturing one
-does; a capturing scope aborts on ITS queue (the backend trace shows it) before the error leaves; a
-PIECEWISE break that returns a tensor is refused with the whole reason and what to do instead.
+does; a capturing scope aborts on ITS queue (the backend trace shows it) before the error leaves, and
+on CUDA even a failure to free the given-up graph does not replace the body's error; a PIECEWISE
+break that returns a tensor is refused with the whole reason and what to do instead.
 """
 
 from __future__ import annotations
@@ -15,6 +16,7 @@ from seam import (
     BreakableGraph,
     BreakResultError,
     CaptureMode,
+    CudaBackend,
     EagerBackend,
     EmulatedBackend,
     GraphCaptureScope,
@@ -58,6 +60,24 @@ def test_a_failed_capture_is_aborted_on_the_scopes_own_queue_before_the_error_le
     calls = [(e.op, e.queue) for e in backend.trace if e.op in ("begin_capture", "end_capture", "abort_capture")]
     assert calls == [("begin_capture", q.id), ("abort_capture", q.id)]
     assert not backend.capturing and g.destroyed
+
+
+@pytest.mark.arm("cuda")
+def test_on_cuda_a_graph_that_cannot_be_freed_at_the_abort_does_not_replace_the_bodys_error(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    backend = CudaBackend()
+    x = backend.alloc((4,))
+
+    def reset_fails(self: torch.cuda.CUDAGraph) -> None:
+        raise RuntimeError("CUDA error: an illegal memory access was encountered")
+
+    monkeypatch.setattr(torch.cuda.CUDAGraph, "reset", reset_fails)
+    g = BreakableGraph(backend, CaptureMode.FULL)
+    with pytest.raises(BodyError, match="^the body failed$"):
+        with GraphCaptureScope(backend, backend.default_queue(), g):
+            x.add_(1)
+            raise BodyError("the body failed")
+    assert not backend.capturing and current_scope() is None and not g.captured
 
 
 def test_a_close_that_fails_is_aborted_on_the_scopes_queue_and_its_error_comes_out() -> None:

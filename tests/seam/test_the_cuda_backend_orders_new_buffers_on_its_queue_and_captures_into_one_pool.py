@@ -1,8 +1,9 @@
 """On CUDA, a new buffer is made on the seam's queue and a graph's segments share its one memory pool.
 
-- ``alloc`` fills the new buffer with zeros on the backend's default queue, after what the caller's
-  stream issued before: work the seam then queues there finds it zeroed, even when the caller's own
-  stream is still busy (zeros issued on that stream would land AFTER that work, wiping it out);
+- ``alloc`` makes the new buffer on the backend's default queue, whatever stream the caller is on:
+  its memory belongs to that queue, so when it is freed while the queue still works on it, the
+  caller's own stream is not handed that memory (made on the caller's stream, it would be, at once,
+  and the queue's pending work would then write into the caller's next tensor);
 - every segment of a PIECEWISE graph captures into the graph's one pool, so a temporary freed in
   one piece is reused by the next: six pieces with a 64 MiB temporary each reserve about one
   temporary, not six (vLLM shares one pool between its piecewise graphs for this reason);
@@ -21,17 +22,20 @@ pytestmark = pytest.mark.arm("cuda")
 MIB = 1 << 20
 
 
-def test_a_buffer_allocated_while_the_callers_stream_is_busy_is_zero_before_the_queues_next_work() -> None:
+def test_a_buffer_freed_while_the_queue_still_works_on_it_is_not_handed_to_the_callers_stream() -> None:
     b = CudaBackend()
     q = b.default_queue()
-    busy = torch.cuda.Stream(device=b.device)
-    with torch.cuda.stream(busy):
-        torch.cuda._sleep(400_000_000)  # about 0.2 s of this stream's time on an H200
+    mine = torch.cuda.Stream(device=b.device)
+    with torch.cuda.stream(mine):
         buf = b.alloc((4 * MIB,))
     with b.use_queue(q):
-        buf.add_(1)
+        torch.cuda._sleep(400_000_000)  # about 0.2 s of the queue's time on an H200
+        buf.add_(1)  # still pending when the buffer is freed
+    del buf
+    with torch.cuda.stream(mine):
+        sevens = torch.full((4 * MIB,), 7.0, device=b.device)
     b.synchronize()
-    assert torch.equal(buf.cpu(), torch.ones(4 * MIB)), "the zero-fill landed after the queue's add"
+    assert torch.equal(sevens.cpu(), torch.full((4 * MIB,), 7.0)), "the queue's add wrote into the caller's tensor"
 
 
 def test_the_pieces_of_a_piecewise_graph_share_one_pool_of_memory() -> None:
