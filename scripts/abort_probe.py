@@ -67,17 +67,22 @@ def seam_abort_inside_another() -> str:
     a.begin_capture(qa)
     with a.use_queue(qa):
         x.add_(1)
-    b.begin_capture(qb)
-    with b.use_queue(qb):
-        y.add_(1)
-    b.abort_capture(qb)
+    said = []
+    try:
+        b.begin_capture(qb)
+        with b.use_queue(qb):
+            y.add_(1)
+        b.abort_capture(qb)
+        said.append("b began and aborted")
+    except Exception as err:  # noqa: BLE001 - since e452035 the seam refuses the second begin
+        said.append(f"b.begin_capture raised {type(err).__name__}")
     try:
         g = a.end_capture(qa)
     except Exception as err:  # noqa: BLE001
-        return f"outer end_capture raised {type(err).__name__}: {err}"
+        return "; ".join([*said, f"outer end_capture raised {type(err).__name__}: {err}"])
     a.replay(g, qa)
     a.synchronize()
-    return f"outer replayed: x={x.cpu().tolist()}"
+    return "; ".join([*said, f"outer replayed: x={x.cpu().tolist()}"])
 
 
 def seam_abort_after_invalidation() -> str:
@@ -111,8 +116,35 @@ def seam_abort_after_invalidation() -> str:
     return f"{end}; {reset}"
 
 
+def inner_begun_outer_ends_first() -> str:
+    """Which call does the harm: a second capture's BEGIN, or its end? The outer ends while the inner is open."""
+    s_outer, s_inner = torch.cuda.Stream(), torch.cuda.Stream()
+    x, y = torch.zeros(4, device="cuda"), torch.zeros(4, device="cuda")
+    torch.cuda.synchronize()
+    g, h, said = torch.cuda.CUDAGraph(), torch.cuda.CUDAGraph(), []
+    with torch.cuda.stream(s_outer):
+        g.capture_begin()
+        x.add_(1)
+    with torch.cuda.stream(s_inner):
+        h.capture_begin()
+        y.add_(1)
+    said.append("inner begun")
+    for name, graph, stream in (("outer", g, s_outer), ("inner", h, s_inner)):
+        try:
+            with torch.cuda.stream(stream):
+                graph.capture_end()
+            graph.replay()
+            torch.cuda.synchronize()
+            said.append(f"{name} ended and replayed")
+        except Exception as err:  # noqa: BLE001
+            said.append(f"{name} capture_end raised {type(err).__name__}: {str(err).splitlines()[0]}")
+    said.append(f"x={x.tolist()} y={y.tolist()}")
+    return "; ".join(said)
+
+
 if __name__ == "__main__":
-    for name, case in [("raw: inner capture ended and reset inside the outer", lambda: outer_after(inner_end_then_reset)),
+    for name, case in [("raw: inner capture begun, outer ended first, then inner", inner_begun_outer_ends_first),
+                       ("raw: inner capture ended and reset inside the outer", lambda: outer_after(inner_end_then_reset)),
                        ("raw: inner capture ended, kept, inside the outer", lambda: outer_after(inner_end_kept)),
                        ("seam: b.abort_capture inside a's capture", seam_abort_inside_another),
                        ("raw: capture_end then reset after an invalidation", seam_abort_after_invalidation)]:
@@ -120,3 +152,4 @@ if __name__ == "__main__":
             print(f"{name}: {case()}", flush=True)
         except Exception:  # noqa: BLE001
             print(f"{name}: PROBE FAILED\n{traceback.format_exc()}", flush=True)
+            torch.cuda.synchronize()
