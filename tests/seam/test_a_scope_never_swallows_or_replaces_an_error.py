@@ -74,10 +74,17 @@ def test_on_cuda_a_graph_that_cannot_be_freed_at_the_abort_does_not_replace_the_
     monkeypatch.setattr(torch.cuda.CUDAGraph, "reset", reset_fails)
     g = BreakableGraph(backend, CaptureMode.FULL)
     with pytest.raises(BodyError, match="^the body failed$"):
-        with GraphCaptureScope(backend, backend.default_queue(), g):
+        with GraphCaptureScope(backend, backend.default_queue(), g) as scope:
             x.add_(1)
             raise BodyError("the body failed")
     assert not backend.capturing and current_scope() is None and not g.captured
+    assert scope.secondary_error is None, f"the abort raised {scope.secondary_error!r}"
+    q = backend.default_queue()
+    backend.begin_capture(q)
+    with backend.use_queue(q):
+        x.add_(1)
+    backend.abort_capture(q)  # the raw pair: an abort never raises a secondary error either
+    assert not backend.capturing
 
 
 def test_a_close_that_fails_is_aborted_on_the_scopes_queue_and_its_error_comes_out() -> None:
