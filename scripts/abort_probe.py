@@ -26,16 +26,21 @@ def outer_after(inner) -> str:  # type: ignore[no-untyped-def]
         said.append(inner(s_inner, y))
     except Exception as err:  # noqa: BLE001 - a probe reports everything
         said.append(f"inner raised {type(err).__name__}: {str(err).splitlines()[0]}")
-    try:
-        with torch.cuda.stream(s_outer):
-            g.capture_end()
-        g.replay()
-        torch.cuda.synchronize()
-        said.append(f"outer replayed: x={x.tolist()}")
-    except Exception as err:  # noqa: BLE001
-        said.append(f"outer capture_end raised {type(err).__name__}: {str(err).splitlines()[0]}")
-        torch.cuda.synchronize()
+    said.append(end_and_replay("outer", g, s_outer) + f": x={x.tolist()}")
     return "; ".join(said)
+
+
+def end_and_replay(name: str, graph: torch.cuda.CUDAGraph, stream: torch.cuda.Stream) -> str:
+    """End ``graph``'s capture on ``stream`` and replay it once; what happened, in a few words."""
+    try:
+        with torch.cuda.stream(stream):
+            graph.capture_end()
+        graph.replay()
+        torch.cuda.synchronize()
+        return f"{name} ended and replayed"
+    except Exception as err:  # noqa: BLE001 - a probe reports everything
+        torch.cuda.synchronize()
+        return f"{name} capture_end raised {type(err).__name__}: {str(err).splitlines()[0]}"
 
 
 def inner_end_then_reset(s, y):  # type: ignore[no-untyped-def]
@@ -129,15 +134,7 @@ def inner_begun_outer_ends_first() -> str:
         h.capture_begin()
         y.add_(1)
     said.append("inner begun")
-    for name, graph, stream in (("outer", g, s_outer), ("inner", h, s_inner)):
-        try:
-            with torch.cuda.stream(stream):
-                graph.capture_end()
-            graph.replay()
-            torch.cuda.synchronize()
-            said.append(f"{name} ended and replayed")
-        except Exception as err:  # noqa: BLE001
-            said.append(f"{name} capture_end raised {type(err).__name__}: {str(err).splitlines()[0]}")
+    said += [end_and_replay("outer", g, s_outer), end_and_replay("inner", h, s_inner)]
     said.append(f"x={x.tolist()} y={y.tolist()}")
     return "; ".join(said)
 

@@ -27,6 +27,15 @@ def emu() -> Iterator[EmulatedBackend]:
     backend.abort_capture(backend.default_queue())  # a test that failed mid-capture leaves none open
 
 
+def open_with_a_fork(emu: EmulatedBackend):  # type: ignore[no-untyped-def]
+    """A capture open on the default queue with one side queue forked into it, and a device 0.0."""
+    q, side = emu.default_queue(), emu.new_queue()
+    x = emu.to_device(torch.tensor([0.0]))
+    emu.begin_capture(q)
+    emu.wait_event(side, emu.record_event(q))
+    return q, side, x
+
+
 def test_a_chain_of_joins_over_two_side_queues_joins_the_last_one_and_replays(emu: EmulatedBackend) -> None:
     q, a, b = emu.default_queue(), emu.new_queue(), emu.new_queue()
     x = emu.to_device(torch.tensor([0.0]))
@@ -44,10 +53,7 @@ def test_a_chain_of_joins_over_two_side_queues_joins_the_last_one_and_replays(em
 
 
 def test_a_join_stays_a_join_when_the_origin_also_waits_on_an_older_event_of_that_queue(emu: EmulatedBackend) -> None:
-    q, side = emu.default_queue(), emu.new_queue()
-    x = emu.to_device(torch.tensor([0.0]))
-    emu.begin_capture(q)
-    emu.wait_event(side, emu.record_event(q))
+    q, side, x = open_with_a_fork(emu)
     with emu.use_queue(side):
         x.add_(1)
     older = emu.record_event(side)
@@ -61,10 +67,7 @@ def test_a_join_stays_a_join_when_the_origin_also_waits_on_an_older_event_of_tha
 
 
 def test_a_fork_that_issued_no_work_needs_no_join(emu: EmulatedBackend) -> None:
-    q, side = emu.default_queue(), emu.new_queue()
-    x = emu.to_device(torch.tensor([0.0]))
-    emu.begin_capture(q)
-    emu.wait_event(side, emu.record_event(q))
+    q, side, x = open_with_a_fork(emu)
     x.add_(1)
     graph = emu.end_capture(q)
     emu.replay(graph, q)
@@ -72,10 +75,7 @@ def test_a_fork_that_issued_no_work_needs_no_join(emu: EmulatedBackend) -> None:
 
 
 def test_an_unjoined_fork_is_refused_at_the_close_naming_the_queue_cudas_error_and_both_ways_to_join(emu: EmulatedBackend) -> None:
-    q, side = emu.default_queue(), emu.new_queue()
-    x = emu.to_device(torch.tensor([0.0]))
-    emu.begin_capture(q)
-    emu.wait_event(side, emu.record_event(q))
+    q, side, x = open_with_a_fork(emu)
     with emu.use_queue(side):
         x.add_(1)
     with pytest.raises(UnjoinedForkError) as refused:
