@@ -26,6 +26,12 @@ def test_a_buffer_freed_while_the_queue_still_works_on_it_is_not_handed_to_the_c
     b = CudaBackend()
     q = b.default_queue()
     mine = torch.cuda.Stream(device=b.device)
+    # CUDA loads a kernel's module at its first launch (lazy loading), and that load waits for the
+    # device: the kernels of the race run once first, or the add would be ordered before the fill by
+    # that wait (seen on the H200 at e9677fb: the defect this case is for passed it).
+    torch.cuda._sleep(1)
+    torch.full((4,), 7.0, device=b.device).add_(1)
+    b.synchronize()
     with torch.cuda.stream(mine):
         buf = b.alloc((4 * MIB,))
     with b.use_queue(q):
