@@ -6,6 +6,9 @@ then drops ``tests/seam/conftest.py``'s fixtures for the later seam files (pytes
 a red of pytest's, not of the order. So pytest collects ``tests`` as usual and this plugin reorders
 the collected items: by the file's place in the list, cases of one file in their own order.
 
+``$SEAMGATE_FILE_ORDER_ONLY=1``: deselect the cases of files the list does not name (a run of a prefix
+of an order, to reproduce a red seen at some position of it).
+
 ``$SEAMGATE_RED_LOG``: append each case that fails (setup, call or teardown) to that file as it
 fails, so a run cut by the device tool's time limit still names its reds (pytest names them only at
 the end).
@@ -23,6 +26,11 @@ def pytest_collection_modifyitems(session, config, items):
     with open(listed, encoding="utf-8") as fh:
         order = {line.strip(): i for i, line in enumerate(fh) if line.strip()}
     last = len(order)
+    if os.environ.get("SEAMGATE_FILE_ORDER_ONLY") == "1":
+        dropped = [item for item in items if item.nodeid.split("::")[0] not in order]
+        if dropped:
+            config.hook.pytest_deselected(items=dropped)
+        items[:] = [item for item in items if item.nodeid.split("::")[0] in order]
     items[:] = sorted(items, key=lambda item: order.get(item.nodeid.split("::")[0], last))
 
 
