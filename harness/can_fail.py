@@ -6,7 +6,8 @@ is judged (``BASELINE_RED``): such a gate could only ever PASS. It must name a `
 whose row reds part of the same selection; the gate then FAILS when it does not
 (``harness/judges.py``). ``green_after`` on a red-first gate reads the same baseline, but the gate's
 verdict also depends on its red run against the old code, so it can fail. Lane identity compares two
-children's fingerprints, which can differ.
+children's fingerprints, which can differ; one with no work key to compare is an ERROR when it is
+judged (``harness/lane.py``).
 """
 
 from __future__ import annotations

@@ -10,6 +10,8 @@ Every key is compared. ``VALUE_KEYS`` are the outputs: they must be equal too, b
 reported separately ("values IDENTICAL"), because equal values on different lanes is exactly the
 case this gate exists for. The lane verdict (SAME-LANE / DIFFERENT-LANE) comes from the other keys,
 which should count per-operation work (copies), not what a pool's free list can absorb (allocs).
+A side whose mapping holds no such work key (``{}``, or a digest alone) is an ERROR: with nothing to
+compare the check could never fail.
 """
 
 from __future__ import annotations
@@ -104,4 +106,10 @@ def _side_trouble(sides: list[CallOutcome]) -> tuple[Verdict, str] | None:
             return Verdict.ERROR, f"{side.label}: the fingerprint callable failed: {side.detail}"
         if not isinstance(side.result, dict):
             return Verdict.ERROR, f"{side.label}: the fingerprint must be a mapping, got {type(side.result).__name__}"
+    for side in sides:  # both answered with mappings: a side with no work key would make the check vacuous
+        if all(key in VALUE_KEYS for key in side.result):
+            return Verdict.ERROR, (f"{side.label}: the fingerprint holds no work key, only "
+                                   f"{sorted(side.result) or 'nothing'}: a lane check with no work to compare could "
+                                   "never fail; return the work the side did (copies, launches, lane) beside its "
+                                   "output digest")
     return None

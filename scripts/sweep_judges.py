@@ -29,7 +29,9 @@ SEAMGATE = str(Path(sys.executable).with_name("seamgate"))
 JUDGES = ("harness/evaluate.py", "harness/redfirst.py", "harness/lane.py", "harness/planner.py")
 TESTS = ("tests/harness/test_judge_evaluate.py", "tests/harness/test_judge_redfirst.py",
          "tests/harness/test_judge_lane.py", "tests/harness/test_judge_planner.py", "tests/harness/test_evaluate.py",
-         "tests/harness/test_redfirst_collection.py", "tests/harness/test_judge_collection_errors.py")
+         "tests/harness/test_redfirst_collection.py", "tests/harness/test_judge_collection_errors.py",
+         "tests/harness/test_expected_node_ids_are_exact.py", "tests/harness/test_red_first_working_tree_is_judged_whole.py",
+         "tests/harness/test_lane_fingerprints_compare_exactly.py")
 EQUIVALENTS = "tests/equivalent_mutants.yaml"
 #: When these change, every judge is swept again (the selection, the explanations, the sweep itself).
 EVERYTHING = (*TESTS, EQUIVALENTS, "harness/sweep.py", "harness/sweep_mutants.py", "harness/pytest_sweep.py")

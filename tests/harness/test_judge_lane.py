@@ -189,3 +189,18 @@ def test_two_differing_lane_keys_are_both_named_in_order() -> None:
 def test_two_differing_value_keys_are_both_named() -> None:
     result = compare({"output": 1, "logits_digest": "x"}, {"output": 2, "logits_digest": "y"})
     assert result.describe() == "SAME-LANE: ; values DIFFER (logits_digest, output)"
+
+
+@pytest.mark.parametrize("answers, label, keys", [
+    (({}, {}), "lane control eager", "nothing"),
+    (({"output_digest": "abc"}, {"output_digest": "abc"}), "lane control eager", "['output_digest']"),
+    (({"copies": 4, "output_digest": "abc"}, {"output_digest": "abc"}), "lane subject cpu-emulated",
+     "['output_digest']"),
+], ids=["both-empty", "values-only", "subject-values-only"])
+def test_a_fingerprint_with_no_work_to_compare_is_an_error_never_a_pass(answers: tuple[dict, dict], label: str,
+                                                                       keys: str) -> None:
+    outcome, _ = judge(lambda b, e: answers[0] if b == "eager" else answers[1], lane_gate())
+    assert outcome.verdict is Verdict.ERROR, outcome.message
+    assert outcome.message == (f"{label}: the fingerprint holds no work key, only {keys}: a lane check with no "
+                               "work to compare could never fail; return the work the side did (copies, launches, "
+                               "lane) beside its output digest")
