@@ -160,6 +160,11 @@ class Sweep:
 
     # -- the whole sweep ----------------------------------------------------------------------
 
+    def _execute(self, **fields: Any) -> Any:
+        """One pytest run of this sweep, on the sweep's arm (every run exports it as ``SEAM_ARMS``)."""
+        assert self.executor is not None
+        return self.executor.execute(Run(arm=self.options.arm, **fields))
+
     def run(self) -> SweepResult:
         from harness.forkserver import launcher as start_launcher
         from harness.import_roots import project_names
@@ -218,11 +223,10 @@ class Sweep:
             self.notify("baseline", "reused")
             return run_from_data(old["run"]), Reach.read(kept_reach)
         self.notify("baseline", "running")
-        assert self.kept is not None and self.executor is not None
+        assert self.kept is not None
         reach_path = self.kept / "reach-baseline.json"
-        run = self.executor.execute(Run(label="sweep baseline", tree=self.tree(), arm=self.options.arm,
-                                        select=self.options.tests,
-                                        env=SWEEP_ENV, timeout=3600.0, reach=reach_path))
+        run = self._execute(label="sweep baseline", tree=self.tree(), select=self.options.tests, env=SWEEP_ENV,
+                            timeout=3600.0, reach=reach_path)
         if run.end != "completed" or any(c.kind in ("failed", "error") for c in run.cases):
             raise BaselineRed(run)
         reach = Reach.read(reach_path)
@@ -348,7 +352,6 @@ class Sweep:
 
     def run_batch(self, index: int, batch: Sequence[Planned], tree: Path) -> dict[str, MutantOutcome]:
         """One pytest session over ``tree``: a clean child, then a child per mutant of ``batch``."""
-        assert self.executor is not None
         union = None if any(p.cases is None for p in batch) else sorted(set().union(*(p.cases or () for p in batch)))
         entries = [{"id": "", "cases": union, "timeout": self.limit(union)}]
         entries += [{"id": p.mutant.id, "cases": None if p.cases is None else sorted(p.cases),
@@ -359,9 +362,8 @@ class Sweep:
         env = {**SWEEP_ENV, "SEAMGATE_SWEEP_PLAN": str(plan), "PYTEST_PLUGINS": "harness.pytest_sweep"}
         timeout = sum(e["timeout"] for e in entries) + 60.0
         files = sorted({p.mutant.file for p in batch})
-        run = self.executor.execute(Run(label=f"sweep {index} {' '.join(files)}", tree=tree, arm=self.options.arm,
-                                        select=tuple(select),
-                                        env=env, timeout=timeout))
+        run = self._execute(label=f"sweep {index} {' '.join(files)}", tree=tree, select=tuple(select), env=env,
+                            timeout=timeout)
         by_id = _read_results(results)
         clean = by_id.get("")
         out: dict[str, MutantOutcome] = {}
@@ -397,15 +399,12 @@ class Sweep:
 
     def run_alone(self, index: int, one: Planned) -> dict[str, MutantOutcome]:
         """A mutant whose function ran at import or collection: a session of its own, on plain source."""
-        assert self.executor is not None
         tree = self.workdir / f"alone-{index}"
         shutil.copytree(self.tree(), tree, symlinks=True)
         try:
             (tree / one.mutant.file).write_text(one.mutant.text, encoding="utf-8")
-            run = self.executor.execute(Run(label=f"sweep alone {one.mutant.id}", tree=tree, arm=self.options.arm,
-                                            select=self.options.tests,
-                                            env=SWEEP_ENV, timeout=self.limit(one.cases) + 30.0,
-                                            only=one.cases))
+            run = self._execute(label=f"sweep alone {one.mutant.id}", tree=tree, select=self.options.tests,
+                                env=SWEEP_ENV, timeout=self.limit(one.cases) + 30.0, only=one.cases)
         finally:
             shutil.rmtree(tree, ignore_errors=True)
         ran = tuple(c.nodeid for c in run.cases if c.nodeid)

@@ -26,12 +26,16 @@ def pytest_collection_modifyitems(session, config, items):
     with open(listed, encoding="utf-8") as fh:
         order = {line.strip(): i for i, line in enumerate(fh) if line.strip()}
     last = len(order)
+
+    def file_of(item):
+        return item.nodeid.split("::")[0]
+
     if os.environ.get("SEAMGATE_FILE_ORDER_ONLY") == "1":
-        dropped = [item for item in items if item.nodeid.split("::")[0] not in order]
+        dropped = [item for item in items if file_of(item) not in order]
         if dropped:
             config.hook.pytest_deselected(items=dropped)
-        items[:] = [item for item in items if item.nodeid.split("::")[0] in order]
-    items[:] = sorted(items, key=lambda item: order.get(item.nodeid.split("::")[0], last))
+            items[:] = [item for item in items if file_of(item) in order]
+    items[:] = sorted(items, key=lambda item: order.get(file_of(item), last))
 
 
 def pytest_runtest_logreport(report):

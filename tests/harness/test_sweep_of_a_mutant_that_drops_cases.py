@@ -11,15 +11,12 @@ uncollected case is.
 
 from __future__ import annotations
 
-from pathlib import Path
-
 import pytest
 
 pytest.importorskip("mutmut", reason="mutmut 3 is in the test extra (pip install -e '.[test]')")
 
-from harness.sweep import Sweep, SweepOptions  # noqa: E402
 from reports.mutants import SweepResult  # noqa: E402
-from tests.reports.fixture_projects import shared_server, write_project  # noqa: E402
+from tests.reports.fixture_projects import sweep_calc, write_project  # noqa: E402
 
 pytestmark = pytest.mark.slow
 
@@ -51,9 +48,7 @@ PROJECT = {
 
 @pytest.fixture(scope="module")
 def swept(tmp_path_factory: pytest.TempPathFactory) -> SweepResult:
-    root = write_project(tmp_path_factory.mktemp("sweep") / "calc", PROJECT)
-    options = SweepOptions(paths=(str(root / "calc"),), jobs=1, progress="off")
-    return Sweep(root, options, launcher=shared_server()).run()
+    return sweep_calc(write_project(tmp_path_factory.mktemp("sweep") / "calc", PROJECT))
 
 
 def test_a_mutant_that_removes_cases_at_collection_is_owed_naming_one(swept: SweepResult) -> None:

@@ -14,8 +14,7 @@ import pytest
 pytest.importorskip("mutmut", reason="mutmut 3 is in the test extra (pip install -e '.[test]')")
 
 from harness.cli import main  # noqa: E402
-from harness.sweep import Sweep, SweepOptions  # noqa: E402
-from tests.reports.fixture_projects import shared_server, write_project  # noqa: E402
+from tests.reports.fixture_projects import sweep_calc, write_project  # noqa: E402
 
 pytestmark = pytest.mark.slow
 
@@ -35,9 +34,7 @@ PROJECT = {
 
 
 def statuses(root, arm=None) -> dict[str, str]:
-    extra = {} if arm is None else {"arm": arm}
-    options = SweepOptions(paths=(str(root / "calc"),), jobs=1, progress="off", **extra)
-    return {m.id: m.status for m in Sweep(root, options, launcher=shared_server()).run().mutants}
+    return {m.id: m.status for m in sweep_calc(root, **({} if arm is None else {"arm": arm})).mutants}
 
 
 def test_a_mutant_killed_only_on_the_chosen_arm_is_killed_there_and_survives_elsewhere(tmp_path) -> None:

@@ -83,6 +83,15 @@ def shared_server():
     return _SERVER
 
 
+def sweep_calc(root: Path, **options):
+    """``seamgate sweep`` of ``root``'s ``calc/`` package, one job, no progress, on the shared fork server:
+    the ``SweepResult``. ``options``: more ``SweepOptions`` fields (``arm=...``)."""
+    from harness.sweep import Sweep, SweepOptions
+
+    return Sweep(root, SweepOptions(paths=(str(root / "calc"),), jobs=1, progress="off", **options),
+                 launcher=shared_server()).run()
+
+
 def run_quietly(project: Path, gates, mutations: Catalog, **options):
     """``run_gates`` on a fixture project with the shared fork server, no progress and its terminal
     report captured: ``(report, exit code, what it printed)``."""
