@@ -27,8 +27,8 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from harness.executor import HARNESS_ROOT, Executor, Run, _front, pytest_argv, run_environment  # noqa: E402
-from harness.forkserver import ForkServer, FreshInterpreter  # noqa: E402
+from harness.rows.executor import HARNESS_ROOT, Executor, Run, _front, pytest_argv, run_environment  # noqa: E402
+from harness.rows.forkserver import ForkServer, FreshInterpreter  # noqa: E402
 
 
 def fixture(root: Path, with_torch: bool, project_plugin: bool) -> Path:
@@ -93,8 +93,8 @@ def breakdown(server: ForkServer, tree: Path, work: Path, runs: int) -> dict[str
     """Wall times of the executor's run with one part taken away at a time, then of a bare session
     with JUnit, so the distance from the floor splits into its parts (``--breakdown``)."""
     full = pytest_argv(Run("b", tree, ("tests",)), work / "{i}.xml", work / "{i}.json")
-    no_zygote = [a for i, a in enumerate(full) if a != "harness.pytest_zygote"
-                 and not (a == "-p" and i + 1 < len(full) and full[i + 1] == "harness.pytest_zygote")]
+    no_zygote = [a for i, a in enumerate(full) if a != "harness.rows.pytest_zygote"
+                 and not (a == "-p" and i + 1 < len(full) and full[i + 1] == "harness.rows.pytest_zygote")]
     return {
         "the executor's run": forked(server, tree, work / "full", runs, full, {}, ours=True),
         "  without the zygote": forked(server, tree, work / "nozyg", runs, no_zygote, {}, ours=True),

@@ -1,7 +1,7 @@
 """Benchmark: `mutmut run` against `seamgate sweep` on the same file and tests, in one run: mutants per second.
 
     .venv/bin/python bench/bench_sweep.py                                   # seam/step_input.py, its two suites
-    .venv/bin/python bench/bench_sweep.py --file harness/lane.py --tests tests/harness/test_judge_lane.py
+    .venv/bin/python bench/bench_sweep.py --file harness/judge/lane.py --tests tests/harness/test_judge_lane.py
 
 Each tool gets its own scratch copy of the working tree (tracked and untracked files, not ignored
 ones; never the user's tree) and starts from nothing: mutmut's `mutants/` does not exist, and the

@@ -1,6 +1,6 @@
 """The one registry of platform arms: their names, which have a backend in this build, and what each needs.
 
-The gate validator (``harness.model.ARM_NAMES``, ``arms:`` of a gate and ``--arm``) and the seam's
+The gate validator (``harness.gates.model.ARM_NAMES``, ``arms:`` of a gate and ``--arm``) and the seam's
 pytest plugin (``seam.pytest_plugin``: ``SEAM_ARMS``, the ``backend`` fixture) both read this table,
 so an arm a gate may name is an arm the plugin knows. An arm with no backend in this build (``rocm``)
 is known to both: a gate may list it, and its cases are skipped as ``OWED:`` with the reason below

@@ -15,12 +15,12 @@ from typing import Any
 from harness.errors import ConfigError
 from mutations.shape import unknown_key_message
 
-#: Set in a gate's environment by ``count_assertions: true`` (``harness/gatefile.py``): that gate's runs
+#: Set in a gate's environment by ``count_assertions: true`` (``harness/gates/gatefile.py``): that gate's runs
 #: pass ``-o enable_assertion_pass_hook=true`` and count passing assertions. Off by default, because the
 #: hook changes what tests see (a passing ``assert`` is formatted, its operands kept alive and repr'd).
 COUNT_ASSERTIONS_ENV = "SEAMGATE_COUNT_ASSERTIONS"
 
-#: ``sweep`` is the ``[tool.seamgate.sweep]`` table, read and checked by ``harness/sweep_cli.py``.
+#: ``sweep`` is the ``[tool.seamgate.sweep]`` table, read and checked by ``harness/sweep/cli.py``.
 _KEYS = ("gates", "catalog", "jobs", "evidence", "copy_include", "copy_exclude", "baseline_timeout", "sweep",
          "count_assertions")
 _TABLE = re.compile(r"^\s*\[tool\.seamgate\]\s*(#.*)?$", re.MULTILINE)
@@ -36,7 +36,7 @@ class Config:
     catalog: tuple[str, ...] = ("mutations/catalog",)
     #: Parallel runs when ``--jobs`` is not given.
     jobs: int = 1
-    #: JSON reports measured on other machines (``harness/evidence.py``): OWED arms look there.
+    #: JSON reports measured on other machines (``harness/results/evidence.py``): OWED arms look there.
     evidence: tuple[str, ...] = ("evidence",)
     #: Glob patterns of files every copy holds even when git ignores them (a generated ``_version.py``).
     copy_include: tuple[str, ...] = ()

@@ -1,6 +1,6 @@
 """The project a command works on: its root, its settings, its catalog and its gate files.
 
-These lookups used to live in the CLI, which made ``harness.runner`` import ``harness.cli`` back;
+These lookups used to live in the CLI, which made ``harness.run.runner`` import ``harness.cli.main`` back;
 both now import this module instead. A folder named with ``--project`` must BE a seamgate project
 (its ``pyproject.toml`` has a ``[tool.seamgate]`` table): ``--project /etc`` is refused before
 anything is written there (no ``.seamgate/run.lock``).

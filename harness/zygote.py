@@ -4,7 +4,7 @@ Tests of process-wide switches (``SEAM_CUDAGRAPH`` is read once per process) sta
 interpreter per setting, and each pays ``import torch`` (~1.3 s on a 2-core machine) for a probe
 that computes for milliseconds. ``run_python(args, env=..., cwd=..., timeout=...)`` and
 ``start_python`` take the place of ``subprocess.run([sys.executable, *args], ...)``: when this
-process has a zygote (``harness/pytest_zygote.py``, loaded by ``seamgate``'s runs before any project
+process has a zygote (``harness/rows/pytest_zygote.py``, loaded by ``seamgate``'s runs before any project
 module is imported), the child is forked from it (~40 ms), else started as a real interpreter.
 
 What a forked child shares with its zygote, and so differs from a fresh interpreter in:
@@ -22,12 +22,12 @@ process in the caller's process group, ``/dev/null`` as stdin, fresh ``sys.std*`
 files, the default signal handlers, the caller's environment (or ``env``), ``sys.path`` as
 ``python`` builds it (``''`` or the cwd, then ``PYTHONPATH``), ``sys.argv``, a fresh ``__main__``,
 and ``coverage.py``'s start-up hook when ``COVERAGE_PROCESS_START`` names a config, which is how
-``harness/pytest_reach.py`` measures what a child reached (every child is counted there as a Python
+``harness/rows/pytest_reach.py`` measures what a child reached (every child is counted there as a Python
 child of the running case: one whose data never arrives leaves that case's reach unknown).
 
-This module imports only the standard library, and ``harness/forkserver.py``'s process helpers
+This module imports only the standard library, and ``harness/rows/forkserver.py``'s process helpers
 (stdlib-only too) where it kills or becomes a process: never at import, which every run pays
-(``harness/pytest_zygote.py``). Nothing of the project under test.
+(``harness/rows/pytest_zygote.py``). Nothing of the project under test.
 """
 
 from __future__ import annotations
@@ -49,7 +49,7 @@ from typing import Any, Mapping, Sequence
 IMPORT_TIME_PREFIXES = ("TORCH", "PYTORCH", "CUDA", "CUBLAS", "CUDNN", "NCCL", "NVIDIA", "HIP", "ROCM",
                         "OMP_", "GOMP", "KMP_", "MKL", "OPENBLAS", "LD_", "MALLOC", "PYTHON")
 _APPLIED_BY_CHILD = frozenset({"PYTHONPATH", "COVERAGE_PROCESS_START"})
-#: ``SEAMGATE_ZYGOTE=0`` in a run's environment: no zygote (``harness/pytest_zygote.py``).
+#: ``SEAMGATE_ZYGOTE=0`` in a run's environment: no zygote (``harness/rows/pytest_zygote.py``).
 ENV = "SEAMGATE_ZYGOTE"
 #: The largest request a zygote takes in one message (the rest run in a real interpreter).
 MAX_REQUEST = 200_000
@@ -109,7 +109,7 @@ class Zygote:
         try:
             while not os.waitpid(self.pid, os.WNOHANG)[0]:
                 if time.monotonic() > deadline:
-                    from harness.forkserver import _sigkill
+                    from harness.rows.forkserver import _sigkill
 
                     _sigkill(self.pid)
                 time.sleep(0.002)
@@ -185,7 +185,7 @@ class ChildProcess:
         line = _read_line(started.status, timeout)
         timed_out = line is None
         if timed_out:
-            from harness.forkserver import _sigkill
+            from harness.rows.forkserver import _sigkill
 
             _sigkill(started.pid)
             line = _read_line(started.status, None)
@@ -197,7 +197,7 @@ class ChildProcess:
         return subprocess.CompletedProcess(self.args, code, _text(out, text), _text(err, text))
 
 
-#: The zygote of this process, when ``harness/pytest_zygote.py`` forked one.
+#: The zygote of this process, when ``harness/rows/pytest_zygote.py`` forked one.
 ZYGOTE: Zygote | None = None
 
 
@@ -227,7 +227,7 @@ def run_python(args: Sequence[str], env: Mapping[str, str] | None = None, cwd: s
 def _counted(env: dict[str, str]) -> dict[str, str]:
     """Tell the reach recorder (when this run records reach) that the running case starts a Python
     child; the environment it returns makes coverage.py measure that child."""
-    recorder = sys.modules.get("harness.pytest_reach")
+    recorder = sys.modules.get("harness.rows.pytest_reach")
     note = getattr(recorder, "python_child", None)
     return note(env, __file__) if note is not None else env
 
@@ -283,7 +283,7 @@ def _serve(sock: socket.socket, preload: Sequence[str]) -> int:
     import atexit
     import importlib
 
-    from harness.forkserver import _die_with_parent, _sigkill
+    from harness.rows.forkserver import _die_with_parent, _sigkill
 
     _die_with_parent()
     atexit._clear()  # the caller's handlers are not ours to run
@@ -352,7 +352,7 @@ def _child(request: Mapping[str, Any], out: int, err: int) -> None:
     import io
     import types
 
-    from harness.forkserver import _die_with_parent
+    from harness.rows.forkserver import _die_with_parent
 
     code = 1
     try:

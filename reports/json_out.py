@@ -1,7 +1,7 @@
 """JSON report: every arm outcome with its runs and provenance, written atomically.
 
 The layout is ``outcomes.json`` of a kept run and the output of ``seamgate report --format json``;
-``harness/result_schema.json`` publishes it and ``reports.results`` reads it back. Optional keys:
+``harness/results/result_schema.json`` publishes it and ``reports.results`` reads it back. Optional keys:
 ``shard`` (``{"k", "n"}`` of a ``--shard K/N`` run), ``plan`` (digest of every gate and arm the
 run was cut from, shared by all shards of one run) and ``sweep`` (``reports.mutants``).
 """

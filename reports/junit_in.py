@@ -1,7 +1,7 @@
 """JUnit ingestion: pytest's JUnit XML (read with junitparser) joined with the counting side-file.
 
 JUnit is the record of which cases ran and how they ended. The side-file written by
-``harness.pytest_counting`` maps each JUnit ``(classname, name)`` back to its exact node id and adds
+``harness.rows.pytest_counting`` maps each JUnit ``(classname, name)`` back to its exact node id and adds
 assertion counts, xfail/xpass and "failed because the source would not import". A JUnit file with
 no suite, or a collection-error testcase, is how pytest reports a module that would not import.
 """

@@ -65,10 +65,10 @@ class CaseOutcome:
     #: Seconds, as JUnit recorded them.
     duration: float = 0.0
     #: Not run in this source state: copied from the baseline because the case's recorded reach
-    #: misses every changed line (``harness/reach.py``; ``--prove`` runs every case instead).
+    #: misses every changed line (``harness/reach/reach.py``; ``--prove`` runs every case instead).
     inferred: bool = False
     #: Not run in this invocation: taken from the newest kept run, which ran it on the same source
-    #: state, because no change since then reaches it (``harness/incremental.py``; ``--no-reuse`` runs it).
+    #: state, because no change since then reaches it (``harness/reach/incremental.py``; ``--no-reuse`` runs it).
     carried: bool = False
 
     @property

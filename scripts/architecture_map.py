@@ -22,7 +22,7 @@ SECTIONS = {
     "seam/": "The reference seam (imports nothing of ours)",
     "drivers/": "Reference drivers on the seam (`drivers -> seam`)",
     "mutations/": "The mutation engine (the catalog is data: see the folders below)",
-    "harness/": "Gate loading, planning, execution, evaluation, CLI (`harness -> mutations, reports`)",
+    "harness/": "The gate runner; here what every job below shares, then one sub-package per job (`harness -> mutations, reports`)",
     "reports/": "Result model, JUnit ingestion, renderers",
     "bench/": "Benchmarks (figures in docs/benchmarks.md)",
     "scripts/": "Set-up and maintenance scripts",
@@ -32,7 +32,7 @@ SECTIONS = {
 #: never makes this map (and so the project's own tests) stale.
 DATA_FOLDERS = {
     "examples/": "example projects, each a pytest project of its own; `examples/toyengine/` is the tutorial's (`docs/tutorial.md`)",
-    "harness/templates/": "the files `seamgate init` writes into a project (`harness/scaffold.py`)",
+    "harness/cli/templates/": "the files `seamgate init` writes into a project (`harness/cli/scaffold.py`)",
     "gates/": "the gate suite: YAML gate files (`docs/gates.md`)",
     "mutations/catalog/": "the named mutations: YAML catalogs and the diffs they name (`docs/mutations.md`)",
     "evidence/": "measurements from GPU machines with their provenance (`evidence/README.md`)",
@@ -93,6 +93,18 @@ def files() -> list[str]:
     return sorted(p for p in out.splitlines() if (ROOT / p).exists())
 
 
+def _sections(all_files: list[str]) -> list[tuple[str, str]]:
+    """Each product folder of SECTIONS, then each of its sub-packages as a section of its own, titled by its
+    ``__init__.py``'s first line (so ``harness/``'s sub-packages, one per job, read as a table of contents)."""
+    out: list[tuple[str, str]] = []
+    for prefix, title in SECTIONS.items():
+        out.append((prefix, title))
+        inits = sorted(p for p in all_files if p.startswith(prefix) and p.endswith("/__init__.py")
+                       and p.count("/") > prefix.count("/"))
+        out += [(p[: -len("__init__.py")], first_line(ROOT / p).replace("|", "/")) for p in inits]
+    return out
+
+
 def render() -> str:
     all_files = files()
     lines = ["# Architecture: one line per file", "",
@@ -103,9 +115,9 @@ def render() -> str:
     lines += [f"| `{p}` | {TOP_LEVEL.get(p) or first_line(ROOT / p).replace('|', '/')} |" for p in top]
     lines.append("")
     data = sorted(DATA_FOLDERS, key=len, reverse=True)
-    for prefix, title in SECTIONS.items():
-        rows = [p for p in all_files if p.startswith(prefix) and not p.endswith("__init__.py")
-                and not any(p.startswith(d) for d in data)]
+    for prefix, title in _sections(all_files):
+        rows = [p for p in all_files if p.startswith(prefix) and "/" not in p[len(prefix):]
+                and not p.endswith("__init__.py") and not any(p.startswith(d) for d in data)]
         if not rows:
             continue
         lines += [f"## `{prefix}` — {title}", "", "| file | what it is |", "|---|---|"]

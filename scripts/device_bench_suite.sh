@@ -17,7 +17,7 @@ now() { python3 -c 'import time; print(f"{time.time():.2f}")'; }
 run() {  # name timeout args...
   local name=$1 limit=$2; shift 2
   local t0; t0=$(now)
-  taskset -c "$CORES" timeout "$limit" python3 -m harness.cli run --arm cpu-emulated --jobs 2 --json "$OUT/$name.json" "$@" >"$OUT/$name.log" 2>&1
+  taskset -c "$CORES" timeout "$limit" python3 -m harness.cli.main run --arm cpu-emulated --jobs 2 --json "$OUT/$name.json" "$@" >"$OUT/$name.log" 2>&1
   local rc=$?
   echo "$name rc=$rc wall=$(python3 -c "print(round($(now) - $t0, 1))") s :: $(tail -1 "$OUT/$name.log")" | tee -a "$OUT/summary.txt"
 }

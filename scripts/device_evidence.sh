@@ -27,7 +27,7 @@ if [ "${SUITE:-1}" = 1 ]; then
   mkdir -p "$OUT/orders"
   ( OUT=$OUT/orders bash scripts/device_orders.sh >/dev/null 2>&1 ) &
 fi
-timeout 420 python3 -m harness.cli run --arm cuda --jobs 8 --json "$OUT/gates-cuda.json" >"$OUT/gates-cuda.log" 2>&1
+timeout 420 python3 -m harness.cli.main run --arm cuda --jobs 8 --json "$OUT/gates-cuda.json" >"$OUT/gates-cuda.log" 2>&1
 echo "gates rc=$? :: $(tail -1 "$OUT/gates-cuda.log")" | tee -a "$S"
 if [ "${FIDELITY:-1}" = 1 ]; then  # FIDELITY=0: the seam is unchanged since the last fidelity record
   timeout 150 python3 -m tests.fidelity.table --measure "$OUT/fidelity-h200.json" --jobs 8; echo "fidelity rc=$?" | tee -a "$S"

@@ -5,7 +5,7 @@ For a mutant a CPU sweep cannot judge (its killers run on the cuda arm only), on
     python3 scripts/device_mutant_check.py --out $OUT/mutants.json \
         'seam.capture_guard.xǁHostReadGuardǁ__torch_function____mutmut_34' -- tests/seam/test_x.py
 
-Each mutant's text comes from ``harness.sweep_mutants.generate`` (mutmut's names and numbering, as
+Each mutant's text comes from ``harness.sweep.mutants.generate`` (mutmut's names and numbering, as
 ``seamgate sweep`` has them). The copy is the one every seamgate run gets (``mutations.offtree``:
 git's files, no virtual environment, no results); the arms are ``SEAM_ARMS`` as set. ``--out`` gets,
 per mutant, its id, the pytest exit code, the end of pytest's output and a verdict: ``killed`` when
@@ -26,7 +26,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from harness.sweep_mutants import generate  # noqa: E402
+from harness.sweep.mutants import generate  # noqa: E402
 from mutations.offtree import materialize  # noqa: E402
 
 

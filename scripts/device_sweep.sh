@@ -20,9 +20,9 @@ S=$WORK/summary.txt
 echo "commit ${SEAMGATE_COMMIT:-unknown} $(python3 -c 'import torch;print(torch.__version__, torch.cuda.get_device_name(0))')" >"$S"
 mapfile -t SEL < <(ls tests/seam/test_*.py | grep -v -e test_switch_behaviour.py -e test_inert.py | sed 's/^/--tests\n/')
 started=$(date +%s)
-timeout "${LIMIT:-420}" python3 -m harness.cli sweep --arm "${ARM:-cuda}" "$@" "${SEL[@]}" $( [ "${FIDELITY:-1}" = 1 ] && echo --tests tests/fidelity ) --jobs "${JOBS:-8}" \
+timeout "${LIMIT:-420}" python3 -m harness.cli.main sweep --arm "${ARM:-cuda}" "$@" "${SEL[@]}" $( [ "${FIDELITY:-1}" = 1 ] && echo --tests tests/fidelity ) --jobs "${JOBS:-8}" \
   --equivalents tests/equivalent_mutants.yaml --output "$WORK/sweep" >"$WORK/sweep.log" 2>&1
 rc=$?
 echo "sweep $* rc=$rc in $(( $(date +%s) - started )) s :: $(grep -E 'score|mutants' "$WORK/sweep.log" | tail -2 | tr '\n' ' ')" | tee -a "$S"
-python3 -m harness.cli report "$WORK/sweep" --format md --out "$FINAL/sweep.md" >>"$S" 2>&1 || echo "report failed" >>"$S"
+python3 -m harness.cli.main report "$WORK/sweep" --format md --out "$FINAL/sweep.md" >>"$S" 2>&1 || echo "report failed" >>"$S"
 tail -40 "$WORK/sweep.log" >>"$S"

@@ -1,6 +1,6 @@
 """Sweep seamgate itself with mutmut 3: score per file and folder, survivors named, equivalents subtracted.
 
-    .venv/bin/python scripts/mutation_sweep.py judges            # harness/evaluate.py, redfirst.py, lane.py, planner.py
+    .venv/bin/python scripts/mutation_sweep.py judges            # harness/judge/evaluate.py, redfirst.py, lane.py, harness/plan/planner.py
     .venv/bin/python scripts/mutation_sweep.py seam drivers      # the other folders (slow: torch tests)
     .venv/bin/python scripts/mutation_sweep.py judges --fail-on-survivor   # what a CI step would call
 
@@ -42,7 +42,7 @@ TORCH = {"process_isolation": "forkserver",
          # the RED product-bug test (see docs/mutation-score.md) and the two-process gloo barrier
          "pytest_add_cli_args": ["-p", "no:randomly", "-k", "not design_s4 and not gloo"]}
 TARGETS: dict[str, tuple[list[str], list[str], dict[str, object]]] = {
-    "judges": (["harness/evaluate.py", "harness/redfirst.py", "harness/lane.py", "harness/planner.py"],
+    "judges": (["harness/judge/evaluate.py", "harness/judge/redfirst.py", "harness/judge/lane.py", "harness/plan/planner.py"],
                ["tests/harness/test_judge_evaluate.py", "tests/harness/test_judge_redfirst.py",
                 "tests/harness/test_redfirst_collection.py", "tests/harness/test_judge_collection_errors.py", "tests/harness/test_judge_lane.py", "tests/harness/test_judge_planner.py",
                 "tests/harness/test_evaluate.py"], {}),

@@ -29,7 +29,7 @@ sys.path.insert(0, str(ROOT))
 
 from mutations.offtree import materialize  # noqa: E402
 
-E, R, L, P = "harness/evaluate.py", "harness/redfirst.py", "harness/lane.py", "harness/planner.py"
+E, R, L, P = "harness/judge/evaluate.py", "harness/judge/redfirst.py", "harness/judge/lane.py", "harness/plan/planner.py"
 
 DEFECTS = [
     # ---------------- evaluate ----------------

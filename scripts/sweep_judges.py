@@ -4,7 +4,7 @@
     .venv/bin/python scripts/sweep_judges.py --all       # every judge, whatever changed
     .venv/bin/python scripts/sweep_judges.py --record    # sweep every judge; when none survives, record them
 
-The judges (``harness/evaluate.py``, ``redfirst.py``, ``lane.py``, ``planner.py``) decide whether a
+The judges (``harness/judge/evaluate.py``, ``redfirst.py``, ``lane.py``, ``harness/plan/planner.py``) decide whether a
 gate reads PASS; a survivor in them is a defect the suite would let through. ``tests/judges_sweep.json``
 records the sha256 of each judge and of each test file the sweep reads, as of the last sweep in which
 every mutant was killed or explained (``--record`` writes it). This step sweeps, with ``seamgate sweep
@@ -26,7 +26,7 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
 SEAMGATE = str(Path(sys.executable).with_name("seamgate"))
-JUDGES = ("harness/evaluate.py", "harness/redfirst.py", "harness/lane.py", "harness/planner.py")
+JUDGES = ("harness/judge/evaluate.py", "harness/judge/redfirst.py", "harness/judge/lane.py", "harness/plan/planner.py")
 TESTS = ("tests/harness/test_judge_evaluate.py", "tests/harness/test_judge_redfirst.py",
          "tests/harness/test_judge_lane.py", "tests/harness/test_judge_planner.py", "tests/harness/test_evaluate.py",
          "tests/harness/test_redfirst_collection.py", "tests/harness/test_judge_collection_errors.py",
@@ -34,7 +34,7 @@ TESTS = ("tests/harness/test_judge_evaluate.py", "tests/harness/test_judge_redfi
          "tests/harness/test_lane_fingerprints_compare_exactly.py")
 EQUIVALENTS = "tests/equivalent_mutants.yaml"
 #: When these change, every judge is swept again (the selection, the explanations, the sweep itself).
-EVERYTHING = (*TESTS, EQUIVALENTS, "harness/sweep.py", "harness/sweep_mutants.py", "harness/pytest_sweep.py")
+EVERYTHING = (*TESTS, EQUIVALENTS, "harness/sweep/sweep.py", "harness/sweep/mutants.py", "harness/sweep/pytest_sweep.py")
 RECORD = ROOT / "tests" / "judges_sweep.json"
 
 

@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from harness.cli import main
+from harness.cli.main import main
 from harness.exit_codes import ExitCode
 
 SCOPE = "def close(scope):\n    scope.join()\n    scope.end()\n"

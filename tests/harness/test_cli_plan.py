@@ -7,11 +7,11 @@ from pathlib import Path
 
 import pytest
 
-from harness.cli import main
+from harness.cli.main import main
 from harness.exit_codes import ExitCode
-from harness.model import RedSet
-from harness.reds import armless, red_set_yaml, run_reds
-from harness.runner import RunOptions, catalog_materializer, run_gates
+from harness.gates.model import RedSet
+from harness.cli.reds import armless, red_set_yaml, run_reds
+from harness.run.runner import RunOptions, catalog_materializer, run_gates
 from tests.reports.fixture_projects import CALC, catalog, gate, mutation, shared_server, write_project
 
 ADD = "tests/test_add.py"

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from harness.cli import main
+from harness.cli.main import main
 from harness.exit_codes import ExitCode
 
 
@@ -22,11 +22,11 @@ def project(tmp_path: Path) -> Path:
 
 @pytest.fixture
 def runner(monkeypatch: pytest.MonkeyPatch) -> list[argparse.Namespace]:
-    """A stand-in ``harness.runner`` that records the namespace it is given."""
+    """A stand-in ``harness.run.runner`` that records the namespace it is given."""
     calls: list[argparse.Namespace] = []
-    module = types.ModuleType("harness.runner")
+    module = types.ModuleType("harness.run.runner")
     module.run_command = lambda args: calls.append(args) or ExitCode.GATE_FAILED  # type: ignore[attr-defined]
-    monkeypatch.setitem(sys.modules, "harness.runner", module)
+    monkeypatch.setitem(sys.modules, "harness.run.runner", module)
     return calls
 
 
@@ -53,16 +53,16 @@ def test_a_bad_shard_is_a_usage_error(project: Path, runner: list, shard: str, c
 
 def test_a_missing_runner_is_reported_plainly_as_internal(project: Path, monkeypatch: pytest.MonkeyPatch,
                                                           capsys: pytest.CaptureFixture[str]) -> None:
-    monkeypatch.setitem(sys.modules, "harness.runner", None)
+    monkeypatch.setitem(sys.modules, "harness.run.runner", None)
     assert main(["run", "--project", str(project)]) == ExitCode.INTERNAL
-    assert "harness.runner is missing" in capsys.readouterr().err
+    assert "harness.run.runner is missing" in capsys.readouterr().err
 
 
 def test_an_unexpected_exception_prints_its_traceback_and_says_it_is_a_bug(
         project: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]) -> None:
-    module = types.ModuleType("harness.runner")
+    module = types.ModuleType("harness.run.runner")
     module.run_command = lambda args: 1 / 0  # type: ignore[attr-defined]
-    monkeypatch.setitem(sys.modules, "harness.runner", module)
+    monkeypatch.setitem(sys.modules, "harness.run.runner", module)
     assert main(["run", "--project", str(project)]) == ExitCode.INTERNAL
     err = capsys.readouterr().err
     assert "Traceback" in err and "ZeroDivisionError" in err and "this is a bug in seamgate" in err

@@ -14,9 +14,9 @@ from pathlib import Path
 import pytest
 
 from harness.config import COUNT_ASSERTIONS_ENV
-from harness.executor import Executor, Run, pytest_argv
-from harness.gatefile import load_gate_files
-from harness.runner import RunOptions, catalog_materializer, run_gates
+from harness.rows.executor import Executor, Run, pytest_argv
+from harness.gates.gatefile import load_gate_files
+from harness.run.runner import RunOptions, catalog_materializer, run_gates
 from mutations.model import Catalog
 from reports.outcome import CaseOutcome, count_phrase
 from tests.reports.fixture_projects import CALC, shared_server, write_project
@@ -184,7 +184,7 @@ def test_under_xdist_without_counting_passing_assertions_read_not_counted(tmp_pa
 @pytest.mark.slow
 def test_under_xdist_a_project_module_a_worker_loaded_from_outside_the_copy_still_makes_the_run_an_error(
         tmp_path: Path, executor: Executor) -> None:
-    """The check that the copy's code is what ran (``harness/import_roots.py``) reads the WORKERS' modules."""
+    """The check that the copy's code is what ran (``harness/rows/import_roots.py``) reads the WORKERS' modules."""
     pytest.importorskip("xdist", reason="pytest-xdist is in the test extra (pyproject.toml)")
     elsewhere = write_project(tmp_path / "elsewhere", {"calc/__init__.py": "", "calc/ops.py": CALC["calc/ops.py"]})
     swap = ("import importlib.util, sys\n"
@@ -209,7 +209,7 @@ def test_the_json_report_writes_null_and_not_counted_and_the_terminal_line_says_
 
 def test_a_counting_gate_and_a_plain_one_on_the_same_mutation_get_their_own_rows(tmp_path: Path) -> None:
     """Rows are keyed by environment: the hook never reaches the gate that did not ask for it."""
-    from harness.planner import make_plan
+    from harness.plan.planner import make_plan
     from tests.reports.fixture_projects import catalog, mutation
 
     two = ("version: 1\ngates:\n"

@@ -2,9 +2,9 @@
 
 from __future__ import annotations
 
-from harness.evaluate import exit_code_for, judge_red, run_timeout
+from harness.judge.evaluate import exit_code_for, judge_red, run_timeout
 from harness.exit_codes import ExitCode
-from harness.model import Counts, RedSet
+from harness.gates.model import Counts, RedSet
 from reports.outcome import ArmOutcome, CaseOutcome, Report, RunOutcome, Verdict
 from tests.reports.fixture_projects import gate
 

@@ -7,10 +7,10 @@ from pathlib import Path
 
 import pytest
 
-from harness.evidence import EvidenceError, Record, gate_hash, load_records, resolve
+from harness.results.evidence import EvidenceError, Record, gate_hash, load_records, resolve
 from harness.exit_codes import ExitCode
-from harness.model import RedSet
-from harness.platforms import code_under_test
+from harness.gates.model import RedSet
+from harness.results.platforms import code_under_test
 from reports.outcome import ArmOutcome, Provenance, Verdict
 from tests.reports.fixture_projects import catalog, gate, mutation, run_quietly, write_project
 

@@ -7,9 +7,9 @@ from pathlib import Path
 
 import pytest
 
-from harness.evidence import EmptyHashError, gate_hash
-from harness.model import Origin, RedSet
-from harness.platforms import code_under_test, hash_code_under_test
+from harness.results.evidence import EmptyHashError, gate_hash
+from harness.gates.model import Origin, RedSet
+from harness.results.platforms import code_under_test, hash_code_under_test
 from tests.reports.fixture_projects import gate, mutation, write_project
 
 MUT = mutation("add-off-by-one", "return a + b", "return a + b + 1")

@@ -7,8 +7,8 @@ from pathlib import Path
 import pytest
 
 from harness.config import COUNT_ASSERTIONS_ENV
-from harness.executor import Executor, Run, pytest_argv, run_environment
-from harness.forkserver import FreshInterpreter
+from harness.rows.executor import Executor, Run, pytest_argv, run_environment
+from harness.rows.forkserver import FreshInterpreter
 from tests.reports.fixture_projects import CALC, shared_server, write_project
 
 KINDS = {
@@ -130,10 +130,10 @@ def test_the_pytest_command_line_has_no_fail_fast_and_loads_the_counting_plugin(
     assert "--maxfail=0" in argv and "-x" not in argv
     plugins = [argv[i + 1] for i, arg in enumerate(argv) if arg == "-p"]
     # The zygote first: it is forked before the reach plugin starts coverage.py (harness/zygote.py).
-    assert plugins[0] == "harness.pytest_zygote" and "harness.pytest_counting" in plugins
+    assert plugins[0] == "harness.rows.pytest_zygote" and "harness.rows.pytest_counting" in plugins
     reaching = pytest_argv(Run("r", tmp_path, ("tests",), only=("tests/t.py::a",)), tmp_path / "j.xml", tmp_path / "c.json")
     assert [reaching[i + 1] for i, arg in enumerate(reaching) if arg == "-p"][:2] == \
-        ["harness.pytest_zygote", "harness.pytest_reach"]
+        ["harness.rows.pytest_zygote", "harness.rows.pytest_reach"]
     assert "no:cacheprovider" in argv and "enable_assertion_pass_hook=true" not in argv  # opt-in: test_counting.py
 
 
@@ -151,7 +151,7 @@ def test_a_folder_an_earlier_invocation_left_is_kept_and_the_run_takes_the_next_
 
 
 def test_each_run_gets_its_share_of_the_cores_unless_the_user_set_the_thread_count(monkeypatch):
-    from harness.executor import THREAD_VARS, thread_environment, threads_per_run
+    from harness.rows.executor import THREAD_VARS, thread_environment, threads_per_run
 
     monkeypatch.setattr("os.sched_getaffinity", lambda _: {0, 1, 2, 3})
     assert [threads_per_run(jobs) for jobs in (1, 2, 3, 4, 8)] == [4, 2, 1, 1, 1]

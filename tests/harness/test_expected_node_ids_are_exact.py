@@ -13,8 +13,8 @@ from dataclasses import dataclass
 
 import pytest
 
-from harness.evaluate import judge_red
-from harness.model import Counts, RedSet
+from harness.judge.evaluate import judge_red
+from harness.gates.model import Counts, RedSet
 from reports.outcome import CaseOutcome, RunOutcome, Verdict
 from tests.reports.fixture_projects import gate
 

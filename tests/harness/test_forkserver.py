@@ -7,7 +7,7 @@ import sys
 
 import pytest
 
-from harness.executor import Executor, Run
+from harness.rows.executor import Executor, Run
 from tests.reports.fixture_projects import CALC, shared_server, write_project
 
 PROJECT_TOP_LEVEL = {"seam", "drivers", "harness", "reports", "mutations", "calc", "tests", "conftest"}
@@ -62,7 +62,7 @@ def test_the_switch_test_can_fail_two_sessions_in_one_process_see_a_stale_switch
 
 
 def test_a_call_runs_a_callable_in_a_child_and_returns_its_json(tmp_path):
-    from harness.executor import Call
+    from harness.rows.executor import Call
 
     tree = write_project(tmp_path / "p", {"probe_mod.py": "import os\n\ndef f(arg):\n    return {'arg': arg, 'x': os.environ['X']}\n"})
     outcome = Executor(shared_server(), tmp_path / "w").call(Call("c", "probe_mod:f", "eager", tree, {"X": "7"}))
@@ -108,7 +108,7 @@ def alive(pid: int) -> bool:
 def test_a_double_forked_grandchild_in_its_own_session_is_gone_when_the_run_ends(tmp_path, launcher):
     import time
 
-    from harness.forkserver import FreshInterpreter
+    from harness.rows.forkserver import FreshInterpreter
 
     tree = write_project(tmp_path / "p", ESCAPE)
     pidfile = tmp_path / "grandchild.pid"
@@ -126,7 +126,7 @@ def test_a_double_forked_grandchild_in_its_own_session_is_gone_when_the_run_ends
 def test_a_server_that_dies_while_starting_is_an_error_that_quotes_its_log(tmp_path):
     import os
 
-    from harness.forkserver import ForkServer, ServerDied
+    from harness.rows.forkserver import ForkServer, ServerDied
 
     python = tmp_path / "python"  # an interpreter whose preload fails at once, as a broken torch would
     python.write_text("#!/bin/sh\necho 'ImportError: libcuda.so.1: cannot open shared object file' >&2\nexit 3\n")
@@ -143,15 +143,15 @@ def test_seamgate_run_with_a_fork_server_that_cannot_start_exits_environment_quo
         tmp_path, monkeypatch, capsys):
     import os
 
-    import harness.runner
-    from harness.cli import main
+    import harness.run.runner
+    from harness.cli.main import main
     from harness.exit_codes import ExitCode
-    from harness.forkserver import ForkServer
+    from harness.rows.forkserver import ForkServer
 
     python = tmp_path / "python"
     python.write_text("#!/bin/sh\necho 'ImportError: libcuda.so.1: cannot open shared object file' >&2\nexit 3\n")
     os.chmod(python, 0o755)
-    monkeypatch.setattr(harness.runner, "start_launcher",
+    monkeypatch.setattr(harness.run.runner, "start_launcher",
                         lambda prefer_fork, log, project_names=(): ForkServer(python=str(python), log=log).start(timeout=60))
     from tests.harness.test_cli_plan import FILES
 

@@ -10,7 +10,7 @@ as ``seamgate_plugin`` here) stays out of the server, which imports no project m
 
 from __future__ import annotations
 
-from harness.executor import Executor, Run
+from harness.rows.executor import Executor, Run
 from tests.reports.fixture_projects import shared_server, write_project
 
 
@@ -39,7 +39,7 @@ def test_the_plugin_of_a_project_module_is_left_to_each_run_even_when_installed_
     # A project installed with `pip install .` (not editable) has its plugin in site-packages; the
     # runner and the sweep name the project's modules, and the server leaves that plugin alone
     # (here xdist stands for such a project).
-    from harness.forkserver import ForkServer
+    from harness.rows.forkserver import ForkServer
 
     server = ForkServer(project_names=("xdist",)).start()
     try:

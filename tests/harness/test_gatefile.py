@@ -7,8 +7,8 @@ from pathlib import Path
 import pytest
 
 from harness.errors import GateFileError
-from harness.gatefile import load_gate_files
-from harness.model import Counts, Expectation, Gate, LaneSide, Origin, RedSet, SourceState
+from harness.gates.gatefile import load_gate_files
+from harness.gates.model import Counts, Expectation, Gate, LaneSide, Origin, RedSet, SourceState
 from mutations.model import Catalog, Location, Mutation
 
 CATALOG = Catalog(tuple(

@@ -11,11 +11,11 @@ import pytest
 import yaml
 
 from harness.errors import GateFileError
-from harness.gatefile import load_gate_files
+from harness.gates.gatefile import load_gate_files
 from mutations.catalog import load_catalog
 
 REPO = Path(__file__).resolve().parents[2]
-SCHEMA = json.loads((REPO / "harness/gate_schema.json").read_text())
+SCHEMA = json.loads((REPO / "harness/gates/gate_schema.json").read_text())
 
 PROJECT = {
     "tests/seam/test_scope.py": "def test_join(): pass\n",

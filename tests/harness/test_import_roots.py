@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from harness.import_roots import foreign_imports, import_roots, top_level_names
+from harness.rows.import_roots import foreign_imports, import_roots, top_level_names
 from tests.reports.fixture_projects import write_project
 
 

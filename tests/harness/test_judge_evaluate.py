@@ -1,7 +1,7 @@
 """The red-set judge as a table: the inputs that must read PASS, FAIL, ERROR, TIMEOUT, CRASH and OWED.
 
 Each row is one observed run and one expectation, with the verdict a user must see and words the
-message must carry. The rows sit on the edges a defect in ``harness/evaluate.py`` would blur: skipped,
+message must carry. The rows sit on the edges a defect in ``harness/judge/evaluate.py`` would blur: skipped,
 xfailed and xpassed cases, setup and teardown errors, OWED skips, one extra red, one missing red,
 counts off by one, a file prefix that is not a folder, and the exit code a report maps to.
 """
@@ -12,10 +12,10 @@ from dataclasses import dataclass
 
 import pytest
 
-from harness.evaluate import (error_outcome, exit_code_for, judge_red, owed_outcome, red_of_baseline, red_set_problems,
+from harness.judge.evaluate import (error_outcome, exit_code_for, judge_red, owed_outcome, red_of_baseline, red_set_problems,
                               run_timeout)
 from harness.exit_codes import ExitCode
-from harness.model import Counts, Expectation, RedSet
+from harness.gates.model import Counts, Expectation, RedSet
 from reports.outcome import ArmOutcome, CaseOutcome, Report, RunOutcome, Verdict
 from tests.reports.fixture_projects import gate
 

@@ -13,9 +13,9 @@ from typing import Any, Callable, Mapping
 
 import pytest
 
-from harness.executor import Call, CallOutcome
-from harness.lane import VALUE_KEYS, compare, judge_lane
-from harness.model import Expectation, Gate, LaneSide, Origin
+from harness.rows.executor import Call, CallOutcome
+from harness.judge.lane import VALUE_KEYS, compare, judge_lane
+from harness.gates.model import Expectation, Gate, LaneSide, Origin
 from reports.outcome import Verdict
 
 Fingerprint = Callable[[str, Mapping[str, str]], Any]

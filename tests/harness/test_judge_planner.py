@@ -9,9 +9,9 @@ from __future__ import annotations
 import pytest
 
 from harness.errors import CommandLineError
-from harness.matrix import RowKey
-from harness.model import SourceState
-from harness.planner import BaselineKey, Check, Plan, make_plan, restrict_arms, select_gates, shard_gates
+from harness.plan.matrix import RowKey
+from harness.gates.model import SourceState
+from harness.plan.planner import BaselineKey, Check, Plan, make_plan, restrict_arms, select_gates, shard_gates
 from tests.reports.fixture_projects import gate
 
 TREE = SourceState()

@@ -12,8 +12,8 @@ from pathlib import Path
 
 import pytest
 
-from harness.model import Counts, RedSet, SourceState
-from harness.redfirst import ALREADY_GREEN, RefError, judge_red_first, materialize_ref
+from harness.gates.model import Counts, RedSet, SourceState
+from harness.judge.redfirst import ALREADY_GREEN, RefError, judge_red_first, materialize_ref
 from reports.outcome import CaseOutcome, RunOutcome, Verdict
 from tests.reports.fixture_projects import gate
 

@@ -4,9 +4,9 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from harness.executor import Executor
-from harness.lane import compare, judge_lane
-from harness.model import Expectation, Gate, LaneSide, Origin
+from harness.rows.executor import Executor
+from harness.judge.lane import compare, judge_lane
+from harness.gates.model import Expectation, Gate, LaneSide, Origin
 from reports.outcome import Verdict
 from tests.reports.fixture_projects import shared_server, write_project
 

@@ -15,9 +15,9 @@ from typing import Any, Callable, Mapping
 
 import pytest
 
-from harness.executor import Call, CallOutcome
-from harness.lane import judge_lane
-from harness.model import Expectation, Gate, LaneSide, Origin
+from harness.rows.executor import Call, CallOutcome
+from harness.judge.lane import judge_lane
+from harness.gates.model import Expectation, Gate, LaneSide, Origin
 from reports.outcome import ArmOutcome, Verdict
 
 Fingerprint = Callable[[str, Mapping[str, str]], Any]

@@ -9,10 +9,10 @@ from pathlib import Path
 
 
 from harness.exit_codes import ExitCode
-from harness.matrix import in_select, union_select, view
-from harness.model import RedSet
-from harness.reach import Attribute, Reach, change_regions
-from harness.runner import RunOptions, catalog_materializer, run_gates
+from harness.plan.matrix import in_select, union_select, view
+from harness.gates.model import RedSet
+from harness.reach.reach import Attribute, Reach, change_regions
+from harness.run.runner import RunOptions, catalog_materializer, run_gates
 from reports.outcome import CaseOutcome, RunOutcome, Verdict
 from tests.reports.fixture_projects import CALC, catalog, gate, mutation, run_quietly, shared_server, write_project
 
@@ -149,7 +149,7 @@ def test_a_mutation_runs_only_the_cases_that_reach_it_and_infers_the_rest(tmp_pa
     assert "3 of 8 cases inferred from the baseline" in report.outcomes[0].message
     data = json.loads((tmp_path / "r.json").read_text())
     assert [c["inferred"] for c in data["outcomes"][0]["runs"][0]["cases"]].count(True) == 3
-    from harness.workspace import latest
+    from harness.results.workspace import latest
 
     [kept_reach] = latest(project).glob("reach-*.json")
     recorded = json.loads(kept_reach.read_text())
@@ -209,7 +209,7 @@ def test_a_mutation_that_breaks_an_import_is_an_error_even_where_no_case_reaches
 def test_a_gate_on_the_working_tree_passes_only_when_its_proof_mutation_reds_part_of_its_selection(tmp_path: Path):
     from dataclasses import replace as with_
 
-    from harness.model import SourceState
+    from harness.gates.model import SourceState
 
     project = write_project(tmp_path / "p")
     proved = with_(gate("proved", kind="replay", select=(ADD,)), proof=SourceState(kind="mutation", mutation="add-zero-is-one"))
@@ -247,9 +247,9 @@ def test_a_mutation_copy_gets_the_baselines_bytecode_except_for_the_mutated_file
     # the copy would pass as unchanged, so the mutated file's bytecode must never be copied. With a
     # pytest that re-points cached code (9 and later; the H200 machine's is older, and the test below
     # covers that one), pytest's rewritten test modules are seeded too.
-    import harness.runner
+    import harness.run.runner
 
-    monkeypatch.setattr(harness.runner, "pytest_repoints_cached_code", lambda: True)
+    monkeypatch.setattr(harness.run.runner, "pytest_repoints_cached_code", lambda: True)
     assert seeded(tmp_path, ("calc/__pycache__/ops.cpython-311.pyc", "calc/__pycache__/ops.cpython-311-pytest-9.2.0.pyc",
                              "calc/__pycache__/__init__.cpython-311.pyc",
                              "tests/__pycache__/test_add.cpython-311-pytest-9.2.0.pyc")) == [
@@ -258,8 +258,8 @@ def test_a_mutation_copy_gets_the_baselines_bytecode_except_for_the_mutated_file
 
 def seeded(tmp_path: Path, pycs: tuple[str, ...]) -> list[str]:
     """The bytecode files a copy of the mutation add-zero-is-one gets from a baseline copy holding ``pycs``."""
-    from harness.model import SourceState
-    from harness.runner import Session
+    from harness.gates.model import SourceState
+    from harness.run.runner import Session
 
     base, tree = write_project(tmp_path / "base"), write_project(tmp_path / "tree")
     for rel in pycs:
@@ -275,9 +275,9 @@ def test_with_a_pytest_that_does_not_repoint_cached_code_its_rewritten_modules_a
     # pytest before 9 execs a cached rewritten module as compiled: loaded in the mutation's copy, its
     # code would name the baseline's copy (seen on the H200 machine's pytest, Python 3.12). Plain pycs
     # are re-pointed by Python's own loader and are still seeded.
-    import harness.runner
+    import harness.run.runner
 
-    monkeypatch.setattr(harness.runner, "pytest_repoints_cached_code", lambda: False)
+    monkeypatch.setattr(harness.run.runner, "pytest_repoints_cached_code", lambda: False)
     assert seeded(tmp_path, ("calc/__pycache__/__init__.cpython-311.pyc", "tests/__pycache__/conftest.cpython-311.pyc",
                              "tests/__pycache__/test_add.cpython-311-pytest-8.3.5.pyc")) == [
         "calc/__pycache__/__init__.cpython-311.pyc", "tests/__pycache__/conftest.cpython-311.pyc"]

@@ -4,9 +4,9 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from harness.model import RedSet
-from harness.name_reach import name_spans
-from harness.reach import Attribute, Reach, cases_to_run, change_regions
+from harness.gates.model import RedSet
+from harness.reach.name_reach import name_spans
+from harness.reach.reach import Attribute, Reach, cases_to_run, change_regions
 from reports.outcome import Verdict
 from tests.harness.test_matrix import cases_of
 from tests.reports.fixture_projects import CALC, catalog, gate, mutation, run_quietly, write_project

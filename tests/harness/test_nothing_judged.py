@@ -8,9 +8,9 @@ from pathlib import Path
 
 import pytest
 
-from harness.cli import main
+from harness.cli.main import main
 from harness.exit_codes import ExitCode
-from harness.runner import RunOptions, catalog_materializer, run_gates
+from harness.run.runner import RunOptions, catalog_materializer, run_gates
 from reports.outcome import ArmOutcome, Report, Verdict
 from tests.reports.fixture_projects import catalog, gate, write_project
 
@@ -64,7 +64,7 @@ def test_the_empty_plan_starts_nothing_and_writes_nothing_into_the_project(tmp_p
 
 
 def test_a_report_whose_every_arm_is_owed_judged_nothing_unless_fail_on_owed_says_owed() -> None:
-    from harness.runner import final_exit_code
+    from harness.run.runner import final_exit_code
 
     owed = Report(outcomes=(ArmOutcome("g", "cuda", Verdict.OWED, "OWED: needs a GPU"),))
     assert final_exit_code(owed, fail_on_owed=False) == ExitCode.NOTHING_JUDGED

@@ -2,15 +2,15 @@
 
 from __future__ import annotations
 
-from harness.executor import Call, Executor
-from harness.platforms import Platform, freshness, hash_code_under_test
+from harness.rows.executor import Call, Executor
+from harness.results.platforms import Platform, freshness, hash_code_under_test
 from reports.outcome import Verdict
 from tests.reports.fixture_projects import shared_server, write_project
 
 
 def test_the_probe_runs_in_a_child_and_reports_torch():
     outcome = Executor(shared_server(), __import__("pathlib").Path(__import__("tempfile").mkdtemp())).call(
-        Call("probe", "harness.platforms:probe"))
+        Call("probe", "harness.results.platforms:probe"))
     assert outcome.end == "completed" and outcome.result["torch"]
 
 
@@ -41,7 +41,7 @@ def test_a_measured_arm_turns_stale_when_the_code_under_test_changes(tmp_path):
 def test_a_copied_tree_inside_another_git_repository_still_hashes_its_own_code(tmp_path):
     import subprocess
 
-    from harness.platforms import code_under_test, hash_code_under_test
+    from harness.results.platforms import code_under_test, hash_code_under_test
 
     subprocess.run(["git", "init", "-q", str(tmp_path)], check=True)  # an outer repo that tracks nothing here
     tree = tmp_path / "copy"

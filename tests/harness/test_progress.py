@@ -5,8 +5,8 @@ from __future__ import annotations
 import io
 from pathlib import Path
 
-from harness.model import RedSet
-from harness.runner import RunOptions, catalog_materializer, run_gates
+from harness.gates.model import RedSet
+from harness.run.runner import RunOptions, catalog_materializer, run_gates
 from reports.terminal import GateProgress
 from tests.reports.fixture_projects import catalog, gate, mutation, shared_server, write_project
 

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from harness.model import RedSet
+from harness.gates.model import RedSet
 from reports.outcome import Verdict
 from tests.reports.fixture_projects import CALC, catalog, gate, mutation, run_quietly, write_project
 

@@ -19,8 +19,8 @@ from pathlib import Path
 
 import pytest
 
-from harness.model import RedSet, SourceState
-from harness.redfirst import judge_red_first, materialize_ref
+from harness.gates.model import RedSet, SourceState
+from harness.judge.redfirst import judge_red_first, materialize_ref
 from reports.outcome import CaseOutcome, RunOutcome, Verdict
 from tests.reports.fixture_projects import gate
 

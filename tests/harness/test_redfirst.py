@@ -5,8 +5,8 @@ from __future__ import annotations
 import io
 from pathlib import Path
 
-from harness.model import Counts, RedSet, SourceState
-from harness.runner import RunOptions, catalog_materializer, run_gates
+from harness.gates.model import Counts, RedSet, SourceState
+from harness.run.runner import RunOptions, catalog_materializer, run_gates
 from reports.outcome import Verdict
 from tests.reports.fixture_projects import CALC, catalog, gate, git, shared_server, tree_digest, write_project
 

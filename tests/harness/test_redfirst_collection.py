@@ -7,8 +7,8 @@ from __future__ import annotations
 
 from dataclasses import replace
 
-from harness.model import Counts, RedSet, SourceState
-from harness.redfirst import judge_red_first
+from harness.gates.model import Counts, RedSet, SourceState
+from harness.judge.redfirst import judge_red_first
 from reports.outcome import CaseOutcome, RunOutcome, Verdict
 from tests.reports.fixture_projects import gate
 

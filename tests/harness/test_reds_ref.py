@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from harness.cli import main
+from harness.cli.main import main
 from harness.exit_codes import ExitCode
 from tests.reports.fixture_projects import CALC, git, write_project
 

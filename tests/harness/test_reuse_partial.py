@@ -7,9 +7,9 @@ import io
 import json
 from pathlib import Path
 
-from harness.model import RedSet
-from harness.runner import RunOptions, catalog_materializer, run_gates
-from harness.workspace import latest
+from harness.gates.model import RedSet
+from harness.run.runner import RunOptions, catalog_materializer, run_gates
+from harness.results.workspace import latest
 from reports.outcome import Verdict
 from tests.reports.fixture_projects import catalog, gate, mutation, shared_server, write_project
 

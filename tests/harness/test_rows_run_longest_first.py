@@ -7,8 +7,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from harness.model import RedSet
-from harness.workspace import latest
+from harness.gates.model import RedSet
+from harness.results.workspace import latest
 from tests.reports.fixture_projects import CALC, catalog, gate, mutation, run_quietly, write_project
 
 SLOW_ADD = {

@@ -8,9 +8,9 @@ from pathlib import Path
 import pytest
 
 from harness.exit_codes import ExitCode
-from harness.lock import RepositoryLock
-from harness.model import Counts, RedSet
-from harness.planner import make_plan, shard_gates
+from harness.results.lock import RepositoryLock
+from harness.gates.model import Counts, RedSet
+from harness.plan.planner import make_plan, shard_gates
 from reports.outcome import Verdict
 from tests.reports.fixture_projects import CALC, catalog, gate, mutation, run_quietly, write_project
 
@@ -140,7 +140,7 @@ def test_gate_filter_and_shards_split_the_gates_deterministically():
 
 
 def test_arm_filter_keeps_only_the_named_arms_and_drops_gates_left_without_one():
-    from harness.planner import restrict_arms
+    from harness.plan.planner import restrict_arms
 
     both, cpu = gate("both", arms=("cpu-emulated", "cuda")), gate("cpu", arms=("cpu-emulated",))
     assert [(g.id, g.arms) for g in restrict_arms([both, cpu], ("cuda",))] == [("both", ("cuda",))]

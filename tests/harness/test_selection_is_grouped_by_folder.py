@@ -10,8 +10,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from harness.executor import Run, pytest_argv
-from harness.matrix import grouped_by_folder
+from harness.rows.executor import Run, pytest_argv
+from harness.plan.matrix import grouped_by_folder
 
 
 def test_a_file_of_an_ancestor_folder_never_sits_between_files_of_a_sub_folder():

@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from harness.errors import GateFileError
-from harness.gatefile import load_gate_files
+from harness.gates.gatefile import load_gate_files
 from mutations.model import Catalog
 from tests.reports.fixture_projects import write_project
 

@@ -11,8 +11,8 @@ from pathlib import Path
 
 import pytest
 
-from harness.lock import RepositoryLock
-from harness.runner import sweep_stale_workdirs
+from harness.results.lock import RepositoryLock
+from harness.run.runner import sweep_stale_workdirs
 from tests.reports.fixture_projects import CALC, tree_digest, write_project
 
 REPO = Path(__file__).resolve().parents[2]
@@ -29,8 +29,8 @@ SLOW_TEST = (
 DRIVER = """
 import io, sys
 from pathlib import Path
-from harness.model import RedSet
-from harness.runner import RunOptions, catalog_materializer, run_gates
+from harness.gates.model import RedSet
+from harness.run.runner import RunOptions, catalog_materializer, run_gates
 from tests.reports.fixture_projects import catalog, gate, mutation
 
 project = Path(sys.argv[1])

@@ -18,10 +18,10 @@ import pytest
 
 pytest.importorskip("mutmut", reason="mutmut 3 is in the test extra (pip install -e '.[test]')")
 
-from harness.cli import main  # noqa: E402
+from harness.cli.main import main  # noqa: E402
 from harness.exit_codes import ExitCode  # noqa: E402
-from harness.sweep import BaselineRed, Sweep, SweepOptions  # noqa: E402
-from harness.sweep_equivalents import load_equivalents  # noqa: E402
+from harness.sweep.sweep import BaselineRed, Sweep, SweepOptions  # noqa: E402
+from harness.sweep.equivalents import load_equivalents  # noqa: E402
 from reports.mutants import SweepResult  # noqa: E402
 from tests.reports.fixture_projects import shared_server, write_project  # noqa: E402
 
@@ -164,7 +164,7 @@ def test_a_rerun_retests_only_the_mutants_whose_code_or_reaching_tests_changed(t
 
 def test_show_prints_one_mutant_with_every_killer_and_its_diff(tmp_path: Path,
                                                                 swept: tuple[Path, SweepResult]) -> None:
-    from harness.sweep_cli import keep
+    from harness.sweep.cli import keep
 
     root, result = swept
     kept = root / ".seamgate" / "runs" / "20990101T000000Z-1"
@@ -233,7 +233,7 @@ def test_a_bad_equivalents_file_is_refused_naming_the_entry(tmp_path: Path) -> N
 def test_two_sweeps_of_one_project_keep_each_others_cached_outcomes(tmp_path: Path) -> None:
     # each sweep loads the cache at its start and saves as its batches end: the second save must not
     # drop what the first added meanwhile
-    from harness import sweep_cache
+    from harness.sweep import cache as sweep_cache
 
     first, second = sweep_cache.load(tmp_path), sweep_cache.load(tmp_path)
     first["mutants"]["a" * 64] = {"status": "killed"}

@@ -21,14 +21,14 @@ def test_with_nothing_changed_since_the_record_nothing_is_swept() -> None:
 
 
 def test_a_changed_judge_is_swept_alone() -> None:
-    old = {**record(), "harness/lane.py": "0" * 64}
+    old = {**record(), "harness/judge/lane.py": "0" * 64}
     swept, why = judges.to_sweep(old)
-    assert swept == ["harness/lane.py"]
-    assert "harness/lane.py" in why
+    assert swept == ["harness/judge/lane.py"]
+    assert "harness/judge/lane.py" in why
 
 
 def test_a_changed_test_file_or_equivalents_file_sweeps_every_judge() -> None:
-    for rel in ("tests/harness/test_judge_planner.py", "tests/equivalent_mutants.yaml", "harness/pytest_sweep.py"):
+    for rel in ("tests/harness/test_judge_planner.py", "tests/equivalent_mutants.yaml", "harness/sweep/pytest_sweep.py"):
         swept, why = judges.to_sweep({**record(), rel: "0" * 64})
         assert swept == list(judges.JUDGES) and rel in why
 
@@ -38,14 +38,14 @@ def test_without_a_record_every_judge_is_swept() -> None:
 
 
 def test_the_step_sweeps_the_four_judges_with_their_table_tests() -> None:
-    assert set(judges.JUDGES) == {"harness/evaluate.py", "harness/redfirst.py", "harness/lane.py", "harness/planner.py"}
+    assert set(judges.JUDGES) == {"harness/judge/evaluate.py", "harness/judge/redfirst.py", "harness/judge/lane.py", "harness/plan/planner.py"}
     assert all((ROOT / t).is_file() for t in judges.TESTS)
 
 
 def test_only_the_judges_entries_of_the_equivalents_file_count(tmp_path: Path) -> None:
     # a seam/ or drivers/ equivalent added by another sweep must not re-sweep every judge in CI
     base = ("version: 1\nequivalent:\n"
-            "  - mutant: harness.lane.x_side_call__mutmut_17\n    line: 'x'\n    reason: r\n")
+            "  - mutant: harness.judge.lane.x_side_call__mutmut_17\n    line: 'x'\n    reason: r\n")
     path = tmp_path / "eq.yaml"
     path.write_text(base)
     before = judges.judges_equivalents_sha(path)
@@ -53,5 +53,5 @@ def test_only_the_judges_entries_of_the_equivalents_file_count(tmp_path: Path) -
     assert judges.judges_equivalents_sha(path) == before
     path.write_text(base.replace("reason: r", "reason: another"))
     assert judges.judges_equivalents_sha(path) != before
-    path.write_text(base + "  - mutant: harness.planner.x_g__mutmut_2\n    line: 'z'\n    reason: r\n")
+    path.write_text(base + "  - mutant: harness.plan.planner.x_g__mutmut_2\n    line: 'z'\n    reason: r\n")
     assert judges.judges_equivalents_sha(path) != before

@@ -9,7 +9,7 @@ import pytest
 
 pytest.importorskip("mutmut", reason="mutmut 3 is in the test extra (pip install -e '.[test]')")
 
-from harness.sweep_mutants import added_lines, generate, trampolined  # noqa: E402
+from harness.sweep.mutants import added_lines, generate, trampolined  # noqa: E402
 
 #: A file with what mutmut treats specially: a class's methods, a staticmethod, a decorated
 #: function (never mutated), a multi-line string inside a method, a nested function, module-level code.

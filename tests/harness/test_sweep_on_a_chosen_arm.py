@@ -13,7 +13,7 @@ import pytest
 
 pytest.importorskip("mutmut", reason="mutmut 3 is in the test extra (pip install -e '.[test]')")
 
-from harness.cli import main  # noqa: E402
+from harness.cli.main import main  # noqa: E402
 from tests.reports.fixture_projects import sweep_calc, write_project  # noqa: E402
 
 pytestmark = pytest.mark.slow

@@ -5,8 +5,8 @@ from __future__ import annotations
 
 from types import SimpleNamespace
 
-from harness import sweep_cli
-from harness.sweep_cli import Progress
+from harness.sweep import cli as sweep_cli
+from harness.sweep.cli import Progress
 
 
 def planned(file: str, n: int) -> list[SimpleNamespace]:

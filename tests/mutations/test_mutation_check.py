@@ -88,7 +88,7 @@ def test_a_patch_that_applies_at_an_offset_is_ok_and_its_record_says_the_offset(
 
 
 def test_the_check_command_prints_each_offset_under_its_ok_line(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
-    from harness.cli import main
+    from harness.cli.main import main
 
     root = project(tmp_path)
     (root / "pyproject.toml").write_text("[tool.seamgate]\n")

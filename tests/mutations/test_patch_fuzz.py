@@ -74,7 +74,7 @@ def test_an_exact_match_is_taken_before_any_fuzz() -> None:
 
 
 def test_the_check_command_prints_the_fuzz_under_the_ok_line(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
-    from harness.cli import main
+    from harness.cli.main import main
 
     (tmp_path / "pyproject.toml").write_text("[tool.seamgate]\n")
     (tmp_path / "mutations/catalog").mkdir(parents=True)

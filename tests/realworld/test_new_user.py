@@ -15,8 +15,8 @@ from pathlib import Path
 
 import pytest
 
-from harness.lock import RepositoryLock
-from harness.workspace import runs_root
+from harness.results.lock import RepositoryLock
+from harness.results.workspace import runs_root
 from tests.realworld.projects import GIT_ENV, write
 
 
@@ -52,7 +52,7 @@ def test_a_gitignore_the_user_wrote_in_the_folder_is_kept(tmp_path: Path) -> Non
 def test_after_seamgate_run_git_add_all_commits_nothing_of_seamgates(tmp_path: Path) -> None:
     project = write(tmp_path, "flatpkg")
     env = {k: v for k, v in os.environ.items() if not k.startswith(("PYTEST_", "SEAM_", "PYTHON"))}
-    done = subprocess.run([sys.executable, "-m", "harness.cli", "--project", str(project), "run"], cwd=project,
+    done = subprocess.run([sys.executable, "-m", "harness.cli.main", "--project", str(project), "run"], cwd=project,
                           capture_output=True, text=True, env=env, timeout=300)
     assert done.returncode == 0, done.stdout + done.stderr
     assert (project / ".seamgate" / "runs").is_dir()

@@ -22,7 +22,7 @@ def venv(tmp_path_factory: pytest.TempPathFactory) -> Path:
 def seamgate_run(python: Path, project: Path) -> tuple[int, dict, str]:
     out = project.parent / f"{project.name}.json"
     env = {k: v for k, v in os.environ.items() if not k.startswith(("PYTEST_", "SEAM_", "PYTHON"))}
-    done = subprocess.run([str(python), "-m", "harness.cli", "run", "--project", str(project), "--json", str(out)],
+    done = subprocess.run([str(python), "-m", "harness.cli.main", "run", "--project", str(project), "--json", str(out)],
                           cwd=project, capture_output=True, text=True, env=env, timeout=400)
     report = json.loads(out.read_text()) if out.is_file() else {}
     return done.returncode, report, done.stdout + done.stderr
@@ -54,11 +54,11 @@ def test_the_src_layout_gate_is_an_error_when_the_copys_code_is_not_what_ran(
         tmp_path: Path, venv: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """The check, with the copy-first import roots taken away (the code before issue 15 did this):
     the editable .pth wins, the ORIGINAL src/srcpkg is imported, and the gate must say so: ERROR."""
-    import harness.executor as executor
-    from harness.forkserver import ForkServer
+    import harness.rows.executor as executor
+    from harness.rows.forkserver import ForkServer
     from harness.project import Project
-    from harness.runner import RunOptions, catalog_materializer, run_gates
-    from harness.gatefile import load_gate_files
+    from harness.run.runner import RunOptions, catalog_materializer, run_gates
+    from harness.gates.gatefile import load_gate_files
 
     project = write(tmp_path, "srcpkg")
     install_editable(venv, project)

@@ -25,7 +25,7 @@ def seamgate(project: Path, *args: str) -> tuple[int, dict, str]:
     out = project.parent / "report.json"
     env = {k: v for k, v in os.environ.items() if not k.startswith(("PYTEST_", "SEAM_", "PYTHON"))}
     extra = ["--json", str(out)] if args[0] == "run" else []
-    done = subprocess.run([sys.executable, "-m", "harness.cli", "--project", str(project), *args, *extra],
+    done = subprocess.run([sys.executable, "-m", "harness.cli.main", "--project", str(project), *args, *extra],
                           cwd=project, capture_output=True, text=True, env=env, timeout=300)
     report = json.loads(out.read_text()) if out.is_file() else {}
     return done.returncode, report, done.stdout + done.stderr

@@ -2,7 +2,7 @@
 
 A ``Case`` is data: files written on top of the fixture project (``project.BASE``), the CLI
 arguments, the exit code and a regex the message must match. ``run_case`` writes the project into
-a fresh folder, snapshots the tree, runs ``harness.cli.main`` in this process (these cases fail
+a fresh folder, snapshots the tree, runs ``harness.cli.main.main`` in this process (these cases fail
 before any test runs, so they are fast), snapshots again and returns an ``Observed``. The test
 (``test_corpus.py``) and the table command (``python -m tests.reliability.table``) both drive
 ``CASES`` through ``run_case``; the slow fault cases live in ``faults.py``.
@@ -19,7 +19,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Callable, Mapping
 
-from harness.cli import main
+from harness.cli.main import main
 from harness.exit_codes import ExitCode
 from tests.reliability.project import Content, tree_changes, tree_snapshot, write_project
 

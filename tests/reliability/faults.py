@@ -9,7 +9,7 @@ scenarios below produce the ``Observed`` rows for several cases at once, because
   loop forever, ``os._exit``, segfault, fork a lingering child, print megabytes, read stdin, or
   whose mutation rots or does not compile; each gate's verdict is a row;
 - ``baseline_red``, ``flaky_baseline``, ``read_only_checkout``, ``full_temp_disk``: one run each,
-  in this process through ``harness.cli.main`` with one fork server shared between them;
+  in this process through ``harness.cli.main.main`` with one fork server shared between them;
 - ``signals``: three real ``seamgate`` console-script processes at once, stopped mid-run by SIGINT,
   SIGTERM and SIGKILL; a fourth started while the first holds the lock.
 
@@ -296,8 +296,8 @@ class _Borrowed:
 
 @contextlib.contextmanager
 def shared_fork_server() -> Iterator[None]:
-    """Runs started by ``harness.cli.main`` in this process use one fork server (saves ~5 s each)."""
-    import harness.runner as runner
+    """Runs started by ``harness.cli.main.main`` in this process use one fork server (saves ~5 s each)."""
+    import harness.run.runner as runner
     from tests.reports.fixture_projects import shared_server
 
     server = shared_server()
@@ -458,7 +458,7 @@ def flaky_baseline(workdir: Path) -> list[Observed]:
 
 def interrupt_copy(workdir: Path) -> list[Observed]:
     """SIGTERM arrives while the working tree is copied (in this process: the runner's handler raises)."""
-    import harness.runner as runner
+    import harness.run.runner as runner
 
     project = write_project(workdir / "project")
     real = runner.catalog_materializer
@@ -657,7 +657,7 @@ def _interrupt(subject: _Subject, signum: int) -> Observed:
 
 
 def _sigkill(subject: _Subject) -> Observed:
-    from harness.runner import sweep_stale_workdirs
+    from harness.run.runner import sweep_stale_workdirs
 
     child = subject.slow_child()
     subject.process.send_signal(signal.SIGKILL)  # the seamgate process only: it gets no chance to clean up

@@ -17,7 +17,7 @@ from typing import Mapping, Union
 #: A file's content: text, or raw bytes (non-UTF-8 inputs).
 Content = Union[str, bytes]
 
-#: The runner's own lock folder (``harness/lock.py``); the only thing a run may add to the tree.
+#: The runner's own lock folder (``harness/results/lock.py``); the only thing a run may add to the tree.
 LOCK_FOLDER = ".seamgate"
 
 GATE_OK = """\
@@ -77,7 +77,7 @@ def tree_snapshot(root: Path) -> dict[str, str]:
 
     Two snapshots are equal only if no file was added, removed, rewritten, re-moded or turned into
     a link. ``.seamgate/`` is left out: it is the runner's documented lock folder
-    (``harness/lock.py``), the one thing a run may create in a writable project.
+    (``harness/results/lock.py``), the one thing a run may create in a writable project.
     """
     entries: dict[str, str] = {}
     for dirpath, dirnames, filenames in os.walk(root, followlinks=False):

@@ -48,7 +48,7 @@ the case's own proof (below) all hold, and no traceback was printed.
 How the runs are shared (each `seamgate run` starts a fork server that imports torch): the eleven
 misbehaving-test cases are ONE run of one project whose gates each name a mutation that makes
 `tests/test_fault.py` misbehave (exit 3, `GATE_ERROR`, is that run's code; each row shows its
-gate's verdict). The in-process runs (`harness.cli.main`) share one fork server. The signal and
+gate's verdict). The in-process runs (`harness.cli.main.main`) share one fork server. The signal and
 lock cases are four real `seamgate` console-script processes.
 
 Proofs beyond the table:
@@ -57,7 +57,7 @@ Proofs beyond the table:
 - symlinked and `../` targets: the file outside the project is unchanged;
 - a forking test: its child (which sleeps 60 s) is dead when the run has ended; a double-forking
   test (child calls `setsid`, grandchild sleeps 60 s): the grandchild is dead when the run has ended
-  (the fork server's subreaper, `harness/forkserver.py`; on the old code it outlived the run);
+  (the fork server's subreaper, `harness/rows/forkserver.py`; on the old code it outlived the run);
 - SIGINT/SIGTERM: the gate that finished first is reported PASS, the test child is dead, the run's
   temp folder is gone; SIGKILL: the test child dies with the fork server, the temp folder left
   behind is swept by the next run;

@@ -34,7 +34,7 @@ def _pytest(tmp_path: Path, arms: str) -> subprocess.CompletedProcess[str]:
 
 def test_a_gate_arm_is_an_arm_the_plugins_know_and_both_plugins_read_one_registry() -> None:
     import harness.arms as arms
-    import harness.model as model
+    import harness.gates.model as model
     import seam.pytest_plugin as seams
     import seamgate_plugin as lazy
 

@@ -1,4 +1,4 @@
-"""The user's tree is watched around every run (``harness/tree_guard.py``): a test that writes into it
+"""The user's tree is watched around every run (``harness/rows/tree_guard.py``): a test that writes into it
 makes every gate that read its run an ERROR naming the files, never a PASS.
 
 ``python -m tests.reliability.test_tree_guard`` prints what the guard costs on this repository.
@@ -13,7 +13,7 @@ import sys
 import time
 from pathlib import Path
 
-from harness.tree_guard import TreeGuard
+from harness.rows.tree_guard import TreeGuard
 from reports.outcome import ArmOutcome, RunOutcome, Verdict
 from tests.reliability.project import write_project
 

@@ -7,7 +7,7 @@ import subprocess
 from pathlib import Path
 from typing import Mapping
 
-from harness.model import Counts, Expectation, Gate, Origin, RedSet, SourceState
+from harness.gates.model import Counts, Expectation, Gate, Origin, RedSet, SourceState
 from mutations.model import Catalog, Location, Mutation
 
 CALC = {
@@ -76,7 +76,7 @@ def shared_server():
     if _SERVER is None:
         import atexit
 
-        from harness.forkserver import ForkServer
+        from harness.rows.forkserver import ForkServer
 
         _SERVER = ForkServer().start()
         atexit.register(_SERVER.close)
@@ -86,7 +86,7 @@ def shared_server():
 def sweep_calc(root: Path, **options):
     """``seamgate sweep`` of ``root``'s ``calc/`` package, one job, no progress, on the shared fork server:
     the ``SweepResult``. ``options``: more ``SweepOptions`` fields (``arm=...``)."""
-    from harness.sweep import Sweep, SweepOptions
+    from harness.sweep.sweep import Sweep, SweepOptions
 
     return Sweep(root, SweepOptions(paths=(str(root / "calc"),), jobs=1, progress="off", **options),
                  launcher=shared_server()).run()
@@ -97,7 +97,7 @@ def run_quietly(project: Path, gates, mutations: Catalog, **options):
     report captured: ``(report, exit code, what it printed)``."""
     import io
 
-    from harness.runner import RunOptions, catalog_materializer, run_gates
+    from harness.run.runner import RunOptions, catalog_materializer, run_gates
 
     out = io.StringIO()
     report, code = run_gates(list(gates), project=project, options=RunOptions(progress=False, **options),

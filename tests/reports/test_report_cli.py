@@ -8,9 +8,9 @@ from pathlib import Path
 
 import pytest
 
-from harness.cli import main
+from harness.cli.main import main
 from harness.exit_codes import ExitCode
-from harness.model import RedSet
+from harness.gates.model import RedSet
 from reports.json_out import plan_digest, write_json
 from reports.outcome import ArmOutcome, Report, Verdict
 
@@ -146,7 +146,7 @@ def test_two_real_shard_runs_record_their_shard_and_plan_and_merge_into_the_whol
     assert [d["shard"] for d in kept] == [{"k": 1, "n": 2}, {"k": 2, "n": 2}]
     import jsonschema
 
-    schema = json.loads((Path(__file__).parents[2] / "harness" / "result_schema.json").read_text())
+    schema = json.loads((Path(__file__).parents[2] / "harness" / "results" / "result_schema.json").read_text())
     for data in kept:  # what a real run writes is what the published schema says
         jsonschema.validate(data, schema, cls=jsonschema.Draft202012Validator)
     assert kept[0]["plan"] == kept[1]["plan"] == plan_digest([("g-a", "cpu-emulated"), ("g-b", "cpu-emulated")])

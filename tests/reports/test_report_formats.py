@@ -148,14 +148,14 @@ def _validator(path: Path) -> jsonschema.protocols.Validator:
 
 
 def test_json_output_validates_against_the_published_result_schema():
-    validator = _validator(REPO / "harness" / "result_schema.json")
+    validator = _validator(REPO / "harness" / "results" / "result_schema.json")
     data = json.loads(rendered("json"))
     assert sorted(e.message for e in validator.iter_errors(data)) == []
     assert data["schema"] == 1 and data["sweep"]["mutants"][0]["killers"]
 
 
 def test_the_result_schema_refuses_a_layout_a_reader_would_misread():
-    validator = _validator(REPO / "harness" / "result_schema.json")
+    validator = _validator(REPO / "harness" / "results" / "result_schema.json")
     data = json.loads(rendered("json"))
     for broken in ({**data, "schema": 2}, {**data, "surprise": 1},
                    {**data, "outcomes": [{**data["outcomes"][0], "verdict": "GREEN"}]}):
@@ -163,7 +163,7 @@ def test_the_result_schema_refuses_a_layout_a_reader_would_misread():
 
 
 def test_a_real_kept_outcomes_json_of_this_repository_validates_when_there_is_one():
-    validator = _validator(REPO / "harness" / "result_schema.json")
+    validator = _validator(REPO / "harness" / "results" / "result_schema.json")
     kept = REPO / ".seamgate" / "runs" / "latest" / "outcomes.json"
     for path in [RECORDED / "outcomes.json", *([kept] if kept.is_file() else [])]:
         assert [e.message for e in validator.iter_errors(json.loads(path.read_text()))] == [], path

@@ -7,12 +7,12 @@ from pathlib import Path
 
 import pytest
 
-from harness.cli import main
+from harness.cli.main import main
 from harness.config import load_config
 from harness.exit_codes import ExitCode
-from harness.gatefile import load_gate_files
+from harness.gates.gatefile import load_gate_files
 from harness.project import Project
-from harness import scaffold
+from harness.cli import scaffold
 from reports.outcome import Verdict
 from tests.reports.fixture_projects import run_quietly, tree_digest
 

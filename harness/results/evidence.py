@@ -1,0 +1,167 @@
+"""Evidence: what another machine measured for an arm this one cannot run, and whether it is STALE.
+
+A GPU arm is OWED on a machine without the GPU. When ``evidence/`` (``[tool.seamgate] evidence``)
+holds a JSON report written by ``seamgate run --json`` on a machine that HAD it, the runner reads
+the recorded outcome of that gate and arm with its provenance (device, capability, driver, torch,
+commit, the sha256 of the code under test):
+
+* same code hash as the tree now: the recorded verdict stands, the message names the device,
+  commit and evidence file (a measurement of THIS code);
+* another code hash: STALE — a measurement of older code is never carried forward;
+* no record: the arm stays OWED with its reason.
+
+The hash a record is checked against is the GATE's (``gate_hash``): the code under test, the gate
+record itself, every test file its ``select`` reaches (with the ``conftest.py`` files above them),
+and its mutation's catalog entry. Changing any one of them makes the evidence STALE. A hash over
+no file at all is refused: it would name nothing and match any other empty hash.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import hashlib
+import json
+from dataclasses import dataclass, replace
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, Callable, Iterable
+
+if TYPE_CHECKING:
+    from harness.gates.model import Gate
+    from mutations.model import Mutation
+
+from harness.errors import SeamgateUsageError
+from reports.outcome import ArmOutcome, Provenance, Verdict
+
+
+class EvidenceError(SeamgateUsageError):
+    """An evidence file that is not a seamgate JSON report."""
+
+
+@dataclass(frozen=True)
+class Record:
+    """One gate and arm as a JSON report recorded it."""
+
+    gate: str
+    arm: str
+    verdict: Verdict
+    message: str
+    provenance: Provenance
+    #: The evidence file, relative to the project root.
+    source: str
+
+
+def evidence_files(project_root: Path, paths: Iterable[str]) -> list[tuple[Path, bool]]:
+    """The ``*.json`` files under the configured evidence paths, each with whether it was NAMED
+    (a named file must be a report; a folder also holds other JSON, such as bench figures)."""
+    found: list[tuple[Path, bool]] = []
+    for entry in paths:
+        path = project_root / entry
+        if path.is_dir():
+            found += [(p, False) for p in sorted(path.glob("*.json"))]
+        elif path.is_file():
+            found.append((path, True))
+    return found
+
+
+def load_records(project_root: Path, paths: Iterable[str]) -> dict[tuple[str, str], list[Record]]:
+    """Every recorded (gate, arm) outcome that carries provenance, by gate and arm (each file read once)."""
+    records: dict[tuple[str, str], list[Record]] = {}
+    for path, named in evidence_files(project_root, paths):
+        for record in _read(path, project_root, named):
+            records.setdefault((record.gate, record.arm), []).append(record)
+    return records
+
+
+def _read(path: Path, project_root: Path, named: bool) -> list[Record]:
+    shown = path.relative_to(project_root).as_posix() if path.is_relative_to(project_root) else str(path)
+    try:
+        data = json.loads(path.read_text(encoding="utf-8"))
+        if not named and not (isinstance(data, dict) and "outcomes" in data and "schema" in data):
+            return []  # other JSON beside the reports (bench figures, G1 tables)
+        return [Record(o["gate"], o["arm"], Verdict(o["verdict"]), o.get("message", ""),
+                       Provenance.from_json(o["provenance"]), shown)
+                for o in data["outcomes"] if o.get("provenance")]
+    except (OSError, ValueError, KeyError, TypeError) as exc:
+        raise EvidenceError(f"{shown}: not a seamgate JSON report ({type(exc).__name__}: {exc}); "
+                            "evidence files are written by `seamgate run --json FILE` — fix or remove it") from exc
+
+
+def resolve(outcome: ArmOutcome, records: list[Record], current_hash: str) -> ArmOutcome:
+    """An OWED outcome, judged again in the light of what was measured elsewhere."""
+    if outcome.verdict is not Verdict.OWED or not records:
+        return outcome
+    same = [r for r in records if not r.provenance.stale_against(current_hash)]
+    if same:
+        r = same[-1]
+        return replace(outcome, verdict=r.verdict, provenance=r.provenance,
+                       message=f"measured on {_where(r.provenance)} [{r.source}]: {r.message}")
+    r = records[-1]
+    return replace(outcome, verdict=Verdict.STALE, provenance=r.provenance,
+                   message=(f"STALE: {r.verdict.value} measured on {_where(r.provenance)} [{r.source}] for code "
+                            f"{r.provenance.code_hash[:12]}, the code under test is now {current_hash[:12]}; "
+                            f"re-run this arm on that hardware ({outcome.message})"))
+
+
+def _where(p: Provenance) -> str:
+    parts = [p.device or "?"]
+    if p.capability:
+        parts.append(f"sm {p.capability}")
+    if p.driver:
+        parts.append(f"driver {p.driver}")
+    if p.torch:
+        parts.append(f"torch {p.torch}")
+    parts.append(f"commit {p.commit[:10] or 'unknown'}")
+    return ", ".join(parts)
+
+
+class EmptyHashError(SeamgateUsageError):
+    """A code hash was asked for over zero files."""
+
+
+def _canonical(value: Any) -> Any:
+    """Plain JSON data for a gate or mutation record; where it was written (origin) is left out."""
+    if dataclasses.is_dataclass(value) and not isinstance(value, type):
+        return {f.name: _canonical(getattr(value, f.name)) for f in dataclasses.fields(value)
+                if f.name not in ("origin", "location")}
+    if isinstance(value, dict):
+        return {str(k): _canonical(v) for k, v in sorted(value.items(), key=lambda kv: str(kv[0]))}
+    if isinstance(value, (list, tuple, set, frozenset)):
+        items = [_canonical(v) for v in value]
+        return sorted(items, key=json.dumps) if isinstance(value, (set, frozenset)) else items
+    if value is None or isinstance(value, (str, int, float, bool)):
+        return value
+    return str(value)
+
+
+def selected_test_files(project_root: Path, select: Iterable[str]) -> list[str]:
+    """The ``.py`` files a gate's ``select`` reaches, and the ``conftest.py`` files above each."""
+    files: set[str] = set()
+    for entry in select:
+        path = project_root / entry.split("::", 1)[0]
+        found = sorted(path.rglob("*.py")) if path.is_dir() else ([path] if path.is_file() else [])
+        for f in found:
+            files.add(f.relative_to(project_root).as_posix())
+            for parent in f.parents:
+                if parent == project_root.parent or not parent.is_relative_to(project_root):
+                    break
+                if (parent / "conftest.py").is_file():
+                    files.add((parent / "conftest.py").relative_to(project_root).as_posix())
+    return sorted(f for f in files if "__pycache__" not in f)
+
+
+def gate_hash(project_root: Path, gate: "Gate", mutation: "Mutation | None", code_files: Iterable[str],
+              read: Callable[[Path], bytes] = Path.read_bytes) -> str:
+    """sha256 of what ``gate``'s verdict depends on (module docstring); ``EmptyHashError`` over no file.
+
+    ``read`` reads one file's bytes: the runner passes a memoized reader, so hashing every gate and arm
+    of a run reads each file once."""
+    files = sorted(set(code_files) | set(selected_test_files(project_root, gate.select)))
+    if not files:
+        raise EmptyHashError(f"gate {gate.id}: the code hash would cover no file (no code under test, no selected "
+                             "test file); check [tool.seamgate] and the gate's select")
+    digest = hashlib.sha256()
+    for rel in files:
+        digest.update(rel.encode() + b"\0" + read(project_root / rel) + b"\0")
+    digest.update(json.dumps(_canonical(gate), sort_keys=True).encode() + b"\0")
+    digest.update(json.dumps(_canonical(mutation), sort_keys=True).encode())
+    return digest.hexdigest()

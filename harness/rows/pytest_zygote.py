@@ -1,0 +1,29 @@
+"""The zygote plugin: fork this run's zygote (``harness/zygote.py``) before the project is imported.
+
+Loaded by ``seamgate``'s runs with ``-p harness.rows.pytest_zygote``, ahead of every other ``-p`` plugin
+(the reach plugin starts coverage.py, which a zygote must not inherit). Importing this module forks
+the zygote: in a run forked from the fork server, torch is already imported, so every child a test
+starts through ``harness.zygote.run_python`` skips ``import torch``. Where torch is not loaded yet,
+the zygote imports it itself, beside the session, so that it is ready for the first child.
+``SEAMGATE_ZYGOTE=0`` turns it off: every child is then a real interpreter.
+
+PYTEST_DONT_REWRITE: nothing here asserts.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+
+from harness import zygote
+
+if zygote.ZYGOTE is None and os.environ.get(zygote.ENV, "1") != "0":
+    zygote.ZYGOTE = zygote.Zygote.fork(preload=() if "torch" in sys.modules else ("torch", "torch._dynamo"))
+
+
+def pytest_unconfigure(config: object) -> None:
+    """The session is over: end the zygote and reap it now (the fork server would otherwise find it
+    among the run's descendants, kill it and wait a round for it: ~15 ms a run)."""
+    if zygote.ZYGOTE is not None:
+        zygote.ZYGOTE.close()
+        zygote.ZYGOTE = None

@@ -1,0 +1,1 @@
+"""``seamgate run``: the session that plans, runs baselines and rows, judges, keeps and reports."""

@@ -1,0 +1,1005 @@
+"""The runner: ``seamgate run``'s backend. Plan, run baselines, run checks, judge, report, exit.
+
+Order of events, for gates G (mutation m1, arm cpu-emulated) and R (red-first against origin/main):
+
+1. take the repository lock (``LOCKED`` if another run holds it);
+2. probe the platform in a child (the runner never imports torch) and plan: an arm this machine
+   cannot run is OWED without running;
+3. materialize the working tree into a temp folder and run each distinct baseline (selection,
+   environment, arm) there, TWICE: a case whose verdict differs between the two runs is FLAKY,
+   printed as such and never counted as red in any gate; a baseline red in both runs stops
+   everything: ``BASELINE_RED``, naming the cases;
+4. materialize each source state once (m1's mutated copy, origin/main's tree with R's overlay),
+   run every check through the fork server, ``--jobs`` at a time, each with a time limit derived
+   from its baseline, and judge it;
+5. write ``--json``/``--junit`` atomically, print the table, map the report to one exit code.
+
+The user's tree is never written (runs happen in copies; bytecode writing is off). The temp folder
+is removed in ``finally`` and on SIGINT/SIGTERM, which also kill every child and report what
+finished (``INTERRUPTED``). A SIGKILL'd runner cannot clean up; its temp folder is swept by the
+next run (folder names carry the pid), its children die with the fork server.
+"""
+
+from __future__ import annotations
+
+import argparse
+import contextlib
+import hashlib
+import json
+import os
+import re
+import shutil
+import signal
+import sys
+import tempfile
+import threading
+from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
+from dataclasses import dataclass, field, replace
+from pathlib import Path
+from typing import Any, Callable, Mapping, Sequence
+
+from harness.judge.evaluate import error_outcome, exit_code_for, expect_for_arm, owed_outcome, red_of_baseline, run_timeout
+from harness.results.evidence import Record, gate_hash, load_records, resolve
+from harness.rows.executor import Call, Executor, Run, threads_per_run
+from harness.exit_codes import ExitCode
+from harness.rows.forkserver import launcher as start_launcher
+from harness.rows.import_roots import project_names
+from harness.results.lock import Locked, RepositoryLock
+from harness.gates.model import Gate, SourceState
+from harness.project import Project
+from harness.judge.judges import JUDGES, RUNS_ITS_OWN, Seen
+from harness.plan.matrix import RowKey, exit_code_of, fill, in_select, inferred_note, timeout_for, view
+from harness.plan.planner import Check, Plan, make_plan, restrict_arms, select_gates
+from harness.reach.reach import Reach, cases_to_run
+from harness.reach.incremental import cases_to_rerun, entry_digest, merge_reach, moved_lines, write_sources
+from harness.results.reuse import KeptRow, KeptRuns, digest, file_hashes, files_read, run_from_data, run_to_data, write_kept_rows
+from harness.rows.tree_guard import TreeGuard
+from harness.results.workspace import new_kept_folder, point_latest, write_matrix
+from harness.results.platforms import Platform, code_under_test, git_commit, hash_code_under_test
+from harness.judge.redfirst import materialize_ref
+from harness.zygote import ENV as ZYGOTE_ENV
+from reports.json_out import plan_digest
+from reports.outcome import ArmOutcome, Report, RunOutcome, Verdict
+from reports.terminal import GateProgress
+
+#: ``(project_root, dest, state) -> dest``: writes a source state's tree into the empty ``dest``.
+Materializer = Callable[[Path, Path, SourceState], Path]
+_WORKDIR_PREFIX = "seamgate-run-"
+#: Seconds a baseline may take by default (there is nothing to derive its limit from): ``[tool.seamgate]
+#: baseline_timeout`` sets it; the gates' own ``timeout`` applies when every gate reading the baseline sets one.
+BASELINE_TIMEOUT = 600.0
+
+
+@dataclass(frozen=True)
+class RunOptions:
+    """How to run the planned gates (the CLI's ``run`` options)."""
+
+    jobs: int = 1
+    gate_ids: tuple[str, ...] = ()
+    #: ``(K, N)``, 1 <= K <= N.
+    shard: tuple[int, int] | None = None
+    json: Path | None = None
+    junit: Path | None = None
+    #: Markdown summary for a CI job page.
+    markdown: Path | None = None
+    fail_on_owed: bool = False
+    #: Use the fork server where fork works (False: a fresh interpreter per run).
+    prefer_fork: bool = True
+    #: Show the progress bar (``None``: only when stderr is a TTY).
+    progress: bool | None = None
+    #: Outcomes measured on other machines, by (gate, arm) (``harness/results/evidence.py``).
+    evidence: Mapping[tuple[str, str], Sequence[Record]] = field(default_factory=dict)
+    #: ``--arm``: only these platform arms of each gate (empty: all).
+    arms: tuple[str, ...] = ()
+    #: ``--prove``: run every case of every row (infer nothing from the baseline's reach).
+    prove: bool = False
+    #: ``--output DIR``: keep this run's results there (default: ``.seamgate/runs/<timestamp>``).
+    output: Path | None = None
+    #: Take rows kept by the newest run when nothing they read changed (``harness/results/reuse.py``);
+    #: the command line turns it on (``--no-reuse`` off), a programmatic caller asks for it.
+    reuse: bool = False
+    #: Seconds a baseline run may take (``[tool.seamgate] baseline_timeout``); see ``baseline_limit``.
+    baseline_timeout: float = BASELINE_TIMEOUT
+
+    @classmethod
+    def from_args(cls, args: argparse.Namespace, project: Project) -> RunOptions:
+        """The options of ``seamgate run`` as parsed by ``harness.cli.main`` (``--jobs`` defaults to the config)."""
+        jobs = args.jobs if args.jobs is not None else project.config.jobs
+        return cls(
+            jobs=max(1, int(jobs)), gate_ids=tuple(args.gate or ()), shard=args.shard,
+            json=_path(args.json), junit=_path(args.junit), markdown=_path(args.markdown),
+            fail_on_owed=bool(args.fail_on_owed), arms=tuple(args.arm or ()), prove=bool(getattr(args, "prove", False)),
+            output=_path(getattr(args, "output", None)), reuse=not getattr(args, "no_reuse", False),
+            evidence=load_records(project.root, project.config.evidence),
+            baseline_timeout=getattr(project.config, "baseline_timeout", BASELINE_TIMEOUT),
+        )
+
+
+class Interrupted(Exception):
+    """SIGINT or SIGTERM arrived; carries the signal number."""
+
+    def __init__(self, signum: int) -> None:
+        super().__init__(signal.Signals(signum).name)
+        self.signum = signum
+
+
+# --------------------------------------------------------------------------------------------
+# CLI backend
+# --------------------------------------------------------------------------------------------
+
+def run_command(args: argparse.Namespace) -> ExitCode:
+    """``seamgate run``: load the gates named on ``args`` and run them; returns the exit code."""
+    from harness.gates.gatefile import load_gate_files
+
+    config = getattr(args, "config", None)
+    project = Project(Path(args.project).resolve(), config) if config else Project.locate(Path(args.project))
+    catalog = project.catalog()
+    paths = [Path(p) for p in args.gate_files]
+    loaded = load_gate_files(paths, project_root=project.root, catalog=catalog)
+    options = RunOptions.from_args(args, project)
+    gates = restrict_arms(loaded, options.arms)
+    select_gates(gates, options.gate_ids)  # an unknown --gate fails now, not after ~5 s
+    why = _why_nothing(project, paths, loaded, options, named=bool(getattr(args, "named_gate_files", False)))
+    if getattr(args, "dry_run", False):
+        return dry_run(gates, project, catalog, options, why)
+    return run_gates(gates, project=project.root, options=options, materializer=catalog_materializer(catalog),
+                     nothing_reason=why)[1]
+
+
+def dry_run(gates: Sequence[Gate], project: Project, catalog: Any, options: RunOptions, why: str) -> ExitCode:
+    """``seamgate run --dry-run``: print the plan (``harness/plan/preview.py``); nothing runs, nothing is written."""
+    from harness.plan.preview import preview, render
+    from mutations.apply import apply_to_text
+    from mutations.check import read_target
+
+    plan = make_plan(gates, ids=options.gate_ids, shard=options.shard)
+    if not plan.checks:
+        print(f"seamgate: nothing to judge: {why or 'no gate was selected'} -> exit NOTHING_JUDGED")
+        return ExitCode.NOTHING_JUDGED
+    changes: dict[str, dict[str, tuple[str, str]] | None] = {}
+    for key in plan.rows:
+        if key.source.kind == "mutation" and key.source.mutation in catalog:
+            mutation = catalog.get(key.source.mutation)
+            try:
+                original = read_target(project.root, mutation)
+                changes[mutation.id] = {mutation.target: (original, apply_to_text(original, mutation))}
+            except Exception:  # noqa: BLE001 - a rotted mutation is the run's ERROR; here: reach unknown
+                changes[mutation.id] = None
+    kept = KeptRuns.read(project.root) if (project.root / ".seamgate" / "runs").is_dir() else KeptRuns()
+    print(render(plan, preview(plan, kept, changes, prove=options.prove, project=project.root), options.jobs))
+    return ExitCode.OK
+
+
+def _why_nothing(project: Project, paths: Sequence[Path], loaded: Sequence[Gate], options: RunOptions, *,
+                 named: bool) -> str:
+    """Why no gate would be judged, in the words a user needs (only shown when that is so)."""
+    if not paths:
+        return project.why_no_gate_files(paths if named else ())
+    if not loaded:
+        return f"the gate files hold no gates ({', '.join(str(p) for p in paths)}); add gates (docs/gates.md)"
+    listed = sorted({arm for g in loaded for arm in g.arms})
+    arms = " ".join(f"--arm {a}" for a in options.arms)
+    return (f"{arms}: no gate lists {'that arm' if len(options.arms) == 1 else 'those arms'} "
+            f"(the gates list: {', '.join(listed)})")
+
+
+def final_exit_code(report: Report, *, fail_on_owed: bool) -> ExitCode:
+    """``evaluate.exit_code_for``, except that a run which judged nothing is never OK.
+
+    Judged means at least one arm got a verdict from something that ran (PASS, FAIL, ERROR,
+    TIMEOUT, CRASH), here or in evidence of the same code; OWED and STALE arms judged nothing.
+    """
+    code = exit_code_for(report, fail_on_owed=fail_on_owed)
+    if code is ExitCode.OK and not any(o.verdict not in (Verdict.OWED, Verdict.STALE) for o in report.outcomes):
+        return ExitCode.NOTHING_JUDGED
+    return code
+
+
+def _path(value: str | Path | None) -> Path | None:
+    return Path(value) if value else None
+
+
+class CatalogMaterializer:
+    """The real materializer: ``mutations.offtree`` for the tree and mutations, git for refs."""
+
+    def __init__(self, catalog: Any) -> None:
+        self.catalog = catalog
+
+    def __call__(self, project: Path, dest: Path, state: SourceState) -> Path:
+        from mutations.offtree import materialize as offtree
+
+        if state.kind == "ref":
+            return materialize_ref(project, state.ref or "", state.overlay, dest)
+        mutation = self.catalog.get(state.mutation) if state.kind == "mutation" else None
+        return offtree(project, dest, mutation)
+
+    def changed_files(self, state: SourceState) -> tuple[str, ...] | None:
+        """The files ``state`` changes against the working tree; ``None`` when unknown (a git ref)."""
+        if state.kind == "mutation" and state.mutation in self.catalog:
+            return (self.catalog.get(state.mutation).target,)
+        return () if state.kind == "tree" else None
+
+
+def catalog_materializer(catalog: Any) -> Materializer:
+    """The real materializer (``CatalogMaterializer``)."""
+    return CatalogMaterializer(catalog)
+
+
+def run_gates(gates: Sequence[Gate], *, project: Path, options: RunOptions, materializer: Materializer,
+              stdout: Any = None, launcher: Any = None, nothing_reason: str = "") -> tuple[Report, ExitCode]:
+    """Run ``gates`` under the repository lock; print and write the reports; return them and the code.
+
+    An empty plan (no gate, or an empty shard) starts nothing and writes nothing into the project:
+    it exits ``NOTHING_JUDGED`` saying why.
+    """
+    from rich.console import Console
+
+    from reports.terminal import print_report
+
+    console = Console(file=stdout or sys.stdout)
+    if not make_plan(gates, ids=options.gate_ids, shard=options.shard).checks:
+        why = nothing_reason
+        if gates and options.shard:
+            why = f"--shard {options.shard[0]}/{options.shard[1]} holds no gate ({len(gates)} gates in all)"
+        console.print(f"seamgate: nothing to judge: {why or 'no gate was selected'}", markup=False, soft_wrap=True)
+        _write_outputs(Report(), options, ExitCode.NOTHING_JUDGED)
+        print_report(Report(), console, ExitCode.NOTHING_JUDGED.name)
+        return Report(), ExitCode.NOTHING_JUDGED
+    try:
+        with RepositoryLock(project):
+            session = Session(project, options, materializer, launcher)
+            report = session.run(gates)
+    except Locked as exc:
+        console.print(f"seamgate: {exc}", markup=False, soft_wrap=True)
+        return Report(), ExitCode.LOCKED
+    code = final_exit_code(report, fail_on_owed=options.fail_on_owed)
+    _write_outputs(report, options, code, plan=session.plan_id)
+    session.keep(report, code)
+    for line in session.flaky_lines():
+        console.print(line, markup=False, soft_wrap=True)
+    print_report(report, console, code.name, kept=session.kept)
+    return report, code
+
+
+def _write_outputs(report: Report, options: RunOptions, code: ExitCode, plan: str = "") -> None:
+    """``--json`` (the layout of ``outcomes.json``, shard and plan included), ``--junit``, ``--markdown``."""
+    from reports.json_out import write_json
+    from reports.junit_out import write_junit
+    from reports.markdown_out import write_markdown
+
+    if options.json:
+        write_json(options.json, report, int(code), shard=options.shard, plan=plan)
+    if options.junit:
+        write_junit(options.junit, report)
+    if options.markdown:
+        write_markdown(options.markdown, report, code.name)
+
+
+# --------------------------------------------------------------------------------------------
+# One invocation
+# --------------------------------------------------------------------------------------------
+
+class Session:
+    """One invocation's state: the temp folder, the launcher, the materialized trees, the matrix rows."""
+
+    def __init__(self, project: Path, options: RunOptions, materializer: Materializer,
+                 launcher: Any = None) -> None:
+        self.project, self.options, self.materializer = project.resolve(), options, materializer
+        #: A launcher the caller owns (tests share one fork server); ``None``: start our own.
+        self.shared_launcher = launcher
+        self.trees: dict[SourceState, Path | Exception] = {}
+        #: The cases each row will run, computed once when the rows are ordered (``row_cost``).
+        self.planned_cases: dict[RowKey, frozenset[str] | None] = {}
+        self.tree_locks: dict[SourceState, threading.Lock] = {}
+        self.guard = threading.Lock()
+        self.stopping = threading.Event()
+        self.workdir: Path | None = None
+        #: This invocation's kept results (``harness/results/workspace.py``): logs, JUnit, reach, outcomes, matrix.
+        self.kept: Path | None = None
+        self.executor: Executor | None = None
+        self.finished: list[ArmOutcome] = []
+        #: Baseline cases whose verdict changed between the two baseline runs: nodeid -> (kind, kind).
+        self.flaky: dict[str, tuple[str, str]] = {}
+        #: The filled rows of the kill matrix (flaky cases removed), and the baselines' recorded reach.
+        self.rows: dict[RowKey, RunOutcome | Exception] = {}
+        self.reach: dict[RowKey, Reach | None] = {}
+        self.progress: GateProgress | None = None
+        #: Every kept run's rows, newest first (a row is looked up in the newest run holding it),
+        #: this run's rows to keep, and the reused ones.
+        self.previous = KeptRuns()
+        #: Per baseline row: the kept row its cells are carried from (its run's snapshot and reach),
+        #: its selection, and the cases a change since that run reaches (``None``: every case) --
+        #: ``harness/reach/incremental.py``.
+        self.carried_from: dict[RowKey, KeptRow] = {}
+        self.baseline_select: dict[RowKey, tuple[str, ...]] = {}
+        self.rerun: dict[RowKey, frozenset[str] | None] = {}
+        #: The kept run's recorded reach of each baseline row, as read (merged into this run's).
+        self.kept_reach: dict[RowKey, dict[str, Any]] = {}
+        self.kept_rows: dict[str, dict[str, Any]] = {}
+        self.reused: set[RowKey] = set()
+        self._hashes: dict[str, str] | None = None
+        self._code_hash: str | None = None
+        self._gate_hashes: dict[str, str] = {}
+        self._code_list: list[str] | None = None
+        self._bytes: dict[Path, bytes] = {}
+        self._commit: str | None = None
+        #: The user's tree, watched around every run: a test writing into it makes its gates ERROR.
+        self.tree_guard: TreeGuard | None = None
+        #: Digest of every gate and arm selected before sharding (``reports.json_out.plan_digest``).
+        self.plan_id = ""
+
+    def run(self, gates: Sequence[Gate]) -> Report:
+        sweep_stale_workdirs()
+        self.plan_id = plan_digest((g.id, arm) for g in select_gates(gates, self.options.gate_ids) for arm in g.arms)
+        self.workdir = Path(tempfile.mkdtemp(prefix=f"{_WORKDIR_PREFIX}{os.getpid()}-"))
+        if self.options.reuse:
+            self.previous = KeptRuns.read(self.project)
+        self.kept = new_kept_folder(self.project, self.options.output)
+        self.tree_guard = TreeGuard.start(self.project, self.original_file, ignore=self.kept)
+        previous = _install_signal_handlers()
+        launcher = None
+        plan: Plan | None = None
+        try:
+            launcher = self.shared_launcher or self.start_launcher()
+            self.executor = Executor(launcher, self.kept, threads=threads_per_run(self.options.jobs))
+            platform = self.probe(gates)
+            plan = make_plan(gates, ids=self.options.gate_ids, shard=self.options.shard,
+                             unavailable=platform.unavailable_arms(_all_arms(gates)))
+            return self.run_plan(plan, platform)
+        except Interrupted:
+            self.stopping.set()
+            if launcher is not None:
+                launcher.kill_all()
+            done = {(o.gate, o.arm) for o in self.finished}
+            left = tuple(c.gate.id for c in (plan.checks if plan else ()) if (c.gate.id, c.arm) not in done)
+            return Report(outcomes=tuple(self.finished), interrupted=True, unfinished=tuple(dict.fromkeys(left)))
+        finally:
+            self.stopping.set()
+            if launcher is not None and launcher is not self.shared_launcher:
+                launcher.close()
+            elif launcher is not None:
+                launcher.kill_all()
+            _restore_signal_handlers(previous)
+            shutil.rmtree(self.workdir, ignore_errors=True)
+
+    def start_launcher(self) -> Any:
+        """The fork server, its log kept with the results; one that dies starting is ENVIRONMENT."""
+        from harness.errors import EnvironmentProblem
+        from harness.rows.forkserver import ServerDied
+
+        try:
+            return start_launcher(self.options.prefer_fork, log=self.kept / "forkserver.log",
+                                  project_names=project_names(self.project))
+        except ServerDied as exc:
+            raise EnvironmentProblem(f"the fork server (the interpreter that preloads torch and pytest) could not "
+                                     f"start: {exc}. Fix what its log names (often a broken torch install), or "
+                                     f"run with SEAMGATE_NO_FORK=1 to start a fresh interpreter per run") from exc
+
+    def keep(self, report: Report, code: ExitCode) -> None:
+        """Write ``outcomes.json`` and ``matrix.json`` into the kept folder and point ``latest`` at it."""
+        from reports.json_out import write_json
+
+        if self.kept is None:
+            return
+        write_json(self.kept / "outcomes.json", report, int(code), shard=self.options.shard, plan=self.plan_id)
+        rows = {key.label(): {c.nodeid: {"kind": c.kind, "inferred": c.inferred, "carried": c.carried,
+                                         "duration": c.duration}
+                              for c in row.cases}
+                for key, row in self.rows.items() if isinstance(row, RunOutcome)}
+        write_matrix(self.kept / "matrix.json", rows)
+        write_kept_rows(self.kept, self.kept_rows, files=self.hashes())
+        write_sources(self.kept, self.project, self.reach.values())
+        if self.options.output is None:
+            point_latest(self.kept)
+
+    def code_hash(self) -> str:
+        """sha256 of the code under test, read once per invocation (evidence is checked against it)."""
+        with self.guard:
+            if self._code_hash is None:
+                self._code_hash = hash_code_under_test(self.project)
+            return self._code_hash
+
+    def gate_hash(self, gate: Gate, arm: str) -> str:
+        """sha256 of what ``gate``'s verdict depends on (``harness.results.evidence.gate_hash``): code under
+        test, the gate, its selected test files, its mutation's catalog entry. Once per gate and arm."""
+        self.code_hash()  # refuses a project with no code under test (EmptyHashError), once per invocation
+        with self.guard:
+            key = f"{gate.id}\0{arm}"
+            if key not in self._gate_hashes:
+                mutation = None
+                catalog = getattr(self.materializer, "catalog", None)
+                if gate.source.kind == "mutation" and gate.source.mutation and catalog is not None:
+                    with contextlib.suppress(KeyError):  # an unknown id is the gate's ERROR, judged elsewhere
+                        mutation = catalog.get(gate.source.mutation)
+                # The record of ONE arm: the gate as judged for that arm alone, so a GPU machine's run with
+                # `--arm cuda` (which drops the other arms) hashes the same gate as this one does.
+                self._gate_hashes[key] = gate_hash(self.project, replace(gate, arms=(arm,)), mutation,
+                                                   self._code_files(), read=self._read_once)
+            return self._gate_hashes[key]
+
+    def _code_files(self) -> list[str]:
+        if self._code_list is None:
+            self._code_list = code_under_test(self.project)
+        return self._code_list
+
+    def _read_once(self, path: Path) -> bytes:
+        """A file's bytes, read once per invocation (every gate and arm hashes the same code files)."""
+        if path not in self._bytes:
+            self._bytes[path] = path.read_bytes()
+        return self._bytes[path]
+
+    def commit(self) -> str:
+        with self.guard:
+            if self._commit is None:
+                self._commit = git_commit(self.project)
+            return self._commit
+
+    def probe(self, gates: Sequence[Gate]) -> Platform:
+        """Ask a child what this machine offers (only GPU arms need torch's answer)."""
+        outcome = self.executor.call(Call("platform probe", "harness.results.platforms:probe", timeout=120.0))
+        if outcome.end != "completed" or not isinstance(outcome.result, dict):
+            return Platform(probe_error=outcome.detail or outcome.end)
+        return Platform(facts=outcome.result)
+
+    def run_plan(self, plan: Plan, platform: Platform) -> Report:
+        """Baselines first; then every other row and every lane check, ``--jobs`` at a time.
+
+        A check is judged as soon as the rows it reads are filled, so gates finish as the run goes.
+        """
+        with GateProgress(len(plan.checks), self.progress_mode()) as progress:
+            self.progress = progress
+            return self._run_plan(plan, platform, progress)
+
+    def progress_mode(self) -> str:
+        """``tty`` (a bar), ``lines`` (one line per finished gate, for CI logs) or ``off``."""
+        if self.options.progress is False:
+            return "off"
+        return "tty" if self.options.progress or sys.stderr.isatty() else "lines"
+
+    def _run_plan(self, plan: Plan, platform: Platform, progress: GateProgress) -> Report:
+        self.run_baselines(plan)
+        red = tuple(run for key in plan.baselines if isinstance(run := self.rows[key], RunOutcome)
+                    and (red_of_baseline(run) or run.end != "completed"))
+        if red:
+            return Report(baseline_red=red, unfinished=plan.gates)
+        outcomes: dict[tuple[str, str], ArmOutcome] = {}
+
+        def done(judged: list[tuple[Check, ArmOutcome]]) -> None:
+            for check, outcome in judged:
+                outcomes[(check.gate.id, check.arm)] = outcome
+                self.finished.append(outcome)
+                progress.finished(check.gate.id, check.arm, outcome.verdict.value)
+
+        now = [c for c in plan.checks if c.owed is not None
+               or (c.row is not None and c.row.source.kind == "tree" and c.proof_row is None)]
+        done([(c, self.judge(c, platform)) for c in now])
+        units: list[Callable[[], list[tuple[Check, ArmOutcome]]]] = []
+        # A lane check starts its own children (unknown cost): it goes first, with the longest rows.
+        for check in plan.checks:
+            if check.owed is None and check.gate.kind in RUNS_ITS_OWN:
+                units.append(lambda c=check: [(c, self.judge(c, platform))])
+        rows = [(key, select) for key, select in plan.rows.items() if key.source.kind != "tree"]
+        costs = self.parallel([lambda k=k, s=s: self.row_cost(k, s) for k, s in rows], "estimates")
+        for (key, select), _ in sorted(zip(rows, costs), key=lambda pair: -pair[1]):
+            readers = [c for c in plan.checks if c.owed is None and (c.row == key or c.proof_row == key)]
+            units.append(lambda k=key, s=select, r=readers: self.fill_and_judge(k, s, r, platform))
+        self.parallel(units, "rows", on_done=done)
+        keys = [(c.gate.id, c.arm) for c in plan.checks]
+        return Report(outcomes=tuple(outcomes[k] for k in keys if k in outcomes))
+
+    def run_baselines(self, plan: Plan) -> None:
+        """Each baseline row runs TWICE: a case whose verdict differs between the two is flaky.
+
+        The first run records every case's reach (not with ``--prove``, which infers nothing). A
+        flaky case is never counted as red (``self.flaky``; ``without_flaky``), and a baseline is
+        red only for cases red in both runs.
+        """
+        tree = self.tree(SourceState())
+        if isinstance(tree, Exception):
+            raise RuntimeError(f"cannot copy the working tree: {tree}") from tree
+        keys = [key for key in plan.baselines if not self.reuse_baseline(key, plan.rows[key])]
+        reach_files = {key: None if self.options.prove else self.kept / reach_file_name(key) for key in keys}
+        # Cells of the kept baseline that no change since reaches (``harness/reach/incremental.py``).
+        carried = {key: self.carried_cells(key, plan.rows[key]) for key in keys}
+        thunks = [lambda k=k, n=n: self.execute(Run(
+                      f"baseline{n} {k.arm} {' '.join(plan.rows[k])}", tree, plan.rows[k], k.arm, dict(k.env),
+                      self.baseline_limit(plan, k)[0],
+                      reach=reach_files[k] if not n else None, skip=frozenset(carried[k]), write_bytecode=True))
+                  for k in keys for n in ("", " (again)")]
+        runs = self.parallel(thunks, "baselines")
+        for first, second in zip(runs[::2], runs[1::2]):
+            self.flaky.update(_flaky_cases(first, second))
+        # A second run that did not finish makes the baseline red as surely as the first.
+        chosen = [first if second.end == "completed" else second for first, second in zip(runs[::2], runs[1::2])]
+        for index, (key, run) in enumerate(zip(keys, chosen)):
+            if run.end == "timeout":  # say which limit it was and where it comes from
+                chosen[index] = run = replace(run, detail=f"TIMEOUT: {run.detail} ({self.baseline_limit(plan, key)[1]})")
+            if carried[key] and run.end == "completed":
+                run = self.with_carried_cells(key, run, carried[key], reach_files[key])
+            self.rows[key] = self.without_flaky(run)
+            self.reach[key] = Reach.read(reach_files[key]) if reach_files[key] is not None else None
+            if run.end == "completed":
+                self.remember(key, self.baseline_digest(key, plan.rows[key]), self.rows[key], plan.rows[key])
+
+    def carried_cells(self, key: RowKey, select: tuple[str, ...]) -> dict[str, Any]:
+        """The kept baseline's cells (node id -> cell) that no change since the kept run reaches.
+
+        Empty (run every case) without a kept row of the same selection and mode, with ``--prove``
+        (which records no reach), or when a change's reach is unknown.
+        """
+        kept = self.previous.newest(key.label(), lambda row: row.get("select") == list(select),
+                                    having=reach_file_name(key)) if self.options.reuse else None
+        if kept is not None and (data := kept.run.reach(reach_file_name(key))) is not None:
+            self.kept_reach[key] = data
+        old_reach = Reach.from_data(self.kept_reach[key]) if key in self.kept_reach else None
+        if kept is None or self.options.prove or old_reach is None:
+            self.rerun[key] = None
+            return {}
+        self.carried_from[key] = kept
+        old = run_from_data(kept.data["run"])
+        ids = [c.nodeid for c in old.cases]
+        rerun = cases_to_rerun(kept.run.snapshot, self.hashes(), self.project, old_reach, ids, select)
+        self.rerun[key] = rerun
+        if rerun is None or old.end != "completed" or any(c.nodeid not in old_reach.cases for c in old.cases):
+            return {}  # a collection error (no case of the reach) is re-run, never carried
+        flaky = set(kept.data.get("flaky", {}))
+        return {c.nodeid: replace(c, carried=True) for c in old.cases if c.nodeid not in rerun and c.nodeid not in flaky}
+
+    def with_carried_cells(self, key: RowKey, run: RunOutcome, carried: Mapping[str, Any],
+                           reach_file: Path | None) -> RunOutcome:
+        """A partial baseline run plus the carried cells; its reach merged with the kept one."""
+        if reach_file is not None:
+            new = json.loads(reach_file.read_text(encoding="utf-8")) if reach_file.is_file() else {}
+            merged = merge_reach(self.kept_reach[key], new, [c.nodeid for c in run.cases],
+                                 moved_lines(self.carried_from[key].run.snapshot, self.project, self.hashes()))
+            reach_file.write_text(json.dumps(merged), encoding="utf-8")
+        cases = run.cases + tuple(carried.values())
+        return replace(run, cases=cases, exit_code=exit_code_of(cases),
+                       detail=(run.detail + "; " if run.detail else "") +
+                              f"{len(carried)} cells carried from the previous run (no change since reaches them)")
+
+    def baseline_limit(self, plan: Plan, key: RowKey) -> tuple[float, str]:
+        """Seconds the baseline row ``key`` may take, and where that figure comes from (for its TIMEOUT message)."""
+        limits = [c.gate.timeout for c in plan.checks
+                  if c.owed is None and c.row is not None and c.row.baseline == key]
+        if limits and all(limit is not None for limit in limits):
+            return max(limits), (f"the baseline's limit: the largest `timeout` of the gates reading it "
+                                 f"({max(limits):g} s)")
+        return self.options.baseline_timeout, (f"the baseline's limit: baseline_timeout = "
+                                               f"{self.options.baseline_timeout:g} s from [tool.seamgate] in "
+                                               "pyproject.toml (default 600)")
+
+    def carried(self, run: RunOutcome) -> RunOutcome:
+        """A reused run with its log folder copied into this run's kept folder (its messages name files
+        that outlive the old folder's pruning)."""
+        old = Path(run.log).parent if run.log else None
+        if old is None or not old.is_dir():
+            return run
+        new = self.kept / "runs" / f"reused-{old.name}"
+        shutil.copytree(old, new, dirs_exist_ok=True)
+        return replace(run, log=str(new / Path(run.log).name))
+
+    def hashes(self) -> dict[str, str]:
+        with self.guard:
+            if self._hashes is None:
+                self._hashes = file_hashes(self.project)
+            return self._hashes
+
+    def baseline_digest(self, key: RowKey, select: tuple[str, ...]) -> str:
+        return digest(key.label(), select, self.options.prove, "baseline", None, self.hashes())
+
+    def remember(self, key: RowKey, row_digest: str, run: RunOutcome, select: Sequence[str]) -> None:
+        with self.guard:
+            self.kept_rows[key.label()] = {"digest": row_digest, "run": run_to_data(run),
+                                           "flaky": {n: list(v) for n, v in self.flaky.items()},
+                                           "select": list(select),
+                                           "entry": self.entry(key)}
+
+    def entry(self, key: RowKey) -> str | None:
+        """Digest of a mutation row's catalog entry (cells are carried only under the same entry)."""
+        catalog = getattr(self.materializer, "catalog", None)
+        if key.source.kind != "mutation" or catalog is None or key.source.mutation not in catalog:
+            return None
+        return entry_digest(catalog.get(key.source.mutation))
+
+    def reuse_baseline(self, key: RowKey, select: tuple[str, ...]) -> bool:
+        """Take the kept baseline row (and its reach) when no project file changed since."""
+        self.baseline_select[key] = select
+        if not self.options.reuse:
+            return False
+        row_digest = self.baseline_digest(key, select)
+        kept = self.previous.matching(key.label(), row_digest)
+        old_reach = kept.folder / reach_file_name(key) if kept is not None else None
+        if kept is None or (not self.options.prove and not old_reach.is_file()):
+            return False
+        self.carried_from[key] = kept
+        self.rows[key] = self.carried(run_from_data(kept.data["run"]))
+        self.flaky.update({n: tuple(v) for n, v in kept.data.get("flaky", {}).items()})
+        if not self.options.prove:
+            shutil.copyfile(old_reach, self.kept / reach_file_name(key))
+            self.reach[key] = Reach.read(self.kept / reach_file_name(key))
+        self.reused.add(key)
+        self.rerun[key] = frozenset()  # nothing changed: every cell of every row may be carried
+        self.remember(key, row_digest, self.rows[key], select)
+        return True
+
+    def row_cost(self, key: RowKey, select: tuple[str, ...]) -> float:
+        """The seconds ``key``'s row should take: the baseline durations of the cases it will run.
+
+        Rows run longest first (``--jobs`` at a time), so a wide row does not start last and run
+        alone at the end. The tree and the cases to run are computed here once and kept for the row.
+        """
+        try:
+            tree, baseline = self.tree(key.source), view(self._baseline(key), select)
+        except Interrupted:
+            raise
+        except Exception:  # noqa: BLE001 - the row itself reports it
+            return 0.0
+        if isinstance(tree, Exception):
+            return 0.0
+        run_ids = None if self.options.prove else self.cases_to_run(key, tree, baseline)
+        self.planned_cases[key] = run_ids
+        return sum(c.duration or 0.0 for c in baseline.cases if run_ids is None or c.nodeid in run_ids)
+
+    def fill_and_judge(self, key: RowKey, select: tuple[str, ...], readers: Sequence[Check],
+                       platform: Platform) -> list[tuple[Check, ArmOutcome]]:
+        self.rows[key] = self.fill_row(key, select, readers)
+        return [(c, self.judge(c, platform)) for c in readers]
+
+    def fill_row(self, key: RowKey, select: tuple[str, ...], readers: Sequence[Check]) -> RunOutcome | Exception:
+        """Run ``key``'s source state once over ``select``: only the cases that reach the change.
+
+        Every other case of the baseline is copied into the row, marked inferred. ``--prove``, or
+        a change whose reach cannot be known, runs every case.
+        """
+        tree = self.tree(key.source)
+        if isinstance(tree, Exception):
+            return tree
+        baseline = view(self._baseline(key), select)
+        row_digest = self.row_digest(key, select, tree, baseline)
+        kept = self.previous.matching(key.label(), row_digest) if self.options.reuse else None
+        if kept is not None:
+            self.reused.add(key)
+            run = self.carried(run_from_data(kept.data["run"]))
+            self.remember(key, row_digest, run, select)
+            return self.without_flaky(run)
+        filled = self._fill(key, select, readers, tree, baseline)
+        if filled.end == "completed":
+            self.remember(key, row_digest, filled, select)
+        return filled
+
+    def row_digest(self, key: RowKey, select: tuple[str, ...], tree: Path, baseline: RunOutcome) -> str:
+        """What a mutation's row depends on (``harness/results/reuse.py``)."""
+        files = self.changed_files(key.source)
+        text = "".join(f"{rel}\0{_text(tree / rel)}" for rel in files) if files is not None else key.source.label()
+        extra = hashlib.sha256(text.encode()).hexdigest()
+        read = files_read(self.reach.get(key.baseline), (c.nodeid for c in baseline.cases), self.hashes(), select)
+        return digest(key.label(), select, self.options.prove, extra, read, self.hashes())
+
+    def _fill(self, key: RowKey, select: tuple[str, ...], readers: Sequence[Check], tree: Path,
+              baseline: RunOutcome) -> RunOutcome:
+        if key in self.planned_cases:
+            run_ids = self.planned_cases[key]
+        else:
+            run_ids = None if self.options.prove else self.cases_to_run(key, tree, baseline)
+        carried = self.carried_row_cells(key, select, baseline, run_ids)
+        if carried and run_ids is not None and not run_ids - set(carried):
+            # Every case to run was run before on the same mutation, and no change since reaches it.
+            ran = RunOutcome(key.label(), "completed", 0, tuple(carried.values()),
+                             detail=f"{len(carried)} cells carried from the previous run (no change since reaches them)")
+            return self.without_flaky(fill(ran, baseline, run_ids))
+        timeout = timeout_for(baseline, run_ids, [c.gate.timeout for c in readers])
+        only = None if run_ids is None else run_ids - set(carried)
+        env = dict(key.env)
+        reach = self.reach.get(key.baseline)
+        starters = reach.child_starters() if reach is not None else None
+        if only is not None and starters is not None and not only & starters:
+            # None of its cases started a child in the baseline: spare the run the zygote's fork
+            # (~20 ms of copy-on-write faults a run); a child started all the same is a real interpreter.
+            env[ZYGOTE_ENV] = "0"
+        run = self.execute(Run(key.label(), tree, select, key.arm, env, timeout, only=only, write_bytecode=True,
+                               skip=frozenset(carried) if run_ids is None else frozenset()))
+        if carried and run.end == "completed":
+            ran = {c.nodeid for c in run.cases}
+            run = replace(run, cases=run.cases + tuple(c for n, c in carried.items() if n not in ran))
+        if run_ids is None:
+            return self.without_flaky(run)
+        return self.without_flaky(fill(run, baseline, run_ids))
+
+    def carried_row_cells(self, key: RowKey, select: tuple[str, ...], baseline: RunOutcome,
+                          run_ids: frozenset[str] | None) -> dict[str, Any]:
+        """Cells of this row that the kept run RAN (not inferred) under the same catalog entry and
+        selection, for the cases no change since THAT kept run reaches (``harness/reach/incremental.py``): the
+        newest run holding such a row, which may be older than the one the baseline's cells came from."""
+        entry = self.entry(key)
+        kept = self.previous.newest(key.label(), lambda row: entry is not None and row.get("entry") == entry
+                                    and row.get("select") == list(select),
+                                    having=reach_file_name(key.baseline)) if self.options.reuse else None
+        if kept is None:
+            return {}
+        old = run_from_data(kept.data["run"])
+        base = self.carried_from.get(key.baseline)
+        if base is not None and base.folder == kept.folder:
+            rerun = self.rerun.get(key.baseline)
+        elif self.options.prove or (data := kept.run.reach(reach_file_name(key.baseline))) is None:
+            rerun = None
+        else:
+            rerun = cases_to_rerun(kept.run.snapshot, self.hashes(), self.project, Reach.from_data(data),
+                                   [c.nodeid for c in old.cases], self.baseline_select[key.baseline])
+        if rerun is None:
+            return {}
+        known = {c.nodeid for c in baseline.cases}
+        if old.end != "completed" or any(c.nodeid not in known for c in old.cases):
+            return {}  # a collection error, or a case the baseline no longer has: run the row again
+        wanted = known if run_ids is None else run_ids
+        return {c.nodeid: replace(c, carried=True) for c in old.cases
+                if not c.inferred and c.nodeid in wanted and c.nodeid not in rerun}
+
+    def _baseline(self, key: RowKey) -> RunOutcome:
+        row = self.rows[key.baseline]
+        if isinstance(row, Exception):
+            raise row
+        return row
+
+    def changed_files(self, state: SourceState) -> tuple[str, ...] | None:
+        """The files ``state`` changes against the working tree (``CatalogMaterializer.changed_files``);
+        ``None`` when unknown (a git ref, or a materializer that cannot say)."""
+        changed = getattr(self.materializer, "changed_files", None)
+        return changed(state) if changed is not None else None
+
+    def cases_to_run(self, key: RowKey, tree: Path, baseline: RunOutcome) -> frozenset[str] | None:
+        """The baseline cases whose recorded reach meets the change; ``None``: run every case."""
+        files = self.changed_files(key.source)
+        original = self.tree(SourceState())
+        changes = None if files is None or isinstance(original, Exception) else \
+            {rel: (_text(original / rel), _text(tree / rel)) for rel in files}
+        return cases_to_run(changes, self.reach.get(key.baseline), (c.nodeid for c in baseline.cases),
+                            project=None if isinstance(original, Exception) else original)
+
+    def without_flaky(self, run: RunOutcome) -> RunOutcome:
+        """``run`` minus the flaky cases (they are neither red nor green)."""
+        if not self.flaky or not any(c.nodeid in self.flaky for c in run.cases):
+            return run
+        return replace(run, cases=tuple(c for c in run.cases if c.nodeid not in self.flaky))
+
+    def flaky_lines(self) -> list[str]:
+        return [f"FLAKY baseline case {nodeid}: {a}, then {b} in two baseline runs; not counted as red in any "
+                f"gate (fix the test, or leave it out of the gates' select)" for nodeid, (a, b) in sorted(self.flaky.items())]
+
+    def parallel(self, thunks: list[Callable[[], Any]], what: str,
+                 on_done: Callable[[Any], None] | None = None) -> list[Any]:
+        """Run thunks ``--jobs`` at a time, results in order; a signal interrupts the wait."""
+        results: list[Any] = [None] * len(thunks)
+        pool = ThreadPoolExecutor(max_workers=self.options.jobs, thread_name_prefix="seamgate-run")
+        try:
+            futures: dict[Future[Any], int] = {pool.submit(t): i for i, t in enumerate(thunks)}
+            pending = set(futures)
+            while pending:
+                done, pending = wait(pending, timeout=0.2, return_when=FIRST_COMPLETED)
+                for future in done:
+                    results[futures[future]] = future.result()
+                    if on_done is not None:
+                        on_done(results[futures[future]])
+        except BaseException:
+            # Stop feeding runs, kill the ones in flight, and let the workers drain before the
+            # caller removes the temp folder under them.
+            self.stopping.set()
+            self.executor.launcher.kill_all()
+            pool.shutdown(wait=True, cancel_futures=True)
+            raise
+        pool.shutdown(wait=True)
+        return results
+
+    def execute(self, run: Run) -> RunOutcome:
+        if self.stopping.is_set():
+            raise Interrupted(signal.SIGTERM)
+        progress = self.progress
+        if progress is not None:
+            progress.start(run.label)
+        try:
+            with self.tree_guard.watch(run.label) if self.tree_guard else contextlib.nullcontext():
+                outcome = self.executor.execute(run)
+            return _copy_gone(run, outcome)
+        finally:
+            if progress is not None:
+                progress.stop(run.label)
+
+    def original_file(self, rel: str) -> Path | None:
+        """``rel`` in the working tree's copy, once made (the bytes the user's file had at the start)."""
+        tree = self.trees.get(SourceState())
+        return tree / rel if isinstance(tree, Path) else None
+
+    def tree(self, state: SourceState) -> Path | Exception:
+        """The materialized tree of ``state`` (once per invocation), or why it could not be made."""
+        with self.guard:
+            lock = self.tree_locks.setdefault(state, threading.Lock())
+        with lock:
+            if state not in self.trees:
+                dest = self.workdir / "trees" / _slug(state.label())
+                try:
+                    self.trees[state] = self.materializer(self.project, dest, state)
+                except Interrupted:
+                    raise  # SIGINT/SIGTERM mid-copy: the run is interrupted, not the copy failed
+                except Exception as exc:  # noqa: BLE001 - rot, bad ref: an ERROR of the gates using it
+                    self.trees[state] = exc
+                else:
+                    if state.kind == "mutation":
+                        self.seed_bytecode(self.trees[state], state)
+            return self.trees[state]
+
+    def seed_bytecode(self, tree: Path, state: SourceState) -> None:
+        """Give a mutation's copy the bytecode the baseline runs left in the working tree's copy.
+
+        Every row collects the whole union, and pytest rewrites each test module's asserts on import
+        (half of a row's collection when done afresh). Copied, the bytecode is valid for every file the
+        mutation left alone (same source, same mtime: ``copy2``). The mutated file's bytecode is NOT
+        copied: a pyc is checked by whole-second mtime and size only, and a mutation written within
+        the second of the copy, keeping the size (``a + b`` -> ``a - b``), would pass as unchanged.
+        """
+        files = self.changed_files(state)
+        with self.guard:
+            base = self.trees.get(SourceState())
+        if not isinstance(base, Path) or files is None:
+            return
+        stale = {(str(Path(rel).parent / "__pycache__"), Path(rel).stem + ".") for rel in files}
+        rewritten = pytest_repoints_cached_code()
+        for cache in base.rglob("__pycache__"):
+            rel = cache.relative_to(base)
+            target = tree / rel
+            if not target.parent.is_dir() or target.exists():
+                continue
+            prefixes = tuple(stem for folder, stem in stale if folder == str(rel))
+            shutil.copytree(cache, target, ignore=lambda _, names, p=prefixes: [
+                n for n in names if (p and n.startswith(p)) or (not rewritten and "-pytest-" in n)])
+
+    def judge(self, check: Check, platform: Platform) -> ArmOutcome:
+        gate, arm = check.gate, check.arm
+        if check.owed is not None:
+            records = self.options.evidence.get((gate.id, arm), ())
+            if not records:
+                return owed_outcome(gate, arm, check.owed)
+            return resolve(owed_outcome(gate, arm, check.owed), list(records), self.gate_hash(gate, arm))
+        own = f"gate {gate.id} {arm}"  # a lane-identity gate runs its own children
+        with self.tree_guard.watch(own) if self.tree_guard else contextlib.nullcontext():
+            outcome = self.judge_seen(check)
+        if self.tree_guard is not None:
+            outcome = self.tree_guard.verdict(outcome, [own] + [k.label() for k in (check.row, check.proof_row) if k])
+        if outcome.verdict is Verdict.PASS:
+            outcome = replace(outcome, provenance=platform.provenance(arm, self.project, code_hash=self.gate_hash(gate, arm),
+                                                                      commit=self.commit()))
+        return outcome
+
+    def judge_seen(self, check: Check) -> ArmOutcome:
+        """Read the gate's part of its rows, and hand it to the judge of its kind."""
+        gate, arm = check.gate, check.arm
+        judge = JUDGES[gate.kind]
+        if gate.kind in RUNS_ITS_OWN:
+            tree = self.tree(gate.source)
+            if isinstance(tree, Exception):
+                return error_outcome(gate, arm, _tree_error(gate.source, tree))
+            return judge(gate, arm, Seen(executor=self.executor, tree=tree, timeout=run_timeout(gate.timeout, None)))
+        row = self.rows[check.row]
+        if isinstance(row, Exception):
+            return error_outcome(gate, arm, _tree_error(gate.source, row))
+        named_flaky = sorted(set(expect_for_arm(gate.expect, arm).red.nodeids or ()) & set(self.flaky))
+        if named_flaky:
+            return error_outcome(gate, arm, f"expected red case {', '.join(named_flaky)} is flaky in the baseline; "
+                                            "it cannot be judged (fix the test, or expect another case)")
+        subject = view(row, gate.select)
+        dropped = sorted(nodeid for nodeid in self.flaky if in_select(nodeid, gate.select))
+        proof = self.rows.get(check.proof_row) if check.proof_row is not None else None
+        if isinstance(proof, Exception):
+            return error_outcome(gate, arm, _tree_error(gate.proof, proof))
+        outcome = judge(gate, arm, Seen(subject=subject, baseline=view(self._baseline(check.row), gate.select),
+                                        proof=view(proof, gate.select) if proof is not None else None))
+        note = inferred_note(subject)
+        if check.row in self.reused or check.row.baseline in self.reused:
+            note += "; rows reused from the previous run (nothing they read changed)"
+        if dropped:
+            note += f"; flaky, not counted: {', '.join(dropped)}"
+        if note:
+            outcome = replace(outcome, message=outcome.message + note,
+                              facts={**outcome.facts, "inferred": sum(1 for c in subject.cases if c.inferred)})
+        return outcome
+
+
+def _copy_gone(run: Run, outcome: RunOutcome) -> RunOutcome:
+    """A run whose copy of the project vanished under it is a CRASH that says so in one line (not pytest's
+    cut-off traceback about a missing folder)."""
+    if outcome.end == "timeout" or Path(run.tree).is_dir():
+        return outcome
+    return replace(outcome, end="crash", detail=f"its copy of the project ({run.tree}) was deleted while it ran: a "
+                                                "test removed the tree it runs in; nothing it reported can be trusted")
+
+
+def pytest_repoints_cached_code() -> bool:
+    """Whether this pytest re-points a cached rewritten module's code at the file that loads it.
+
+    pytest 9 does (``_pytest.assertion.rewrite._fix_code_filename``, as Python's own loader does for
+    a plain pyc); older releases exec the cached code as compiled, so a test module loaded in a
+    mutation's copy from the baseline copy's cache would name the BASELINE copy in ``co_filename``
+    (its tracebacks, ``inspect.getsourcefile`` and every path a test derives from its own frame).
+    Without it, pytest's rewritten modules are not seeded (plain pycs still are).
+    """
+    try:
+        from _pytest.assertion import rewrite
+    except ImportError:  # pragma: no cover - pytest is a dependency
+        return False
+    return hasattr(rewrite, "_fix_code_filename")
+
+
+def _flaky_cases(first: RunOutcome, second: RunOutcome) -> dict[str, tuple[str, str]]:
+    """Cases red (failed/error) in one baseline run and not in the other: nodeid -> (kind, kind)."""
+    kinds = {c.nodeid: c.kind for c in second.cases}
+    red = ("failed", "error")
+    return {c.nodeid: (c.kind, kinds[c.nodeid]) for c in first.cases
+            if c.nodeid in kinds and (c.kind in red) != (kinds[c.nodeid] in red)}
+
+
+def reach_file_name(key: RowKey) -> str:
+    """The kept file of a baseline row's recorded reach (``seamgate run --dry-run`` reads it back)."""
+    return f"reach-{_slug(key.label())}.json"
+
+
+def _text(path: Path) -> str:
+    try:
+        return path.read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError):
+        return ""
+
+
+def _tree_error(state: SourceState, exc: Exception) -> str:
+    from mutations.errors import MutationRotError
+
+    if isinstance(exc, MutationRotError):
+        return f"mutation {state.mutation} no longer applies: {exc}; update its anchor in the catalog"
+    return f"cannot materialize {state.label()}: {exc}"
+
+
+def _slug(text: str) -> str:
+    return re.sub(r"[^A-Za-z0-9_.-]+", "-", text)[:80]
+
+
+def _all_arms(gates: Sequence[Gate]) -> tuple[str, ...]:
+    return tuple(dict.fromkeys(arm for g in gates for arm in g.arms))
+
+
+# --------------------------------------------------------------------------------------------
+# Signals and leftovers
+# --------------------------------------------------------------------------------------------
+
+def _raise_interrupted(signum: int, _frame: Any) -> None:
+    raise Interrupted(signum)
+
+
+def _install_signal_handlers() -> dict[int, Any]:
+    if threading.current_thread() is not threading.main_thread():
+        return {}
+    return {sig: signal.signal(sig, _raise_interrupted) for sig in (signal.SIGINT, signal.SIGTERM)}
+
+
+def _restore_signal_handlers(previous: dict[int, Any]) -> None:
+    for sig, handler in previous.items():
+        signal.signal(sig, handler)
+
+
+def sweep_stale_workdirs(root: Path | None = None) -> list[Path]:
+    """Remove temp folders of earlier runs whose process is gone (a SIGKILL leaves them behind)."""
+    root = root or Path(tempfile.gettempdir())
+    removed = []
+    for folder in root.glob(f"{_WORKDIR_PREFIX}*-*"):
+        match = re.match(rf"{_WORKDIR_PREFIX}(\d+)-", folder.name)
+        if match and not _alive(int(match.group(1))):
+            shutil.rmtree(folder, ignore_errors=True)
+            removed.append(folder)
+    return removed
+
+
+def _alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    return True

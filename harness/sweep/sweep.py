@@ -1,0 +1,517 @@
+"""The sweep: every mutant mutmut generates in a scope is a row of the kill matrix, run without fail-fast.
+
+``seamgate sweep [PATHS]`` (``harness/sweep/cli.py`` parses it). In order:
+
+1. The baseline: the selection on a copy of the working tree, once, with each case's reach recorded
+   (``harness/rows/pytest_reach.py``). A red baseline stops the sweep (``BASELINE_RED``).
+2. Generation: mutmut 3 makes and names the mutants of each file (``harness/sweep/mutants.py``).
+3. Planning, per mutant: the cases whose baseline reach meets the mutated function (``harness/reach/reach.py``;
+   ``--prove``: every case). None -> ``no_coverage``, without running. The other cases' cells are
+   taken from the baseline and counted in ``MutantOutcome.inferred``. A mutant whose digest
+   (``harness/sweep/cache.py``) is unchanged since the last sweep is taken from the cache.
+4. Running: one copy of the project whose swept files are mutmut's trampolined form; batches of
+   mutants, ``--jobs`` at a time, each ONE pytest session through our executor (fork server,
+   off-tree copy) that collects once and forks a child per mutant running exactly its cases
+   (``harness/sweep/pytest_sweep.py``), after a clean child with no mutant active. Every failing case is
+   a killer. A mutant whose function also ran while the files were imported or collected cannot be
+   switched on after collection: it runs in a session of its own, on a copy holding it as plain source.
+5. Equivalents (``harness/sweep/equivalents.py``) turn reviewed survivors into ``equivalent``.
+
+The result is a ``reports.mutants.SweepResult``, kept as the ``"sweep"`` key of ``outcomes.json`` in
+a kept run folder (``.seamgate/runs/<stamp>``, ``.seamgate/runs/latest-sweep`` points at the newest).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import shutil
+import tempfile
+import threading
+import time
+from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
+from dataclasses import dataclass, field, replace
+from pathlib import Path
+from typing import Any, Callable, Iterable, Mapping, Sequence
+
+from harness.arms import DEFAULT_ARM
+from harness.errors import CommandLineError
+from harness.rows.executor import Executor, Run, threads_per_run
+from harness.exit_codes import ExitCode
+from harness.reach.reach import Attribute, Reach, cases_to_run, change_regions
+from harness.sweep.equivalents import Equivalent, judge_equivalent
+from harness.sweep.mutants import Mutant, added_lines, generate, mutmut_version, trampolined
+from reports.mutants import MutantOutcome, SweepResult
+from reports.outcome import RunOutcome
+
+#: Environment of every sweep run: one thread per worker (children fork after collection).
+SWEEP_ENV = {"OMP_NUM_THREADS": "1", "MKL_NUM_THREADS": "1"}
+#: The kept folder of the newest sweep, beside ``.seamgate/runs/latest`` (which stays the gate run's).
+LATEST_SWEEP = "latest-sweep"
+#: A mutant's time limit: ``FACTOR`` x its cases' baseline time, plus ``SLACK``, at least ``FLOOR``.
+FACTOR, SLACK, FLOOR = 10.0, 10.0, 20.0
+
+
+class BaselineRed(Exception):
+    """The selection is red on the unmutated tree: no mutant can be judged."""
+
+    def __init__(self, run: RunOutcome) -> None:
+        self.run = run
+        red = [c for c in run.cases if c.kind in ("failed", "error")]
+        shown = "; ".join(f"{c.nodeid or 'the session'} ({c.kind}: {c.message[:160]})" for c in red[:5])
+        more = f" and {len(red) - 5} more" if len(red) > 5 else ""
+        why = shown + more if red else f"the run ended {run.end}: {run.detail}"
+        super().__init__(f"the baseline is red, so no mutant can be judged: {why}; log: {run.log}")
+
+
+@dataclass(frozen=True)
+class SweepOptions:
+    """What one ``seamgate sweep`` does."""
+
+    #: Files or folders to mutate, as the user named them (relative to the current folder).
+    paths: tuple[str, ...]
+    #: The pytest selection every case comes from (empty: the project's own pytest configuration).
+    tests: tuple[str, ...] = ()
+    prove: bool = False
+    fresh: bool = False
+    jobs: int = 1
+    equivalents: Mapping[str, Equivalent] = field(default_factory=dict)
+    equivalents_file: str = ""
+    #: ``tty`` (a bar), ``lines`` (one line per finished file) or ``off``.
+    progress: str = "lines"
+    output: Path | None = None
+    #: The platform arm every run exports as ``SEAM_ARMS`` (``--arm``; ``cuda`` on a GPU machine sweeps
+    #: what only the cuda arm's cases reach). Kept outcomes are per arm.
+    arm: str = DEFAULT_ARM
+
+
+@dataclass
+class Planned:
+    """One mutant and how it will be decided."""
+
+    mutant: Mutant
+    #: The cases to run; ``None``: every case.
+    cases: frozenset[str] | None
+    #: Runs in a session of its own (its function also ran at import or collection time).
+    alone: bool
+    digest: str
+
+
+def scope_files(root: Path, paths: Sequence[str], cwd: Path | None = None) -> tuple[tuple[str, ...], list[str]]:
+    """(the scope relative to ``root``, every Python file in it); ``CommandLineError`` naming the path."""
+    base = cwd or Path.cwd()
+    scope: list[str] = []
+    files: list[str] = []
+    for given in paths:
+        full = Path(given) if Path(given).is_absolute() else base / given
+        full = full.resolve()
+        if not full.is_relative_to(root):
+            raise CommandLineError(f"sweep path {given}: {full} is outside the project {root}; name files or "
+                                   "folders inside it (e.g. seamgate sweep src/pkg)")
+        if not full.exists():
+            raise CommandLineError(f"sweep path {given}: no such file or folder under {root}")
+        rel = full.relative_to(root).as_posix() or "."
+        scope.append(rel)
+        if full.is_file():
+            if full.suffix != ".py":
+                raise CommandLineError(f"sweep path {given}: not a Python file; name .py files or folders")
+            files.append(rel)
+        else:
+            files.extend(p.relative_to(root).as_posix() for p in sorted(full.rglob("*.py"))
+                         if not _skipped(p.relative_to(root)))
+    files = list(dict.fromkeys(files))
+    if not files:
+        raise CommandLineError(f"no Python files in {', '.join(paths)}: nothing to mutate; name folders or "
+                               ".py files that hold code")
+    return tuple(scope), files
+
+
+def _skipped(rel: Path) -> bool:
+    return any(part.startswith(".") or part in ("__pycache__", "venv", "mutants") or part.endswith(".egg-info")
+               for part in rel.parts[:-1])
+
+
+class Sweep:
+    """One invocation: baseline, generation, planning, runs, result."""
+
+    def __init__(self, root: Path, options: SweepOptions, launcher: Any = None,
+                 notify: Callable[[str, Any], None] | None = None) -> None:
+        self.root, self.options = root.resolve(), options
+        #: A launcher the caller owns (tests share one fork server); ``None``: start our own.
+        self.shared_launcher = launcher
+        self.notify = notify or (lambda event, data: None)
+        #: The temp folder of this invocation's copies and plans (made in ``run``, removed at its end).
+        self.workdir = Path(tempfile.gettempdir())
+        self.kept: Path | None = None
+        self.executor: Executor | None = None
+        self.launcher: Any = None
+        self.baseline_tree: Path | None = None
+        self._tree_lock = threading.Lock()
+        self.facts: dict[str, Any] = {}
+        #: The sweep cache being filled, and each planned mutant's digest in it.
+        self._cache: dict[str, Any] = {"mutants": {}}
+        self._digests: dict[str, str] = {}
+        #: Every mutant id, in generation order (the result's order).
+        self._order: list[str] = []
+        #: Baseline duration of each case, and every baseline case id (time limits, inferred counts).
+        self._durations: dict[str, float] = {}
+        self._all: list[str] = []
+
+    # -- the whole sweep ----------------------------------------------------------------------
+
+    def _execute(self, **fields: Any) -> Any:
+        """One pytest run of this sweep, on the sweep's arm (every run exports it as ``SEAM_ARMS``)."""
+        assert self.executor is not None
+        return self.executor.execute(Run(arm=self.options.arm, **fields))
+
+    def run(self) -> SweepResult:
+        from harness.rows.forkserver import launcher as start_launcher
+        from harness.rows.import_roots import project_names
+        from harness.results.workspace import new_kept_folder
+        from harness.sweep import cache as sweep_cache
+
+        started = time.perf_counter()
+        version = mutmut_version()
+        scope, files = scope_files(self.root, self.options.paths)
+        if self.options.fresh:
+            sweep_cache.drop(self.root)
+        cache = sweep_cache.load(self.root)
+        launcher = None
+        self.workdir = Path(tempfile.mkdtemp(prefix=f"seamgate-sweep-{os.getpid()}-"))
+        try:
+            self.kept = new_kept_folder(self.root, self.options.output)
+            launcher = self.shared_launcher or _Lazy(lambda: start_launcher(
+                True, log=self.workdir / "forkserver.log", project_names=project_names(self.root)))
+            self.launcher = launcher
+            self.executor = Executor(launcher, self.kept, threads=threads_per_run(self.options.jobs))
+            hashes = _file_hashes(self.root)
+            baseline, reach = self.baseline(cache, hashes)
+            planned, decided = self.plan(files, baseline, reach, hashes, cache)
+            self._cache, self._digests = cache, {p.mutant.id: p.digest for p in planned}
+            ran = self.execute([p for p in planned if p.mutant.id not in decided], baseline)
+            outcomes = {**decided, **ran}
+            sweep_cache.save(self.root, cache)
+            ordered = [outcomes[m_id] for m_id in self._order]
+            mutants = tuple(self.equivalent(o) for o in ordered)
+            self.facts.update(select=list(self.options.tests), prove=self.options.prove, jobs=self.options.jobs,
+                              baseline_cases=len(baseline.cases), ran=len(ran),
+                              reused=sum(1 for p in planned if p.mutant.id not in ran),
+                              equivalents_file=self.options.equivalents_file)
+            return SweepResult(scope=scope, mutants=mutants, wall=time.perf_counter() - started,
+                               generator=f"mutmut {version}", facts=dict(self.facts))
+        except BaseException:
+            if launcher is not None:
+                launcher.kill_all()
+            raise
+        finally:
+            if launcher is not None and launcher is not self.shared_launcher:
+                launcher.close()
+            shutil.rmtree(self.workdir, ignore_errors=True)
+
+    # -- 1. the baseline ------------------------------------------------------------------------
+
+    def baseline(self, cache: dict[str, Any], hashes: Mapping[str, str]) -> tuple[RunOutcome, Reach | None]:
+        """The selection on the working tree, with reach; taken from the cache when no file changed."""
+        from harness.sweep import cache as sweep_cache
+        from harness.results.reuse import run_from_data, run_to_data
+
+        digest = hashlib.sha256(json.dumps([list(self.options.tests), sorted(hashes.items()), self.options.arm]).encode()).hexdigest()
+        kept_reach = sweep_cache.cache_dir(self.root) / "reach.json"
+        old = cache.get("baseline")
+        if old and old.get("digest") == digest and kept_reach.is_file():
+            self.notify("baseline", "reused")
+            return run_from_data(old["run"]), Reach.read(kept_reach)
+        self.notify("baseline", "running")
+        assert self.kept is not None
+        reach_path = self.kept / "reach-baseline.json"
+        run = self._execute(label="sweep baseline", tree=self.tree(), select=self.options.tests, env=SWEEP_ENV,
+                            timeout=3600.0, reach=reach_path)
+        if run.end != "completed" or any(c.kind in ("failed", "error") for c in run.cases):
+            raise BaselineRed(run)
+        reach = Reach.read(reach_path)
+        if reach is not None:
+            kept_reach.parent.mkdir(parents=True, exist_ok=True)
+            shutil.copyfile(reach_path, kept_reach)
+        cache["baseline"] = {"digest": digest, "run": run_to_data(run)}
+        return run, reach
+
+    def tree(self) -> Path:
+        """A plain copy of the working tree (made once)."""
+        from mutations.offtree import materialize
+
+        with self._tree_lock:
+            if self.baseline_tree is None:
+                self.baseline_tree = materialize(self.root, self.workdir / "tree", None)
+            return self.baseline_tree
+
+    # -- 2, 3. generation and planning ---------------------------------------------------------
+
+    def plan(self, files: Sequence[str], baseline: RunOutcome, reach: Reach | None, hashes: Mapping[str, str],
+             cache: Mapping[str, Any]) -> tuple[list[Planned], dict[str, MutantOutcome]]:
+        """Every mutant, planned; those decided without running (no coverage, cached) come back decided."""
+        from harness.sweep.cache import mutant_digest
+
+        ids = [c.nodeid for c in baseline.cases]
+        self._all = ids
+        planned: list[Planned] = []
+        decided: dict[str, MutantOutcome] = {}
+        self._order = []
+        for rel in files:
+            source = (self.root / rel).read_text(encoding="utf-8")
+            mutants = generate(self.root, rel)
+            self.notify("generated", (rel, len(mutants)))
+            for mutant in mutants:
+                self._order.append(mutant.id)
+                cases, alone = self.cases_for(mutant, source, reach, ids)
+                if cases is not None and not cases:
+                    decided[mutant.id] = _outcome(mutant, "no_coverage", inferred=len(ids),
+                                                  reason="no case of the selection executes the mutated function")
+                    continue
+                digest = mutant_digest(mutant_id=mutant.id, diff=mutant.diff, function_source=mutant.function_source,
+                                       select=self.options.tests, prove=self.options.prove, arm=self.options.arm, cases=cases, reach=reach,
+                                       hashes=hashes, mutated_file=rel, source_text=source)
+                one = Planned(mutant, cases, alone, digest)
+                planned.append(one)
+                kept = cache.get("mutants", {}).get(digest)
+                if kept is not None:
+                    decided[mutant.id] = _from_cache(kept, mutant)
+        return planned, decided
+
+    def cases_for(self, mutant: Mutant, source: str, reach: Reach | None,
+                  ids: Sequence[str]) -> tuple[frozenset[str] | None, bool]:
+        """(the cases that can see ``mutant``, ``None`` for all; whether it must run in a session of its own)."""
+        regions = change_regions(source, mutant.text)
+        # a class attribute's value is set at import, before any mutant can be switched on
+        alone = regions is None or any(isinstance(region, Attribute) for region in regions)
+        if regions is not None and reach is not None:
+            at_import = reach.files.get(mutant.file, {}).get("", frozenset())
+            alone = any(isinstance(region, tuple) and any(region[0] <= n <= region[1] for n in at_import)
+                        for region in regions)
+        if self.options.prove:
+            return None, alone
+        found = cases_to_run({mutant.file: (source, mutant.text)}, reach, ids)
+        return found, alone
+
+    # -- 4. running --------------------------------------------------------------------------
+
+    def execute(self, todo: Sequence[Planned], baseline: RunOutcome) -> dict[str, MutantOutcome]:
+        """Run the mutants ``todo``; their outcomes by id."""
+        self.notify("planned", todo)
+        if not todo:
+            return {}
+        self._durations = {c.nodeid: c.duration for c in baseline.cases}
+        together = [p for p in todo if not p.alone]
+        tramp = self.trampolined_tree({p.mutant.file for p in together}) if together else None
+        out: dict[str, MutantOutcome] = {}
+        jobs = max(1, self.options.jobs)
+        with ThreadPoolExecutor(max_workers=jobs) as pool:
+            futures: set[Future[dict[str, MutantOutcome]]] = set()
+            for index, batch in enumerate(_batches(together, jobs)):
+                futures.add(pool.submit(self.run_batch, index, batch, tramp))
+            for index, one in enumerate(p for p in todo if p.alone):
+                futures.add(pool.submit(self.run_alone, index, one))
+            try:
+                while futures:
+                    done, futures = wait(futures, return_when=FIRST_COMPLETED)
+                    for future in done:
+                        found = future.result()
+                        out.update(found)
+                        self.remember(found)
+                        self.notify("decided", list(found.values()))
+            except BaseException:  # Ctrl-C, SIGTERM: kill the sessions now, or the pool waits them out
+                for future in futures:
+                    future.cancel()
+                if self.launcher is not None:
+                    self.launcher.kill_all()
+                raise
+        return out
+
+    def remember(self, found: Mapping[str, MutantOutcome]) -> None:
+        """Keep decided outcomes in the cache as each batch ends: an interrupted sweep loses only what ran."""
+        from harness.sweep import cache as sweep_cache
+
+        for mutant_id, outcome in found.items():
+            if outcome.status != "owed" and mutant_id in self._digests:
+                self._cache["mutants"][self._digests[mutant_id]] = _to_cache(outcome)
+        sweep_cache.save(self.root, self._cache)
+
+    def trampolined_tree(self, files: Iterable[str]) -> Path:
+        """A copy of the project whose ``files`` are mutmut's trampolined form (every mutant switchable)."""
+        from mutations.offtree import materialize
+
+        tree = materialize(self.root, self.workdir / "trampolined", None)
+        for rel in sorted(files):
+            code, _ = trampolined(self.root, rel)
+            (tree / rel).write_text(code, encoding="utf-8")
+        return tree
+
+    def limit(self, cases: Iterable[str] | None) -> float:
+        chosen = self._all if cases is None else cases
+        return max(FLOOR, FACTOR * sum(self._durations.get(c, 0.0) for c in chosen) + SLACK)
+
+    def run_batch(self, index: int, batch: Sequence[Planned], tree: Path) -> dict[str, MutantOutcome]:
+        """One pytest session over ``tree``: a clean child, then a child per mutant of ``batch``."""
+        union = None if any(p.cases is None for p in batch) else sorted(set().union(*(p.cases or () for p in batch)))
+        entries = [{"id": "", "cases": union, "timeout": self.limit(union)}]
+        entries += [{"id": p.mutant.id, "cases": None if p.cases is None else sorted(p.cases),
+                     "timeout": self.limit(p.cases)} for p in batch]
+        plan, results = self.workdir / f"plan-{index}.json", self.workdir / f"results-{index}.jsonl"
+        plan.write_text(json.dumps({"out": str(results), "mutants": entries}), encoding="utf-8")
+        select = self.options.tests if union is None else tuple(dict.fromkeys(c.split("::", 1)[0] for c in union))
+        env = {**SWEEP_ENV, "SEAMGATE_SWEEP_PLAN": str(plan), "PYTEST_PLUGINS": "harness.sweep.pytest_sweep"}
+        timeout = sum(e["timeout"] for e in entries) + 60.0
+        files = sorted({p.mutant.file for p in batch})
+        run = self._execute(label=f"sweep {index} {' '.join(files)}", tree=tree, select=tuple(select), env=env,
+                            timeout=timeout)
+        by_id = _read_results(results)
+        clean = by_id.get("")
+        out: dict[str, MutantOutcome] = {}
+        if clean is None or clean["end"] != "completed":
+            why = (f"the clean check (no mutant active) of the trampolined copy did not complete "
+                   f"({clean['end'] + ': ' + clean['detail'] if clean else run.end + ' ' + run.detail}); log: {run.log}")
+            return {p.mutant.id: _outcome(p.mutant, "owed", reason=why) for p in batch}
+        clean_red = set(clean["failed"])
+        if clean_red:
+            self.facts.setdefault("clean_red", []).extend(sorted(clean_red))
+        for p in batch:
+            result = by_id.get(p.mutant.id)
+            if result is None:
+                out[p.mutant.id] = _outcome(p.mutant, "owed", reason=f"not run: the session ended {run.end} "
+                                                                     f"{run.detail} first; log: {run.log}")
+                continue
+            out[p.mutant.id] = self.judged(p.mutant, result, clean_red, run.log)
+        return out
+
+    def judged(self, mutant: Mutant, result: Mapping[str, Any], clean_red: set[str], log: str) -> MutantOutcome:
+        ran = tuple(result.get("ran", ()))
+        inferred = len(self._all) - len(ran)
+        killers = tuple(f for f in result.get("failed", ()) if f not in clean_red)
+        base = _outcome(mutant, "survived", covered_by=ran, inferred=inferred, wall=float(result.get("wall", 0.0)))
+        if result["end"] == "timeout":
+            return replace(base, status="timeout", killers=killers, reason=result.get("detail", ""))
+        if result["end"] != "completed":
+            return replace(base, status="error", killers=killers, reason=f"{result.get('detail', '')}; log: {log}")
+        if result.get("missing") and not killers:  # not judged on all its cases: never a survivor
+            return replace(base, status="owed", reason=f"{len(result['missing'])} reaching case(s) were not collected "
+                                                       f"in the trampolined copy (e.g. {result['missing'][0]}); log: {log}")
+        return replace(base, status="killed" if killers else "survived", killers=killers)
+
+    def run_alone(self, index: int, one: Planned) -> dict[str, MutantOutcome]:
+        """A mutant whose function ran at import or collection: a session of its own, on plain source."""
+        tree = self.workdir / f"alone-{index}"
+        shutil.copytree(self.tree(), tree, symlinks=True)
+        try:
+            (tree / one.mutant.file).write_text(one.mutant.text, encoding="utf-8")
+            run = self._execute(label=f"sweep alone {one.mutant.id}", tree=tree, select=self.options.tests,
+                                env=SWEEP_ENV, timeout=self.limit(one.cases) + 30.0, only=one.cases)
+        finally:
+            shutil.rmtree(tree, ignore_errors=True)
+        ran = tuple(c.nodeid for c in run.cases if c.nodeid)
+        failed = tuple(c.nodeid for c in run.cases if c.kind == "failed")
+        errors = [c for c in run.cases if c.kind == "error"]
+        base = _outcome(one.mutant, "survived", covered_by=ran, inferred=len(self._all) - len(ran), wall=run.wall,
+                        killers=failed + tuple(c.nodeid for c in errors if c.nodeid))
+        if run.end == "timeout":
+            return {one.mutant.id: replace(base, status="timeout", reason=run.detail)}
+        if run.end != "completed":
+            return {one.mutant.id: replace(base, status="error", reason=f"{run.detail}; log: {run.log}")}
+        if errors:
+            return {one.mutant.id: replace(base, status="error", reason=errors[0].message[:300])}
+        # a mutant of collection-time code can remove cases (its killer among them): not judged on them
+        seen = set(ran)
+        missing = [c for c in (self._all if one.cases is None else sorted(one.cases)) if c and c not in seen]
+        if missing and not failed:
+            return {one.mutant.id: replace(base, status="owed", reason=(
+                f"{len(missing)} case(s) did not run in the mutant's own session (e.g. {missing[0]}): "
+                f"the mutant changed what was collected; log: {run.log}"))}
+        return {one.mutant.id: replace(base, status="killed" if failed else "survived")}
+
+    # -- 5. equivalents --------------------------------------------------------------------------
+
+    def equivalent(self, outcome: MutantOutcome) -> MutantOutcome:
+        if outcome.status not in ("survived", "no_coverage"):
+            return outcome
+        explained, why = judge_equivalent(outcome.id, added_lines(outcome.diff), self.options.equivalents)
+        if explained:
+            return replace(outcome, status="equivalent", reason=why)
+        return replace(outcome, reason="; ".join(r for r in (outcome.reason, why) if r)) if why else outcome
+
+
+class _Lazy:
+    """A launcher started on its first run: a sweep that reuses everything starts no fork server."""
+
+    def __init__(self, start: Callable[[], Any]) -> None:
+        self._start, self._launcher, self._lock = start, None, threading.Lock()
+
+    def submit(self, request: dict[str, Any]) -> Any:
+        with self._lock:
+            if self._launcher is None:
+                self._launcher = self._start()
+        return self._launcher.submit(request)
+
+    def kill_all(self) -> None:
+        if self._launcher is not None:
+            self._launcher.kill_all()
+
+    def close(self) -> None:
+        if self._launcher is not None:
+            self._launcher.close()
+
+
+def _batches(planned: Sequence[Planned], jobs: int) -> list[list[Planned]]:
+    """Mutants grouped by file, each file cut into chunks so that ``jobs`` sessions can share the work."""
+    if not planned:
+        return []
+    size = max(4, -(-len(planned) // (2 * jobs)))
+    by_file: dict[str, list[Planned]] = {}
+    for p in planned:
+        by_file.setdefault(p.mutant.file, []).append(p)
+    return [mine[i:i + size] for mine in by_file.values() for i in range(0, len(mine), size)]
+
+
+def _read_results(path: Path) -> dict[str, dict[str, Any]]:
+    found: dict[str, dict[str, Any]] = {}
+    try:
+        lines = path.read_text(encoding="utf-8").splitlines()
+    except OSError:
+        return found
+    for line in lines:
+        try:
+            entry = json.loads(line)
+        except ValueError:
+            continue
+        found[entry["id"]] = entry
+    return found
+
+
+def _outcome(mutant: Mutant, status: str, **values: Any) -> MutantOutcome:
+    return MutantOutcome(id=mutant.id, file=mutant.file, line=mutant.line, column=mutant.column,
+                         end_line=mutant.end_line, end_column=mutant.end_column, mutator=mutant.mutator,
+                         diff=mutant.diff, status=status, **values)  # type: ignore[arg-type]
+
+
+def _to_cache(outcome: MutantOutcome) -> dict[str, Any]:
+    return {"status": outcome.status, "killers": list(outcome.killers), "covered_by": list(outcome.covered_by),
+            "inferred": outcome.inferred, "reason": outcome.reason, "wall": outcome.wall}
+
+
+def _from_cache(kept: Mapping[str, Any], mutant: Mutant) -> MutantOutcome:
+    return _outcome(mutant, kept["status"], killers=tuple(kept.get("killers", ())),
+                    covered_by=tuple(kept.get("covered_by", ())), inferred=int(kept.get("inferred", 0)),
+                    reason=str(kept.get("reason", "")), wall=0.0)
+
+
+def _file_hashes(root: Path) -> dict[str, str]:
+    from harness.results.reuse import file_hashes
+
+    return file_hashes(root)
+
+
+def exit_code(result: SweepResult, *, fail_on_survivor: bool) -> ExitCode:
+    """OK, or GATE_FAILED when ``--fail-on-survivor`` and a mutant survived unexplained (or is owed)."""
+    if not result.mutants:
+        return ExitCode.NOTHING_JUDGED
+    if fail_on_survivor and result.of_status("survived", "no_coverage", "owed"):
+        return ExitCode.GATE_FAILED
+    return ExitCode.OK
