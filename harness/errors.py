@@ -14,6 +14,7 @@ from typing import Sequence
 
 from harness.exit_codes import ExitCode
 from mutations.errors import MutationCatalogError, MutationRotError, MutationTargetError
+from reports.atomic import OutputWriteError
 
 
 class SeamgateUsageError(Exception):
@@ -73,11 +74,9 @@ def refusal_of(error: BaseException) -> OSError | None:
 def environment_message(error: BaseException) -> str:
     """``error``'s text plus what the machine refused and how to fix it (``refusal_of`` must hold).
 
-    A report that could not be written (``reports.json_out.OutputWriteError``) already names its
+    A report that could not be written (``reports.atomic.OutputWriteError``) already names its
     path and the fix: its own words, nothing about the temp folder.
     """
-    from reports.json_out import OutputWriteError
-
     if isinstance(error, OutputWriteError):
         return error.strerror or str(error)
     refusal = refusal_of(error)
@@ -88,8 +87,6 @@ def environment_message(error: BaseException) -> str:
 
 def exit_code_for(error: BaseException) -> ExitCode | None:
     """The exit code for an error the user can act on, or ``None`` for a bug in seamgate."""
-    from reports.json_out import OutputWriteError
-
     if isinstance(error, SeamgateUsageError):
         return error.exit_code
     if isinstance(error, OutputWriteError):

@@ -109,6 +109,7 @@ class Zygote:
         try:
             while not os.waitpid(self.pid, os.WNOHANG)[0]:
                 if time.monotonic() > deadline:
+                    # stdlib-only, but never at import: every run's zygote plugin imports this module (docstring)
                     from harness.rows.forkserver import _sigkill
 
                     _sigkill(self.pid)
@@ -185,6 +186,7 @@ class ChildProcess:
         line = _read_line(started.status, timeout)
         timed_out = line is None
         if timed_out:
+            # stdlib-only, but never at import: every run's zygote plugin imports this module (docstring)
             from harness.rows.forkserver import _sigkill
 
             _sigkill(started.pid)
@@ -283,6 +285,7 @@ def _serve(sock: socket.socket, preload: Sequence[str]) -> int:
     import atexit
     import importlib
 
+    # stdlib-only, but never at import: every run's zygote plugin imports this module (docstring)
     from harness.rows.forkserver import _die_with_parent, _sigkill
 
     _die_with_parent()
@@ -352,6 +355,7 @@ def _child(request: Mapping[str, Any], out: int, err: int) -> None:
     import io
     import types
 
+    # stdlib-only, but never at import: every run's zygote plugin imports this module (docstring)
     from harness.rows.forkserver import _die_with_parent
 
     code = 1

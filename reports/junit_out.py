@@ -19,7 +19,7 @@ from pathlib import Path
 
 from junitparser import Error, Failure, JUnitXml, Properties, Property, Skipped, TestCase, TestSuite
 
-from reports.json_out import write_atomic
+from reports.atomic import write_atomic
 from reports.mutants import DETECTED, MutantOutcome, SweepResult
 from reports.outcome import ArmOutcome, Report, RunOutcome, Verdict
 

@@ -14,7 +14,7 @@ import os
 from pathlib import Path
 from typing import Iterable
 
-from reports.json_out import write_atomic
+from reports.atomic import write_atomic
 from reports.junit_out import xml_safe
 from reports.mutants import SweepResult
 from reports.outcome import ArmOutcome, Report, Verdict

@@ -20,12 +20,12 @@ from harness.gates.can_fail import never_fail_problems
 from harness.errors import (
     CommandLineError, GateFileError, SeamgateUsageError, environment_message, exit_code_for,
 )
+from harness.cli.report import add_report
 from harness.exit_codes import ExitCode
-from harness.gates.model import ARM_NAMES
 from harness.gates.gatefile import load_gate_files
+from harness.gates.model import ARM_NAMES
 from harness.project import Project
 from harness.sweep.cli import add_sweep
-from harness.cli.report import add_report
 from mutations.catalog import catalog_files
 from mutations.check import check_mutation, mutated_diff
 from mutations.model import Catalog
@@ -117,6 +117,7 @@ def _add_init(commands: argparse._SubParsersAction) -> None:
 
 
 def cmd_init(args: argparse.Namespace) -> ExitCode:
+    # this command's machinery, loaded when it runs: every `seamgate` command imports this module
     from harness.cli.scaffold import init, next_steps
 
     root = (args.directory or args.project or Path.cwd()).resolve()
@@ -257,6 +258,7 @@ def cmd_validate(args: argparse.Namespace) -> ExitCode:
     files = catalog_files([p for p in paths if p.exists()])
     checked = ""
     if getattr(args, "collect", False):
+        # this command's machinery, loaded when it runs: every `seamgate` command imports this module
         from harness.gates.collect_check import check_collected
 
         checked = f"; {check_collected(gates, paths, root)} node ids collected by pytest"
@@ -328,6 +330,7 @@ def cmd_gates_list(args: argparse.Namespace) -> ExitCode:
 
 def cmd_mutations_reds(args: argparse.Namespace) -> ExitCode:
     """Run one mutation or git ref (every case, no inference) and print its red set as a gate's ``expect`` block."""
+    # this command's machinery, loaded when it runs: every `seamgate` command imports this module
     from harness.cli.reds import red_set_yaml, run_reds
 
     if (args.mutation_id is None) == (args.ref is None):
@@ -344,6 +347,7 @@ def cmd_mutations_reds(args: argparse.Namespace) -> ExitCode:
     if not select:
         paths = Project(root, config).gate_paths()
         gates = load_gate_files(paths, project_root=root, catalog=catalog)
+        # this command's machinery, loaded when it runs: every `seamgate` command imports this module
         from harness.plan.matrix import union_select
 
         select = union_select(g.select for g in gates if g.source.mutation == mutation.id)
@@ -360,6 +364,7 @@ def cmd_mutations_reds(args: argparse.Namespace) -> ExitCode:
 
 def _reds_of_ref(args: argparse.Namespace, root: Path, config: Config, catalog: Catalog) -> ExitCode:
     """``reds --ref``: the selection's red set at the ref with the new tests laid over it (a red-first gate's block)."""
+    # this command's machinery, loaded when it runs: every `seamgate` command imports this module
     from harness.cli.reds import check_ref, red_set_yaml, ref_source, run_red_set
 
     check_ref(root, args.ref)
@@ -377,6 +382,7 @@ def _reds_of_ref(args: argparse.Namespace, root: Path, config: Config, catalog: 
 def _known(catalog: Catalog, mutation_id: str):  # -> Mutation
     if mutation_id in catalog:
         return catalog.get(mutation_id)
+    # only for an unknown id: every `seamgate` command imports this module
     from mutations.shape import suggestion
 
     raise CommandLineError(f"unknown mutation {mutation_id!r}{suggestion(mutation_id, catalog.ids())} "
@@ -386,6 +392,7 @@ def _known(catalog: Catalog, mutation_id: str):  # -> Mutation
 def cmd_run(args: argparse.Namespace) -> ExitCode:
     """Resolve the project, config and gate paths onto ``args``, then hand over to ``harness.run.runner``."""
     root, config = project_of(args)
+    # this command's machinery, loaded when it runs: every `seamgate` command imports this module
     from harness.cli.outputs import check_outputs, inputs_of
 
     check_outputs((("--json", args.json), ("--junit", args.junit), ("--markdown", args.markdown)),

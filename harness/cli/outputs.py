@@ -15,7 +15,7 @@ refuses, naming the option, the path and the fix:
 
 ``/dev/stdout``, ``/dev/stderr``, ``/dev/fd/N`` are written through the open descriptor (shell
 redirection ``> log.txt`` makes ``/dev/stdout`` resolve to ``log.txt``, which must not be replaced);
-they must be open for writing. The writer (``reports.json_out.write_atomic``) replaces only a regular
+they must be open for writing. The writer (``reports.atomic.write_atomic``) replaces only a regular
 file (or creates a new one); a character device, FIFO or socket is written directly, and an error writing it (``ENOSPC``
 on ``/dev/full``) is an ``ENVIRONMENT`` error naming the path.
 """
@@ -30,7 +30,8 @@ from pathlib import Path
 from typing import Sequence
 
 from harness.errors import CommandLineError, EnvironmentProblem
-from reports.json_out import descriptor_of
+from mutations.catalog import catalog_files
+from reports.atomic import descriptor_of
 
 
 def kind_of(mode: int) -> str:
@@ -52,8 +53,6 @@ def is_stream(mode: int) -> bool:
 def inputs_of(project_root: Path, gate_paths: Sequence[Path], catalog_paths: Sequence[Path]) -> set[str]:
     """The files a run reads as its input (never to be replaced by a report): ``pyproject.toml``,
     the gate files, the catalog files."""
-    from mutations.catalog import catalog_files
-
     files = [project_root / "pyproject.toml", *catalog_files([p for p in gate_paths if p.exists()]),
              *catalog_files([p for p in catalog_paths if p.exists()])]
     return {os.path.realpath(f) for f in files}

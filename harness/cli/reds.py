@@ -22,6 +22,7 @@ from typing import Any, Sequence
 from harness.errors import CommandLineError, EnvironmentProblem
 from harness.exit_codes import ExitCode
 from harness.gates.model import Expectation, Gate, Origin, RedSet, SourceState
+from harness.plan.matrix import union_select
 from reports.outcome import CaseOutcome, Verdict
 
 ARM = "cpu-emulated"
@@ -37,6 +38,8 @@ def run_red_set(root: Path, catalog: Any, source: SourceState, select: Sequence[
                 launcher: Any = None) -> tuple[ExitCode, list[CaseOutcome] | None, str]:
     """The red cases of ``select`` in ``source`` (a mutation, or a ref with its overlay, judged as a
     red-first gate judges it): (code, the red cases or ``None`` when it could not be judged, why)."""
+    # The runner loads only when rows run: `seamgate` imports this module for every command, and a build
+    # may lack the runner (harness/cli/main.py, `_runner`).
     from harness.run.runner import RunOptions, catalog_materializer, run_gates
 
     name = source.mutation if source.kind == "mutation" else source.ref
@@ -119,8 +122,6 @@ def ref_source(root: Path, ref: str, select: Sequence[str], overlay: Sequence[st
                ) -> tuple[SourceState, tuple[str, ...]]:
     """The ref's source state and the selection: ``select`` (default: what the red-first gates on ``ref``
     select) with ``overlay`` laid over it (default: those gates' overlays, else the selected paths)."""
-    from harness.plan.matrix import union_select
-
     naming = [g for g in gates if g.source.kind == "ref" and g.source.ref == ref]
     if not select:
         select = union_select(g.select for g in naming)

@@ -46,6 +46,7 @@ def add_report(commands: argparse._SubParsersAction) -> None:
 
 
 def cmd_report(args: argparse.Namespace) -> ExitCode:
+    # this command's machinery, loaded when it runs: every `seamgate` command imports this module
     from harness.cli.outputs import check_outputs
 
     check_outputs([("--out", args.out)])  # a folder, a read-only place: refused before anything is read
@@ -73,6 +74,7 @@ def cmd_report(args: argparse.Namespace) -> ExitCode:
 
 def merged_exit_code(kept: KeptResult, parts: list[KeptResult]) -> ExitCode:
     """The exit code the whole run would have had (``runner.final_exit_code`` over the merged report)."""
+    # `seamgate report` must work in a build without the runner (harness/cli/main.py, `_runner`).
     from harness.run.runner import final_exit_code
 
     return final_exit_code(kept.report, fail_on_owed=any(p.exit_code == ExitCode.OWED for p in parts))
@@ -98,7 +100,8 @@ def _project_root(args: argparse.Namespace, kept: KeptResult) -> Path:
 
 def _deliver(args: argparse.Namespace, kept: KeptResult, code: ExitCode, output: str) -> None:
     """Write to ``--out`` (atomically) or stdout; md is also appended to ``$GITHUB_STEP_SUMMARY`` when set."""
-    from reports.json_out import write_atomic
+    # this command's machinery, loaded when it runs: every `seamgate` command imports this module
+    from reports.atomic import write_atomic
     from reports.markdown_out import STEP_SUMMARY, append, is_step_summary
 
     summary = os.environ.get(STEP_SUMMARY)

@@ -17,15 +17,15 @@ import unicodedata
 from pathlib import Path, PurePosixPath
 from typing import Sequence
 
-from harness.config import COUNT_ASSERTIONS_ENV
-from harness.errors import GateFileError
+from harness.config import COUNT_ASSERTIONS_ENV, load_config
+from harness.errors import ConfigError, GateFileError
 from harness.gates.model import (
     ARM_NAMES, Counts, Expectation, Gate, GateKind, LaneSide, Origin, RedSet, SourceState,
 )
+from harness.gates.selections import Selections
 from mutations.catalog import catalog_files, display_path
 from mutations.document import DocumentError, Node, read_document
 from mutations.model import Catalog
-from harness.gates.selections import Selections
 from mutations.shape import ID_PATTERN, ShapeChecker, describe, suggestion, versioned_list
 
 GATE_FILE_VERSION = 1
@@ -399,9 +399,6 @@ class _GateReader:
 
 def _count_default(project_root: Path) -> bool:
     """``[tool.seamgate] count_assertions`` of the project (a bad table is reported by the config's reader)."""
-    from harness.config import load_config
-    from harness.errors import ConfigError
-
     try:
         return load_config(project_root).count_assertions
     except (ConfigError, OSError):

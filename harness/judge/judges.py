@@ -14,9 +14,9 @@ from typing import Any, Callable, Mapping
 
 from dataclasses import replace
 
+from harness.gates.model import Gate
 from harness.judge.evaluate import judge_red, trouble
 from harness.judge.lane import judge_lane
-from harness.gates.model import Gate
 from harness.judge.redfirst import judge_red_first
 from reports.outcome import ArmOutcome, RunOutcome, Verdict
 

@@ -20,8 +20,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Mapping
 
-from harness.rows.executor import Call, CallOutcome, Executor
 from harness.gates.model import Gate, LaneSide
+from harness.rows.executor import Call, CallOutcome, Executor
 from reports.outcome import ArmOutcome, Verdict
 
 #: Keys that hold output values, not lane shape: compared, but reported apart from the lane.

@@ -21,8 +21,8 @@ from dataclasses import replace
 from pathlib import Path
 from typing import Iterable
 
-from harness.judge.evaluate import judge_red, red_of_baseline, trouble
 from harness.gates.model import Gate
+from harness.judge.evaluate import judge_red, red_of_baseline, trouble
 from reports.outcome import ArmOutcome, CaseOutcome, RunOutcome, Verdict, count_phrase
 
 

@@ -17,8 +17,8 @@ from dataclasses import dataclass, field, replace
 from typing import Iterable, Mapping, Sequence
 
 from harness.errors import CommandLineError
-from harness.plan.matrix import RowKey, union_select
 from harness.gates.model import Gate
+from harness.plan.matrix import RowKey, union_select
 
 
 @dataclass(frozen=True)

@@ -17,6 +17,7 @@ from harness.plan.matrix import RowKey, in_select, selects_all
 from harness.plan.planner import Plan
 from harness.reach.reach import Reach, cases_to_run
 from harness.results.reuse import KeptRuns
+from harness.results.workspace import reach_file_name
 
 #: Seconds a run costs beyond its cases (start-up, collection), when the kept run cannot say.
 RUN_OVERHEAD = 3.0
@@ -49,7 +50,7 @@ def preview(plan: Plan, kept: KeptRuns, changes: Mapping[str, Mapping[str, tuple
     for key, select in plan.rows.items():
         mutation = key.source.kind == "mutation" and not prove
         found = kept.newest(key.baseline.label(), lambda row, s=select: selects_all(row.get("select"), s),
-                            having=_reach_name(key.baseline) if mutation else None)
+                            having=reach_file_name(key.baseline) if mutation else None)
         if found is None:
             out.append(RowPreview(key, select, None, None, None))
             continue
@@ -57,7 +58,7 @@ def preview(plan: Plan, kept: KeptRuns, changes: Mapping[str, Mapping[str, tuple
         ids = [n for n in baseline if in_select(n, select)]
         run: Sequence[str] = ids
         if mutation:
-            reach = Reach.read(found.folder / _reach_name(key.baseline))
+            reach = Reach.read(found.folder / reach_file_name(key.baseline))
             chosen = cases_to_run(changes.get(key.source.mutation or ""), reach, ids, project=project)
             run = ids if chosen is None else sorted(chosen)
         runs = 2 if key.source.kind == "tree" else 1
@@ -88,9 +89,3 @@ def render(plan: Plan, rows: Sequence[RowPreview], jobs: int) -> str:
     else:
         lines.append("estimated time: unknown (run once to record the baseline's reach and durations)")
     return "\n".join(lines)
-
-
-def _reach_name(key: RowKey) -> str:
-    from harness.run.runner import reach_file_name
-
-    return reach_file_name(key)

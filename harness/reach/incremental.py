@@ -30,6 +30,7 @@ from pathlib import Path
 from typing import Any, Iterable, Mapping
 
 from harness.reach.reach import Reach, cases_to_run
+from reports.atomic import write_atomic
 
 SOURCES_FILE = "sources.json"
 #: Files that configure how every case runs: a change re-runs every case.
@@ -58,8 +59,6 @@ class Snapshot:
 
 def write_sources(folder: Path, project: Path, reaches: Iterable[Reach | None]) -> None:
     """Keep the text of every Python file a recorded reach names (the next run diffs against it)."""
-    from reports.json_out import write_atomic
-
     names = sorted({rel for reach in reaches if reach is not None for rel in reach.files}
                    | {rel for reach in reaches if reach is not None for by_file in reach.children.values()
                       for rel in by_file})

@@ -22,7 +22,7 @@ import ast
 import functools
 from pathlib import Path
 
-from harness.reach.reach import _function_bodies, _innermost
+from harness.reach.bodies import function_bodies, innermost
 from mutations.offtree import project_files
 
 #: A file's statements naming an attribute, as (first, last) line spans inside function bodies.
@@ -60,7 +60,7 @@ def _spans_of(path: str, mtime_ns: int, size: int, name: str) -> tuple[tuple[int
 
 
 def _file_spans(tree: ast.AST, name: str) -> list[tuple[int, int]] | None:
-    bodies = _function_bodies(tree)
+    bodies = function_bodies(tree)
     statements = [(n.lineno, n.end_lineno or n.lineno) for n in ast.walk(tree) if isinstance(n, ast.stmt)]
     out: list[tuple[int, int]] = []
     for node in ast.walk(tree):
@@ -68,7 +68,7 @@ def _file_spans(tree: ast.AST, name: str) -> list[tuple[int, int]] | None:
         if read is None:
             continue
         line = node.lineno
-        body = _innermost(bodies, line)
+        body = innermost(bodies, line)
         if body is None:
             if read:
                 return None  # read at import time: in no case's reach

@@ -30,6 +30,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Iterable, Mapping
 
+from harness.reach.bodies import function_bodies, innermost
+from harness.reach.name_reach import name_spans
+
+
 @dataclass(frozen=True)
 class Attribute:
     """A changed plain class attribute, seen by whatever reads it by name (``harness/reach/name_reach.py``)."""
@@ -159,8 +163,6 @@ def cases_to_run(changes: Mapping[str, tuple[str, str]] | None, reach: Reach | N
 def _reaching(reach: Reach, rel: str, regions: list[Region], project: Path | None) -> frozenset[str] | None:
     """The cases ``regions`` of ``rel`` reach: line regions through ``Reach.reaching``, an attribute
     through every statement of ``project`` that names it."""
-    from harness.reach.name_reach import name_spans
-
     lines = [r for r in regions if not isinstance(r, Attribute)]
     hit: set[str] = set()
     if lines:
@@ -211,8 +213,8 @@ def change_regions(original: str, mutated: str) -> list[Region] | None:
 
 def _classify(tree: ast.AST, line: int) -> Region | bool:
     """The region of ``line`` in ``tree``: a function body, ``None`` (the whole file), or ``False`` (unknown)."""
-    bodies = _function_bodies(tree)
-    body = _innermost(bodies, line)
+    bodies = function_bodies(tree)
+    body = innermost(bodies, line)
     if body is not None:
         return body
     node = _statement_at(_top_statements(tree, bodies), line)
@@ -261,22 +263,9 @@ def _changed_lines(original: str, mutated: str) -> tuple[list[int], list[int]]:
     return old, new
 
 
-def _function_bodies(tree: ast.AST) -> list[tuple[int, int]]:
-    out = []
-    for node in ast.walk(tree):
-        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)) and node.body:
-            out.append((node.body[0].lineno, node.end_lineno or node.body[-1].lineno))
-    return out
-
-
-def _innermost(bodies: list[tuple[int, int]], line: int) -> tuple[int, int] | None:
-    holding = [b for b in bodies if b[0] <= line <= b[1]]
-    return min(holding, key=lambda b: b[1] - b[0]) if holding else None
-
-
 def _top_statements(tree: ast.AST, bodies: list[tuple[int, int]]) -> list[ast.stmt]:
     """Statements outside every function body (module and class level), innermost first."""
-    found = [n for n in ast.walk(tree) if isinstance(n, ast.stmt) and _innermost(bodies, n.lineno) is None]
+    found = [n for n in ast.walk(tree) if isinstance(n, ast.stmt) and innermost(bodies, n.lineno) is None]
     return sorted(found, key=lambda n: (n.end_lineno or n.lineno) - n.lineno)
 
 

@@ -18,6 +18,7 @@ from pathlib import Path
 from typing import Any, Mapping
 
 from harness.arms import NO_BACKEND
+from harness.results.evidence import EmptyHashError
 from reports.outcome import Provenance, Verdict, code_hash
 
 #: Folders whose Python files are "the code under test" for the provenance hash.
@@ -129,8 +130,6 @@ def _tracked_py(project_root: Path) -> list[str]:
 def hash_code_under_test(project_root: Path) -> str:
     files = code_under_test(project_root)
     if not files:
-        from harness.results.evidence import EmptyHashError
-
         raise EmptyHashError(f"{project_root}: no code under test found (no .py file under {', '.join(CODE_ROOTS)} "
                              "nor outside tests/): a hash over zero files names nothing")
     return code_hash(project_root, files)

@@ -32,6 +32,9 @@ from typing import Any, Callable, Iterable, Mapping, Sequence
 
 from harness.reach.incremental import Snapshot
 from harness.reach.reach import Reach
+from harness.results.workspace import LATEST, runs_root
+from mutations.offtree import project_files
+from reports.atomic import write_atomic
 from reports.outcome import CaseOutcome, RunOutcome
 
 ROWS_FILE = "rows.json"
@@ -39,8 +42,6 @@ ROWS_FILE = "rows.json"
 
 def file_hashes(project: Path) -> dict[str, str]:
     """sha256 of every project file (git's tracked and untracked-not-ignored files), by relative path."""
-    from mutations.offtree import project_files
-
     out = {}
     for rel in project_files(project):
         path = project / rel
@@ -101,8 +102,6 @@ def load_kept_rows(kept: Path | None) -> dict[str, dict[str, Any]]:
 
 def write_kept_rows(kept: Path, rows: Mapping[str, Mapping[str, Any]], files: Mapping[str, str] | None = None) -> None:
     """Keep the rows, and the project's file hashes they were made on (``harness/reach/incremental.py``)."""
-    from reports.json_out import write_atomic
-
     write_atomic(kept / ROWS_FILE, json.dumps({"schema": 1, "rows": rows, "files": dict(files or {})}) + "\n")
 
 
@@ -165,8 +164,6 @@ class KeptRuns:
     def read(cls, project: Path) -> KeptRuns:
         """The kept runs under ``.seamgate/runs``: ``latest`` first, then the others by when their rows were
         written, newest first (folder names sort by second and pid, not by order)."""
-        from harness.results.workspace import LATEST, runs_root
-
         root = runs_root(project)
         newest = (root / LATEST).resolve() if (root / LATEST).exists() else None
         try:

@@ -22,9 +22,14 @@ import shutil
 import tempfile
 import time
 from pathlib import Path
-from typing import Any, Mapping
+import re
+from typing import TYPE_CHECKING, Any, Mapping
 
 from harness.results.lock import make_state_folder
+from reports.atomic import write_atomic
+
+if TYPE_CHECKING:  # a type only: the plan never needs this module back
+    from harness.plan.matrix import RowKey
 
 #: How many kept run folders stay in ``.seamgate/runs`` (the oldest go first).
 KEEP = 10
@@ -104,6 +109,14 @@ def latest(project: Path) -> Path | None:
 
 def write_matrix(path: Path, rows: Mapping[str, Any]) -> None:
     """``matrix.json``: row label -> its cases (node id -> kind, inferred), as the run filled them."""
-    from reports.json_out import write_atomic
-
     write_atomic(path, json.dumps({"schema": 1, "rows": rows}, indent=1, sort_keys=True) + "\n")
+
+
+def reach_file_name(key: RowKey) -> str:
+    """The kept file of a baseline row's recorded reach (``seamgate run --dry-run`` reads it back)."""
+    return f"reach-{slug(key.label())}.json"
+
+
+def slug(text: str) -> str:
+    """``text`` as a file name: runs of anything but letters, digits, ``_.-`` become ``-``; at most 80 characters."""
+    return re.sub(r"[^A-Za-z0-9_.-]+", "-", text)[:80]

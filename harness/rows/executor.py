@@ -34,9 +34,9 @@ from typing import Any, Mapping
 
 from harness.arms import DEFAULT_ARM
 from harness.config import COUNT_ASSERTIONS_ENV
+from harness.plan.matrix import grouped_by_folder
 from harness.rows.forkserver import CHILD_SETUP_FAILED, ForkServer, FreshInterpreter
 from harness.rows.import_roots import NAMES_ENV, ROOTS_ENV, import_roots, top_level_names
-from harness.plan.matrix import grouped_by_folder
 from reports.junit_in import SideFile, read_cases
 from reports.outcome import CaseOutcome, RunOutcome
 

@@ -25,6 +25,7 @@ from dataclasses import replace
 from pathlib import Path
 from typing import Callable, Iterable, Iterator
 
+from mutations.offtree import project_files
 from reports.outcome import ArmOutcome, Verdict
 
 #: The runner's own folder in the project (lock, kept runs): never the user's files.
@@ -67,8 +68,6 @@ class TreeGuard:
     @classmethod
     def start(cls, root: Path, original: Callable[[str], Path | None] | None = None,
               ignore: Path | None = None) -> TreeGuard:
-        from mutations.offtree import project_files
-
         return cls(root, project_files(root), original, ignore)
 
     def _ignored(self, rel: str) -> bool:

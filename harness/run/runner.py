@@ -38,29 +38,38 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any, Callable, Mapping, Sequence
 
-from harness.judge.evaluate import error_outcome, exit_code_for, expect_for_arm, owed_outcome, red_of_baseline, run_timeout
-from harness.results.evidence import Record, gate_hash, load_records, resolve
-from harness.rows.executor import Call, Executor, Run, threads_per_run
+from harness.errors import EnvironmentProblem
 from harness.exit_codes import ExitCode
-from harness.rows.forkserver import launcher as start_launcher
-from harness.rows.import_roots import project_names
-from harness.results.lock import Locked, RepositoryLock
+from harness.gates.gatefile import load_gate_files
 from harness.gates.model import Gate, SourceState
-from harness.project import Project
+from harness.judge.evaluate import error_outcome, exit_code_for, expect_for_arm, owed_outcome, red_of_baseline, run_timeout
 from harness.judge.judges import JUDGES, RUNS_ITS_OWN, Seen
+from harness.judge.redfirst import materialize_ref
 from harness.plan.matrix import RowKey, exit_code_of, fill, in_select, inferred_note, timeout_for, view
 from harness.plan.planner import Check, Plan, make_plan, restrict_arms, select_gates
-from harness.reach.reach import Reach, cases_to_run
+from harness.plan.preview import preview, render
+from harness.project import Project
 from harness.reach.incremental import cases_to_rerun, entry_digest, merge_reach, moved_lines, write_sources
-from harness.results.reuse import KeptRow, KeptRuns, digest, file_hashes, files_read, run_from_data, run_to_data, write_kept_rows
-from harness.rows.tree_guard import TreeGuard
-from harness.results.workspace import new_kept_folder, point_latest, write_matrix
+from harness.reach.reach import Reach, cases_to_run
+from harness.results.evidence import Record, gate_hash, load_records, resolve
+from harness.results.lock import Locked, RepositoryLock
 from harness.results.platforms import Platform, code_under_test, git_commit, hash_code_under_test
-from harness.judge.redfirst import materialize_ref
+from harness.results.reuse import KeptRow, KeptRuns, digest, file_hashes, files_read, run_from_data, run_to_data, write_kept_rows
+from harness.results.workspace import new_kept_folder, point_latest, reach_file_name, slug, write_matrix
+from harness.rows.executor import Call, Executor, Run, threads_per_run
+from harness.rows.forkserver import ServerDied, launcher as start_launcher
+from harness.rows.import_roots import project_names
+from harness.rows.tree_guard import TreeGuard
 from harness.zygote import ENV as ZYGOTE_ENV
-from reports.json_out import plan_digest
+from mutations.apply import apply_to_text
+from mutations.check import read_target
+from mutations.errors import MutationRotError
+from mutations.offtree import materialize as offtree
+from reports.json_out import plan_digest, write_json
+from reports.junit_out import write_junit
+from reports.markdown_out import write_markdown
 from reports.outcome import ArmOutcome, Report, RunOutcome, Verdict
-from reports.terminal import GateProgress
+from reports.terminal import GateProgress, print_report
 
 #: ``(project_root, dest, state) -> dest``: writes a source state's tree into the empty ``dest``.
 Materializer = Callable[[Path, Path, SourceState], Path]
@@ -129,8 +138,6 @@ class Interrupted(Exception):
 
 def run_command(args: argparse.Namespace) -> ExitCode:
     """``seamgate run``: load the gates named on ``args`` and run them; returns the exit code."""
-    from harness.gates.gatefile import load_gate_files
-
     config = getattr(args, "config", None)
     project = Project(Path(args.project).resolve(), config) if config else Project.locate(Path(args.project))
     catalog = project.catalog()
@@ -148,10 +155,6 @@ def run_command(args: argparse.Namespace) -> ExitCode:
 
 def dry_run(gates: Sequence[Gate], project: Project, catalog: Any, options: RunOptions, why: str) -> ExitCode:
     """``seamgate run --dry-run``: print the plan (``harness/plan/preview.py``); nothing runs, nothing is written."""
-    from harness.plan.preview import preview, render
-    from mutations.apply import apply_to_text
-    from mutations.check import read_target
-
     plan = make_plan(gates, ids=options.gate_ids, shard=options.shard)
     if not plan.checks:
         print(f"seamgate: nothing to judge: {why or 'no gate was selected'} -> exit NOTHING_JUDGED")
@@ -206,8 +209,6 @@ class CatalogMaterializer:
         self.catalog = catalog
 
     def __call__(self, project: Path, dest: Path, state: SourceState) -> Path:
-        from mutations.offtree import materialize as offtree
-
         if state.kind == "ref":
             return materialize_ref(project, state.ref or "", state.overlay, dest)
         mutation = self.catalog.get(state.mutation) if state.kind == "mutation" else None
@@ -233,8 +234,6 @@ def run_gates(gates: Sequence[Gate], *, project: Path, options: RunOptions, mate
     it exits ``NOTHING_JUDGED`` saying why.
     """
     from rich.console import Console
-
-    from reports.terminal import print_report
 
     console = Console(file=stdout or sys.stdout)
     if not make_plan(gates, ids=options.gate_ids, shard=options.shard).checks:
@@ -263,10 +262,6 @@ def run_gates(gates: Sequence[Gate], *, project: Path, options: RunOptions, mate
 
 def _write_outputs(report: Report, options: RunOptions, code: ExitCode, plan: str = "") -> None:
     """``--json`` (the layout of ``outcomes.json``, shard and plan included), ``--junit``, ``--markdown``."""
-    from reports.json_out import write_json
-    from reports.junit_out import write_junit
-    from reports.markdown_out import write_markdown
-
     if options.json:
         write_json(options.json, report, int(code), shard=options.shard, plan=plan)
     if options.junit:
@@ -364,9 +359,6 @@ class Session:
 
     def start_launcher(self) -> Any:
         """The fork server, its log kept with the results; one that dies starting is ENVIRONMENT."""
-        from harness.errors import EnvironmentProblem
-        from harness.rows.forkserver import ServerDied
-
         try:
             return start_launcher(self.options.prefer_fork, log=self.kept / "forkserver.log",
                                   project_names=project_names(self.project))
@@ -377,8 +369,6 @@ class Session:
 
     def keep(self, report: Report, code: ExitCode) -> None:
         """Write ``outcomes.json`` and ``matrix.json`` into the kept folder and point ``latest`` at it."""
-        from reports.json_out import write_json
-
         if self.kept is None:
             return
         write_json(self.kept / "outcomes.json", report, int(code), shard=self.options.shard, plan=self.plan_id)
@@ -815,7 +805,7 @@ class Session:
             lock = self.tree_locks.setdefault(state, threading.Lock())
         with lock:
             if state not in self.trees:
-                dest = self.workdir / "trees" / _slug(state.label())
+                dest = self.workdir / "trees" / slug(state.label())
                 try:
                     self.trees[state] = self.materializer(self.project, dest, state)
                 except Interrupted:
@@ -936,11 +926,6 @@ def _flaky_cases(first: RunOutcome, second: RunOutcome) -> dict[str, tuple[str, 
             if c.nodeid in kinds and (c.kind in red) != (kinds[c.nodeid] in red)}
 
 
-def reach_file_name(key: RowKey) -> str:
-    """The kept file of a baseline row's recorded reach (``seamgate run --dry-run`` reads it back)."""
-    return f"reach-{_slug(key.label())}.json"
-
-
 def _text(path: Path) -> str:
     try:
         return path.read_text(encoding="utf-8")
@@ -949,15 +934,9 @@ def _text(path: Path) -> str:
 
 
 def _tree_error(state: SourceState, exc: Exception) -> str:
-    from mutations.errors import MutationRotError
-
     if isinstance(exc, MutationRotError):
         return f"mutation {state.mutation} no longer applies: {exc}; update its anchor in the catalog"
     return f"cannot materialize {state.label()}: {exc}"
-
-
-def _slug(text: str) -> str:
-    return re.sub(r"[^A-Za-z0-9_.-]+", "-", text)[:80]
 
 
 def _all_arms(gates: Sequence[Gate]) -> tuple[str, ...]:

@@ -23,6 +23,8 @@ from typing import Any, Iterable, Mapping
 
 from harness.arms import DEFAULT_ARM
 from harness.reach.reach import Reach
+from harness.results.reuse import files_read
+from reports.atomic import write_atomic
 
 CACHE_DIR = Path(".seamgate") / "sweep-cache"
 SCHEMA = 1
@@ -53,8 +55,6 @@ def save(project: Path, data: Mapping[str, Any]) -> None:
     at its start) keep each other's outcomes; digests name content, so a merge is never stale."""
     import fcntl
 
-    from reports.json_out import write_atomic
-
     folder = cache_dir(project)
     folder.mkdir(parents=True, exist_ok=True)
     with open(folder / "cache.lock", "w", encoding="utf-8") as lock:
@@ -68,8 +68,6 @@ def mutant_digest(*, mutant_id: str, diff: str, function_source: str, select: It
                   cases: Iterable[str] | None, reach: Reach | None, hashes: Mapping[str, str], mutated_file: str,
                   source_text: str, arm: str = DEFAULT_ARM) -> str:
     """What one mutant's outcome depends on, as one sha256 (see the module docstring)."""
-    from harness.results.reuse import files_read
-
     select = tuple(select)
     h = hashlib.sha256()
     h.update(json.dumps([mutant_id, _body(diff), function_source, select, prove]).encode())

@@ -105,12 +105,14 @@ def add_sweep(commands: argparse._SubParsersAction, positive_int: Any) -> None:
 
 
 def cmd_sweep(args: argparse.Namespace) -> ExitCode:
+    # this command's machinery, loaded when it runs: every `seamgate` command imports this module
     from harness.project import Project
 
     project = Project.locate(args.project)
     settings = SweepSettings.load(project.root)
     if args.show:
         return show(project.root, args.show)
+    # this command's machinery, loaded when it runs: every `seamgate` command imports this module
     from harness.sweep.sweep import BaselineRed, Sweep, SweepOptions, exit_code
     from harness.sweep.equivalents import load_equivalents
 
@@ -152,7 +154,9 @@ def keep(root: Path, kept: Path | None, result: SweepResult, code: ExitCode, *, 
     """``outcomes.json`` (a report with no gate outcomes, and the sweep under ``"sweep"``) in the kept folder."""
     import json
 
-    from reports.json_out import report_to_json, write_atomic
+    # this command's machinery, loaded when it runs: every `seamgate` command imports this module
+    from reports.atomic import write_atomic
+    from reports.json_out import report_to_json
     from reports.mutants import sweep_to_json
     from reports.outcome import Report
 
@@ -203,6 +207,7 @@ def _indent(text: str) -> str:
 
 def show(root: Path, wanted: str) -> ExitCode:
     """Print one mutant of the newest sweep: where, status, killers, diff."""
+    # this command's machinery, loaded when it runs: every `seamgate` command imports this module
     from harness.results.workspace import runs_root
     from reports.results import ResultsError, load
 

@@ -37,11 +37,18 @@ from typing import Any, Callable, Iterable, Mapping, Sequence
 
 from harness.arms import DEFAULT_ARM
 from harness.errors import CommandLineError
-from harness.rows.executor import Executor, Run, threads_per_run
 from harness.exit_codes import ExitCode
 from harness.reach.reach import Attribute, Reach, cases_to_run, change_regions
+from harness.results.reuse import file_hashes, run_from_data, run_to_data
+from harness.results.workspace import new_kept_folder
+from harness.rows.executor import Executor, Run, threads_per_run
+from harness.rows.forkserver import launcher as start_launcher
+from harness.rows.import_roots import project_names
+from harness.sweep import cache as sweep_cache
+from harness.sweep.cache import mutant_digest
 from harness.sweep.equivalents import Equivalent, judge_equivalent
 from harness.sweep.mutants import Mutant, added_lines, generate, mutmut_version, trampolined
+from mutations.offtree import materialize
 from reports.mutants import MutantOutcome, SweepResult
 from reports.outcome import RunOutcome
 
@@ -166,11 +173,6 @@ class Sweep:
         return self.executor.execute(Run(arm=self.options.arm, **fields))
 
     def run(self) -> SweepResult:
-        from harness.rows.forkserver import launcher as start_launcher
-        from harness.rows.import_roots import project_names
-        from harness.results.workspace import new_kept_folder
-        from harness.sweep import cache as sweep_cache
-
         started = time.perf_counter()
         version = mutmut_version()
         scope, files = scope_files(self.root, self.options.paths)
@@ -213,9 +215,6 @@ class Sweep:
 
     def baseline(self, cache: dict[str, Any], hashes: Mapping[str, str]) -> tuple[RunOutcome, Reach | None]:
         """The selection on the working tree, with reach; taken from the cache when no file changed."""
-        from harness.sweep import cache as sweep_cache
-        from harness.results.reuse import run_from_data, run_to_data
-
         digest = hashlib.sha256(json.dumps([list(self.options.tests), sorted(hashes.items()), self.options.arm]).encode()).hexdigest()
         kept_reach = sweep_cache.cache_dir(self.root) / "reach.json"
         old = cache.get("baseline")
@@ -238,8 +237,6 @@ class Sweep:
 
     def tree(self) -> Path:
         """A plain copy of the working tree (made once)."""
-        from mutations.offtree import materialize
-
         with self._tree_lock:
             if self.baseline_tree is None:
                 self.baseline_tree = materialize(self.root, self.workdir / "tree", None)
@@ -250,8 +247,6 @@ class Sweep:
     def plan(self, files: Sequence[str], baseline: RunOutcome, reach: Reach | None, hashes: Mapping[str, str],
              cache: Mapping[str, Any]) -> tuple[list[Planned], dict[str, MutantOutcome]]:
         """Every mutant, planned; those decided without running (no coverage, cached) come back decided."""
-        from harness.sweep.cache import mutant_digest
-
         ids = [c.nodeid for c in baseline.cases]
         self._all = ids
         planned: list[Planned] = []
@@ -329,8 +324,6 @@ class Sweep:
 
     def remember(self, found: Mapping[str, MutantOutcome]) -> None:
         """Keep decided outcomes in the cache as each batch ends: an interrupted sweep loses only what ran."""
-        from harness.sweep import cache as sweep_cache
-
         for mutant_id, outcome in found.items():
             if outcome.status != "owed" and mutant_id in self._digests:
                 self._cache["mutants"][self._digests[mutant_id]] = _to_cache(outcome)
@@ -338,8 +331,6 @@ class Sweep:
 
     def trampolined_tree(self, files: Iterable[str]) -> Path:
         """A copy of the project whose ``files`` are mutmut's trampolined form (every mutant switchable)."""
-        from mutations.offtree import materialize
-
         tree = materialize(self.root, self.workdir / "trampolined", None)
         for rel in sorted(files):
             code, _ = trampolined(self.root, rel)
@@ -503,8 +494,6 @@ def _from_cache(kept: Mapping[str, Any], mutant: Mutant) -> MutantOutcome:
 
 
 def _file_hashes(root: Path) -> dict[str, str]:
-    from harness.results.reuse import file_hashes
-
     return file_hashes(root)
 
 

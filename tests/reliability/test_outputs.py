@@ -1,4 +1,4 @@
-"""Report writing (``reports.json_out.write_atomic``) replaces only a regular file: a device, FIFO or
+"""Report writing (``reports.atomic.write_atomic``) replaces only a regular file: a device, FIFO or
 socket is written in place (issue 11: ``--json /dev/full`` once replaced the device node with a file)."""
 
 from __future__ import annotations
@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from reports.json_out import OutputWriteError, write_atomic
+from reports.atomic import OutputWriteError, write_atomic
 
 
 def _device(path: Path, minor: int) -> Path:
@@ -110,7 +110,7 @@ def test_dev_stdout_redirected_to_a_file_is_written_through_the_descriptor_not_b
     import sys
 
     log = tmp_path / "log.txt"
-    code = ("import sys; from pathlib import Path; from reports.json_out import write_atomic; "
+    code = ("import sys; from pathlib import Path; from reports.atomic import write_atomic; "
             "print('before', flush=True); write_atomic(Path(sys.argv[1]), 'REPORT\\n'); print('after', flush=True)")
     with open(log, "w") as out:
         inode = os.fstat(out.fileno()).st_ino
