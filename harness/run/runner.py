@@ -18,6 +18,10 @@ The user's tree is never written (runs happen in copies; bytecode writing is off
 is removed in ``finally`` and on SIGINT/SIGTERM, which also kill every child and report what
 finished (``INTERRUPTED``). A SIGKILL'd runner cannot clean up; its temp folder is swept by the
 next run (folder names carry the pid), its children die with the fork server.
+
+``Session`` orchestrates; its collaborators each hold one job: ``harness/run/trees.py`` (the materialized
+trees), ``harness/run/hashing.py`` (the project's hashes, once), ``harness/run/signals.py`` (SIGINT/SIGTERM,
+leftover temp folders).
 """
 
 from __future__ import annotations
@@ -27,7 +31,6 @@ import contextlib
 import hashlib
 import json
 import os
-import re
 import shutil
 import signal
 import sys
@@ -44,36 +47,33 @@ from harness.gates.gatefile import load_gate_files
 from harness.gates.model import Gate, SourceState
 from harness.judge.evaluate import error_outcome, exit_code_for, expect_for_arm, owed_outcome, red_of_baseline, run_timeout
 from harness.judge.judges import JUDGES, RUNS_ITS_OWN, Seen
-from harness.judge.redfirst import materialize_ref
 from harness.plan.matrix import RowKey, exit_code_of, fill, in_select, inferred_note, timeout_for, view
 from harness.plan.planner import Check, Plan, make_plan, restrict_arms, select_gates
 from harness.plan.preview import preview, render
 from harness.project import Project
 from harness.reach.incremental import cases_to_rerun, entry_digest, merge_reach, moved_lines, write_sources
 from harness.reach.reach import Reach, cases_to_run
-from harness.results.evidence import Record, gate_hash, load_records, resolve
+from harness.results.evidence import Record, load_records, resolve
 from harness.results.lock import Locked, RepositoryLock
-from harness.results.platforms import Platform, code_under_test, git_commit, hash_code_under_test
-from harness.results.reuse import KeptRow, KeptRuns, digest, file_hashes, files_read, run_from_data, run_to_data, write_kept_rows
-from harness.results.workspace import new_kept_folder, point_latest, reach_file_name, slug, write_matrix
+from harness.results.platforms import Platform
+from harness.results.reuse import KeptRow, KeptRuns, digest, files_read, run_from_data, run_to_data, write_kept_rows
+from harness.results.workspace import new_kept_folder, point_latest, reach_file_name, write_matrix
 from harness.rows.executor import Call, Executor, Run, threads_per_run
 from harness.rows.forkserver import ServerDied, launcher as start_launcher
 from harness.rows.import_roots import project_names
 from harness.rows.tree_guard import TreeGuard
+from harness.run.hashing import RunHashes
+from harness.run.signals import WORKDIR_PREFIX, Interrupted, install_signal_handlers, restore_signal_handlers, sweep_stale_workdirs
+from harness.run.trees import CatalogMaterializer, Materializer, Trees, tree_error
 from harness.zygote import ENV as ZYGOTE_ENV
 from mutations.apply import apply_to_text
 from mutations.check import read_target
-from mutations.errors import MutationRotError
-from mutations.offtree import materialize as offtree
 from reports.json_out import plan_digest, write_json
 from reports.junit_out import write_junit
 from reports.markdown_out import write_markdown
 from reports.outcome import ArmOutcome, Report, RunOutcome, Verdict
 from reports.terminal import GateProgress, print_report
 
-#: ``(project_root, dest, state) -> dest``: writes a source state's tree into the empty ``dest``.
-Materializer = Callable[[Path, Path, SourceState], Path]
-_WORKDIR_PREFIX = "seamgate-run-"
 #: Seconds a baseline may take by default (there is nothing to derive its limit from): ``[tool.seamgate]
 #: baseline_timeout`` sets it; the gates' own ``timeout`` applies when every gate reading the baseline sets one.
 BASELINE_TIMEOUT = 600.0
@@ -122,14 +122,6 @@ class RunOptions:
             evidence=load_records(project.root, project.config.evidence),
             baseline_timeout=getattr(project.config, "baseline_timeout", BASELINE_TIMEOUT),
         )
-
-
-class Interrupted(Exception):
-    """SIGINT or SIGTERM arrived; carries the signal number."""
-
-    def __init__(self, signum: int) -> None:
-        super().__init__(signal.Signals(signum).name)
-        self.signum = signum
 
 
 # --------------------------------------------------------------------------------------------
@@ -202,25 +194,6 @@ def _path(value: str | Path | None) -> Path | None:
     return Path(value) if value else None
 
 
-class CatalogMaterializer:
-    """The real materializer: ``mutations.offtree`` for the tree and mutations, git for refs."""
-
-    def __init__(self, catalog: Any) -> None:
-        self.catalog = catalog
-
-    def __call__(self, project: Path, dest: Path, state: SourceState) -> Path:
-        if state.kind == "ref":
-            return materialize_ref(project, state.ref or "", state.overlay, dest)
-        mutation = self.catalog.get(state.mutation) if state.kind == "mutation" else None
-        return offtree(project, dest, mutation)
-
-    def changed_files(self, state: SourceState) -> tuple[str, ...] | None:
-        """The files ``state`` changes against the working tree; ``None`` when unknown (a git ref)."""
-        if state.kind == "mutation" and state.mutation in self.catalog:
-            return (self.catalog.get(state.mutation).target,)
-        return () if state.kind == "tree" else None
-
-
 def catalog_materializer(catalog: Any) -> Materializer:
     """The real materializer (``CatalogMaterializer``)."""
     return CatalogMaterializer(catalog)
@@ -275,17 +248,20 @@ def _write_outputs(report: Report, options: RunOptions, code: ExitCode, plan: st
 # --------------------------------------------------------------------------------------------
 
 class Session:
-    """One invocation's state: the temp folder, the launcher, the materialized trees, the matrix rows."""
+    """One invocation: the temp folder, the launcher, the matrix rows; trees and hashes are its collaborators'."""
 
     def __init__(self, project: Path, options: RunOptions, materializer: Materializer,
                  launcher: Any = None) -> None:
         self.project, self.options, self.materializer = project.resolve(), options, materializer
         #: A launcher the caller owns (tests share one fork server); ``None``: start our own.
         self.shared_launcher = launcher
-        self.trees: dict[SourceState, Path | Exception] = {}
+        #: The materialized tree of each source state (``harness/run/trees.py``); ``trees`` is its mapping.
+        self.copies = Trees(self.project, materializer)
+        self.trees = self.copies.made
+        #: The project's hashes, each computed once (``harness/run/hashing.py``).
+        self.hashing = RunHashes(self.project, materializer)
         #: The cases each row will run, computed once when the rows are ordered (``row_cost``).
         self.planned_cases: dict[RowKey, frozenset[str] | None] = {}
-        self.tree_locks: dict[SourceState, threading.Lock] = {}
         self.guard = threading.Lock()
         self.stopping = threading.Event()
         self.workdir: Path | None = None
@@ -312,12 +288,6 @@ class Session:
         self.kept_reach: dict[RowKey, dict[str, Any]] = {}
         self.kept_rows: dict[str, dict[str, Any]] = {}
         self.reused: set[RowKey] = set()
-        self._hashes: dict[str, str] | None = None
-        self._code_hash: str | None = None
-        self._gate_hashes: dict[str, str] = {}
-        self._code_list: list[str] | None = None
-        self._bytes: dict[Path, bytes] = {}
-        self._commit: str | None = None
         #: The user's tree, watched around every run: a test writing into it makes its gates ERROR.
         self.tree_guard: TreeGuard | None = None
         #: Digest of every gate and arm selected before sharding (``reports.json_out.plan_digest``).
@@ -326,12 +296,13 @@ class Session:
     def run(self, gates: Sequence[Gate]) -> Report:
         sweep_stale_workdirs()
         self.plan_id = plan_digest((g.id, arm) for g in select_gates(gates, self.options.gate_ids) for arm in g.arms)
-        self.workdir = Path(tempfile.mkdtemp(prefix=f"{_WORKDIR_PREFIX}{os.getpid()}-"))
+        self.workdir = Path(tempfile.mkdtemp(prefix=f"{WORKDIR_PREFIX}{os.getpid()}-"))
+        self.copies.folder = self.workdir / "trees"
         if self.options.reuse:
             self.previous = KeptRuns.read(self.project)
         self.kept = new_kept_folder(self.project, self.options.output)
-        self.tree_guard = TreeGuard.start(self.project, self.original_file, ignore=self.kept)
-        previous = _install_signal_handlers()
+        self.tree_guard = TreeGuard.start(self.project, self.copies.original_file, ignore=self.kept)
+        previous = install_signal_handlers()
         launcher = None
         plan: Plan | None = None
         try:
@@ -354,7 +325,7 @@ class Session:
                 launcher.close()
             elif launcher is not None:
                 launcher.kill_all()
-            _restore_signal_handlers(previous)
+            restore_signal_handlers(previous)
             shutil.rmtree(self.workdir, ignore_errors=True)
 
     def start_launcher(self) -> Any:
@@ -377,52 +348,10 @@ class Session:
                               for c in row.cases}
                 for key, row in self.rows.items() if isinstance(row, RunOutcome)}
         write_matrix(self.kept / "matrix.json", rows)
-        write_kept_rows(self.kept, self.kept_rows, files=self.hashes())
+        write_kept_rows(self.kept, self.kept_rows, files=self.hashing.hashes())
         write_sources(self.kept, self.project, self.reach.values())
         if self.options.output is None:
             point_latest(self.kept)
-
-    def code_hash(self) -> str:
-        """sha256 of the code under test, read once per invocation (evidence is checked against it)."""
-        with self.guard:
-            if self._code_hash is None:
-                self._code_hash = hash_code_under_test(self.project)
-            return self._code_hash
-
-    def gate_hash(self, gate: Gate, arm: str) -> str:
-        """sha256 of what ``gate``'s verdict depends on (``harness.results.evidence.gate_hash``): code under
-        test, the gate, its selected test files, its mutation's catalog entry. Once per gate and arm."""
-        self.code_hash()  # refuses a project with no code under test (EmptyHashError), once per invocation
-        with self.guard:
-            key = f"{gate.id}\0{arm}"
-            if key not in self._gate_hashes:
-                mutation = None
-                catalog = getattr(self.materializer, "catalog", None)
-                if gate.source.kind == "mutation" and gate.source.mutation and catalog is not None:
-                    with contextlib.suppress(KeyError):  # an unknown id is the gate's ERROR, judged elsewhere
-                        mutation = catalog.get(gate.source.mutation)
-                # The record of ONE arm: the gate as judged for that arm alone, so a GPU machine's run with
-                # `--arm cuda` (which drops the other arms) hashes the same gate as this one does.
-                self._gate_hashes[key] = gate_hash(self.project, replace(gate, arms=(arm,)), mutation,
-                                                   self._code_files(), read=self._read_once)
-            return self._gate_hashes[key]
-
-    def _code_files(self) -> list[str]:
-        if self._code_list is None:
-            self._code_list = code_under_test(self.project)
-        return self._code_list
-
-    def _read_once(self, path: Path) -> bytes:
-        """A file's bytes, read once per invocation (every gate and arm hashes the same code files)."""
-        if path not in self._bytes:
-            self._bytes[path] = path.read_bytes()
-        return self._bytes[path]
-
-    def commit(self) -> str:
-        with self.guard:
-            if self._commit is None:
-                self._commit = git_commit(self.project)
-            return self._commit
 
     def probe(self, gates: Sequence[Gate]) -> Platform:
         """Ask a child what this machine offers (only GPU arms need torch's answer)."""
@@ -484,7 +413,7 @@ class Session:
         flaky case is never counted as red (``self.flaky``; ``without_flaky``), and a baseline is
         red only for cases red in both runs.
         """
-        tree = self.tree(SourceState())
+        tree = self.copies.tree(SourceState())
         if isinstance(tree, Exception):
             raise RuntimeError(f"cannot copy the working tree: {tree}") from tree
         keys = [key for key in plan.baselines if not self.reuse_baseline(key, plan.rows[key])]
@@ -528,7 +457,7 @@ class Session:
         self.carried_from[key] = kept
         old = run_from_data(kept.data["run"])
         ids = [c.nodeid for c in old.cases]
-        rerun = cases_to_rerun(kept.run.snapshot, self.hashes(), self.project, old_reach, ids, select)
+        rerun = cases_to_rerun(kept.run.snapshot, self.hashing.hashes(), self.project, old_reach, ids, select)
         self.rerun[key] = rerun
         if rerun is None or old.end != "completed" or any(c.nodeid not in old_reach.cases for c in old.cases):
             return {}  # a collection error (no case of the reach) is re-run, never carried
@@ -541,7 +470,7 @@ class Session:
         if reach_file is not None:
             new = json.loads(reach_file.read_text(encoding="utf-8")) if reach_file.is_file() else {}
             merged = merge_reach(self.kept_reach[key], new, [c.nodeid for c in run.cases],
-                                 moved_lines(self.carried_from[key].run.snapshot, self.project, self.hashes()))
+                                 moved_lines(self.carried_from[key].run.snapshot, self.project, self.hashing.hashes()))
             reach_file.write_text(json.dumps(merged), encoding="utf-8")
         cases = run.cases + tuple(carried.values())
         return replace(run, cases=cases, exit_code=exit_code_of(cases),
@@ -569,14 +498,8 @@ class Session:
         shutil.copytree(old, new, dirs_exist_ok=True)
         return replace(run, log=str(new / Path(run.log).name))
 
-    def hashes(self) -> dict[str, str]:
-        with self.guard:
-            if self._hashes is None:
-                self._hashes = file_hashes(self.project)
-            return self._hashes
-
     def baseline_digest(self, key: RowKey, select: tuple[str, ...]) -> str:
-        return digest(key.label(), select, self.options.prove, "baseline", None, self.hashes())
+        return digest(key.label(), select, self.options.prove, "baseline", None, self.hashing.hashes())
 
     def remember(self, key: RowKey, row_digest: str, run: RunOutcome, select: Sequence[str]) -> None:
         with self.guard:
@@ -620,7 +543,7 @@ class Session:
         alone at the end. The tree and the cases to run are computed here once and kept for the row.
         """
         try:
-            tree, baseline = self.tree(key.source), view(self._baseline(key), select)
+            tree, baseline = self.copies.tree(key.source), view(self._baseline(key), select)
         except Interrupted:
             raise
         except Exception:  # noqa: BLE001 - the row itself reports it
@@ -642,7 +565,7 @@ class Session:
         Every other case of the baseline is copied into the row, marked inferred. ``--prove``, or
         a change whose reach cannot be known, runs every case.
         """
-        tree = self.tree(key.source)
+        tree = self.copies.tree(key.source)
         if isinstance(tree, Exception):
             return tree
         baseline = view(self._baseline(key), select)
@@ -660,11 +583,11 @@ class Session:
 
     def row_digest(self, key: RowKey, select: tuple[str, ...], tree: Path, baseline: RunOutcome) -> str:
         """What a mutation's row depends on (``harness/results/reuse.py``)."""
-        files = self.changed_files(key.source)
+        files = self.copies.changed_files(key.source)
         text = "".join(f"{rel}\0{_text(tree / rel)}" for rel in files) if files is not None else key.source.label()
         extra = hashlib.sha256(text.encode()).hexdigest()
-        read = files_read(self.reach.get(key.baseline), (c.nodeid for c in baseline.cases), self.hashes(), select)
-        return digest(key.label(), select, self.options.prove, extra, read, self.hashes())
+        read = files_read(self.reach.get(key.baseline), (c.nodeid for c in baseline.cases), self.hashing.hashes(), select)
+        return digest(key.label(), select, self.options.prove, extra, read, self.hashing.hashes())
 
     def _fill(self, key: RowKey, select: tuple[str, ...], readers: Sequence[Check], tree: Path,
               baseline: RunOutcome) -> RunOutcome:
@@ -714,7 +637,7 @@ class Session:
         elif self.options.prove or (data := kept.run.reach(reach_file_name(key.baseline))) is None:
             rerun = None
         else:
-            rerun = cases_to_rerun(kept.run.snapshot, self.hashes(), self.project, Reach.from_data(data),
+            rerun = cases_to_rerun(kept.run.snapshot, self.hashing.hashes(), self.project, Reach.from_data(data),
                                    [c.nodeid for c in old.cases], self.baseline_select[key.baseline])
         if rerun is None:
             return {}
@@ -731,16 +654,10 @@ class Session:
             raise row
         return row
 
-    def changed_files(self, state: SourceState) -> tuple[str, ...] | None:
-        """The files ``state`` changes against the working tree (``CatalogMaterializer.changed_files``);
-        ``None`` when unknown (a git ref, or a materializer that cannot say)."""
-        changed = getattr(self.materializer, "changed_files", None)
-        return changed(state) if changed is not None else None
-
     def cases_to_run(self, key: RowKey, tree: Path, baseline: RunOutcome) -> frozenset[str] | None:
         """The baseline cases whose recorded reach meets the change; ``None``: run every case."""
-        files = self.changed_files(key.source)
-        original = self.tree(SourceState())
+        files = self.copies.changed_files(key.source)
+        original = self.copies.tree(SourceState())
         changes = None if files is None or isinstance(original, Exception) else \
             {rel: (_text(original / rel), _text(tree / rel)) for rel in files}
         return cases_to_run(changes, self.reach.get(key.baseline), (c.nodeid for c in baseline.cases),
@@ -794,53 +711,9 @@ class Session:
             if progress is not None:
                 progress.stop(run.label)
 
-    def original_file(self, rel: str) -> Path | None:
-        """``rel`` in the working tree's copy, once made (the bytes the user's file had at the start)."""
-        tree = self.trees.get(SourceState())
-        return tree / rel if isinstance(tree, Path) else None
-
-    def tree(self, state: SourceState) -> Path | Exception:
-        """The materialized tree of ``state`` (once per invocation), or why it could not be made."""
-        with self.guard:
-            lock = self.tree_locks.setdefault(state, threading.Lock())
-        with lock:
-            if state not in self.trees:
-                dest = self.workdir / "trees" / slug(state.label())
-                try:
-                    self.trees[state] = self.materializer(self.project, dest, state)
-                except Interrupted:
-                    raise  # SIGINT/SIGTERM mid-copy: the run is interrupted, not the copy failed
-                except Exception as exc:  # noqa: BLE001 - rot, bad ref: an ERROR of the gates using it
-                    self.trees[state] = exc
-                else:
-                    if state.kind == "mutation":
-                        self.seed_bytecode(self.trees[state], state)
-            return self.trees[state]
-
     def seed_bytecode(self, tree: Path, state: SourceState) -> None:
-        """Give a mutation's copy the bytecode the baseline runs left in the working tree's copy.
-
-        Every row collects the whole union, and pytest rewrites each test module's asserts on import
-        (half of a row's collection when done afresh). Copied, the bytecode is valid for every file the
-        mutation left alone (same source, same mtime: ``copy2``). The mutated file's bytecode is NOT
-        copied: a pyc is checked by whole-second mtime and size only, and a mutation written within
-        the second of the copy, keeping the size (``a + b`` -> ``a - b``), would pass as unchanged.
-        """
-        files = self.changed_files(state)
-        with self.guard:
-            base = self.trees.get(SourceState())
-        if not isinstance(base, Path) or files is None:
-            return
-        stale = {(str(Path(rel).parent / "__pycache__"), Path(rel).stem + ".") for rel in files}
-        rewritten = pytest_repoints_cached_code()
-        for cache in base.rglob("__pycache__"):
-            rel = cache.relative_to(base)
-            target = tree / rel
-            if not target.parent.is_dir() or target.exists():
-                continue
-            prefixes = tuple(stem for folder, stem in stale if folder == str(rel))
-            shutil.copytree(cache, target, ignore=lambda _, names, p=prefixes: [
-                n for n in names if (p and n.startswith(p)) or (not rewritten and "-pytest-" in n)])
+        """``Trees.seed_bytecode`` of this run's trees."""
+        self.copies.seed_bytecode(tree, state)
 
     def judge(self, check: Check, platform: Platform) -> ArmOutcome:
         gate, arm = check.gate, check.arm
@@ -848,15 +721,15 @@ class Session:
             records = self.options.evidence.get((gate.id, arm), ())
             if not records:
                 return owed_outcome(gate, arm, check.owed)
-            return resolve(owed_outcome(gate, arm, check.owed), list(records), self.gate_hash(gate, arm))
+            return resolve(owed_outcome(gate, arm, check.owed), list(records), self.hashing.gate_hash(gate, arm))
         own = f"gate {gate.id} {arm}"  # a lane-identity gate runs its own children
         with self.tree_guard.watch(own) if self.tree_guard else contextlib.nullcontext():
             outcome = self.judge_seen(check)
         if self.tree_guard is not None:
             outcome = self.tree_guard.verdict(outcome, [own] + [k.label() for k in (check.row, check.proof_row) if k])
         if outcome.verdict is Verdict.PASS:
-            outcome = replace(outcome, provenance=platform.provenance(arm, self.project, code_hash=self.gate_hash(gate, arm),
-                                                                      commit=self.commit()))
+            outcome = replace(outcome, provenance=platform.provenance(arm, self.project, code_hash=self.hashing.gate_hash(gate, arm),
+                                                                      commit=self.hashing.commit()))
         return outcome
 
     def judge_seen(self, check: Check) -> ArmOutcome:
@@ -864,13 +737,13 @@ class Session:
         gate, arm = check.gate, check.arm
         judge = JUDGES[gate.kind]
         if gate.kind in RUNS_ITS_OWN:
-            tree = self.tree(gate.source)
+            tree = self.copies.tree(gate.source)
             if isinstance(tree, Exception):
-                return error_outcome(gate, arm, _tree_error(gate.source, tree))
+                return error_outcome(gate, arm, tree_error(gate.source, tree))
             return judge(gate, arm, Seen(executor=self.executor, tree=tree, timeout=run_timeout(gate.timeout, None)))
         row = self.rows[check.row]
         if isinstance(row, Exception):
-            return error_outcome(gate, arm, _tree_error(gate.source, row))
+            return error_outcome(gate, arm, tree_error(gate.source, row))
         named_flaky = sorted(set(expect_for_arm(gate.expect, arm).red.nodeids or ()) & set(self.flaky))
         if named_flaky:
             return error_outcome(gate, arm, f"expected red case {', '.join(named_flaky)} is flaky in the baseline; "
@@ -879,7 +752,7 @@ class Session:
         dropped = sorted(nodeid for nodeid in self.flaky if in_select(nodeid, gate.select))
         proof = self.rows.get(check.proof_row) if check.proof_row is not None else None
         if isinstance(proof, Exception):
-            return error_outcome(gate, arm, _tree_error(gate.proof, proof))
+            return error_outcome(gate, arm, tree_error(gate.proof, proof))
         outcome = judge(gate, arm, Seen(subject=subject, baseline=view(self._baseline(check.row), gate.select),
                                         proof=view(proof, gate.select) if proof is not None else None))
         note = inferred_note(subject)
@@ -902,22 +775,6 @@ def _copy_gone(run: Run, outcome: RunOutcome) -> RunOutcome:
                                                 "test removed the tree it runs in; nothing it reported can be trusted")
 
 
-def pytest_repoints_cached_code() -> bool:
-    """Whether this pytest re-points a cached rewritten module's code at the file that loads it.
-
-    pytest 9 does (``_pytest.assertion.rewrite._fix_code_filename``, as Python's own loader does for
-    a plain pyc); older releases exec the cached code as compiled, so a test module loaded in a
-    mutation's copy from the baseline copy's cache would name the BASELINE copy in ``co_filename``
-    (its tracebacks, ``inspect.getsourcefile`` and every path a test derives from its own frame).
-    Without it, pytest's rewritten modules are not seeded (plain pycs still are).
-    """
-    try:
-        from _pytest.assertion import rewrite
-    except ImportError:  # pragma: no cover - pytest is a dependency
-        return False
-    return hasattr(rewrite, "_fix_code_filename")
-
-
 def _flaky_cases(first: RunOutcome, second: RunOutcome) -> dict[str, tuple[str, str]]:
     """Cases red (failed/error) in one baseline run and not in the other: nodeid -> (kind, kind)."""
     kinds = {c.nodeid: c.kind for c in second.cases}
@@ -933,52 +790,5 @@ def _text(path: Path) -> str:
         return ""
 
 
-def _tree_error(state: SourceState, exc: Exception) -> str:
-    if isinstance(exc, MutationRotError):
-        return f"mutation {state.mutation} no longer applies: {exc}; update its anchor in the catalog"
-    return f"cannot materialize {state.label()}: {exc}"
-
-
 def _all_arms(gates: Sequence[Gate]) -> tuple[str, ...]:
     return tuple(dict.fromkeys(arm for g in gates for arm in g.arms))
-
-
-# --------------------------------------------------------------------------------------------
-# Signals and leftovers
-# --------------------------------------------------------------------------------------------
-
-def _raise_interrupted(signum: int, _frame: Any) -> None:
-    raise Interrupted(signum)
-
-
-def _install_signal_handlers() -> dict[int, Any]:
-    if threading.current_thread() is not threading.main_thread():
-        return {}
-    return {sig: signal.signal(sig, _raise_interrupted) for sig in (signal.SIGINT, signal.SIGTERM)}
-
-
-def _restore_signal_handlers(previous: dict[int, Any]) -> None:
-    for sig, handler in previous.items():
-        signal.signal(sig, handler)
-
-
-def sweep_stale_workdirs(root: Path | None = None) -> list[Path]:
-    """Remove temp folders of earlier runs whose process is gone (a SIGKILL leaves them behind)."""
-    root = root or Path(tempfile.gettempdir())
-    removed = []
-    for folder in root.glob(f"{_WORKDIR_PREFIX}*-*"):
-        match = re.match(rf"{_WORKDIR_PREFIX}(\d+)-", folder.name)
-        if match and not _alive(int(match.group(1))):
-            shutil.rmtree(folder, ignore_errors=True)
-            removed.append(folder)
-    return removed
-
-
-def _alive(pid: int) -> bool:
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    except PermissionError:
-        return True
-    return True

@@ -247,9 +247,9 @@ def test_a_mutation_copy_gets_the_baselines_bytecode_except_for_the_mutated_file
     # the copy would pass as unchanged, so the mutated file's bytecode must never be copied. With a
     # pytest that re-points cached code (9 and later; the H200 machine's is older, and the test below
     # covers that one), pytest's rewritten test modules are seeded too.
-    import harness.run.runner
+    import harness.run.trees
 
-    monkeypatch.setattr(harness.run.runner, "pytest_repoints_cached_code", lambda: True)
+    monkeypatch.setattr(harness.run.trees, "pytest_repoints_cached_code", lambda: True)
     assert seeded(tmp_path, ("calc/__pycache__/ops.cpython-311.pyc", "calc/__pycache__/ops.cpython-311-pytest-9.2.0.pyc",
                              "calc/__pycache__/__init__.cpython-311.pyc",
                              "tests/__pycache__/test_add.cpython-311-pytest-9.2.0.pyc")) == [
@@ -275,9 +275,9 @@ def test_with_a_pytest_that_does_not_repoint_cached_code_its_rewritten_modules_a
     # pytest before 9 execs a cached rewritten module as compiled: loaded in the mutation's copy, its
     # code would name the baseline's copy (seen on the H200 machine's pytest, Python 3.12). Plain pycs
     # are re-pointed by Python's own loader and are still seeded.
-    import harness.run.runner
+    import harness.run.trees
 
-    monkeypatch.setattr(harness.run.runner, "pytest_repoints_cached_code", lambda: False)
+    monkeypatch.setattr(harness.run.trees, "pytest_repoints_cached_code", lambda: False)
     assert seeded(tmp_path, ("calc/__pycache__/__init__.cpython-311.pyc", "tests/__pycache__/conftest.cpython-311.pyc",
                              "tests/__pycache__/test_add.cpython-311-pytest-8.3.5.pyc")) == [
         "calc/__pycache__/__init__.cpython-311.pyc", "tests/__pycache__/conftest.cpython-311.pyc"]

@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 
 from harness.results.lock import RepositoryLock
-from harness.run.runner import sweep_stale_workdirs
+from harness.run.signals import sweep_stale_workdirs
 from tests.reports.fixture_projects import CALC, tree_digest, write_project
 
 REPO = Path(__file__).resolve().parents[2]

@@ -657,7 +657,7 @@ def _interrupt(subject: _Subject, signum: int) -> Observed:
 
 
 def _sigkill(subject: _Subject) -> Observed:
-    from harness.run.runner import sweep_stale_workdirs
+    from harness.run.signals import sweep_stale_workdirs
 
     child = subject.slow_child()
     subject.process.send_signal(signal.SIGKILL)  # the seamgate process only: it gets no chance to clean up
