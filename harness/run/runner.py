@@ -20,7 +20,8 @@ finished (``INTERRUPTED``). A SIGKILL'd runner cannot clean up; its temp folder 
 next run (folder names carry the pid), its children die with the fork server.
 
 ``Session`` orchestrates; its collaborators each hold one job: ``harness/run/trees.py`` (the materialized
-trees), ``harness/run/hashing.py`` (the project's hashes, once), ``harness/run/signals.py`` (SIGINT/SIGTERM,
+trees), ``harness/run/previous.py`` (rows reused and cells carried from previous runs),
+``harness/run/hashing.py`` (the project's hashes, once), ``harness/run/signals.py`` (SIGINT/SIGTERM,
 leftover temp folders).
 """
 
@@ -28,8 +29,6 @@ from __future__ import annotations
 
 import argparse
 import contextlib
-import hashlib
-import json
 import os
 import shutil
 import signal
@@ -47,24 +46,25 @@ from harness.gates.gatefile import load_gate_files
 from harness.gates.model import Gate, SourceState
 from harness.judge.evaluate import error_outcome, exit_code_for, expect_for_arm, owed_outcome, red_of_baseline, run_timeout
 from harness.judge.judges import JUDGES, RUNS_ITS_OWN, Seen
-from harness.plan.matrix import RowKey, exit_code_of, fill, in_select, inferred_note, timeout_for, view
+from harness.plan.matrix import RowKey, fill, in_select, inferred_note, timeout_for, view
 from harness.plan.planner import Check, Plan, make_plan, restrict_arms, select_gates
 from harness.plan.preview import preview, render
 from harness.project import Project
-from harness.reach.incremental import cases_to_rerun, entry_digest, merge_reach, moved_lines, write_sources
+from harness.reach.incremental import write_sources
 from harness.reach.reach import Reach, cases_to_run
 from harness.results.evidence import Record, load_records, resolve
 from harness.results.lock import Locked, RepositoryLock
 from harness.results.platforms import Platform
-from harness.results.reuse import KeptRow, KeptRuns, digest, files_read, run_from_data, run_to_data, write_kept_rows
+from harness.results.reuse import KeptRuns, write_kept_rows
 from harness.results.workspace import new_kept_folder, point_latest, reach_file_name, write_matrix
 from harness.rows.executor import Call, Executor, Run, threads_per_run
 from harness.rows.forkserver import ServerDied, launcher as start_launcher
 from harness.rows.import_roots import project_names
 from harness.rows.tree_guard import TreeGuard
 from harness.run.hashing import RunHashes
+from harness.run.previous import PreviousRuns
 from harness.run.signals import WORKDIR_PREFIX, Interrupted, install_signal_handlers, restore_signal_handlers, sweep_stale_workdirs
-from harness.run.trees import CatalogMaterializer, Materializer, Trees, tree_error
+from harness.run.trees import CatalogMaterializer, Materializer, Trees, text_of, tree_error
 from harness.zygote import ENV as ZYGOTE_ENV
 from mutations.apply import apply_to_text
 from mutations.check import read_target
@@ -248,7 +248,8 @@ def _write_outputs(report: Report, options: RunOptions, code: ExitCode, plan: st
 # --------------------------------------------------------------------------------------------
 
 class Session:
-    """One invocation: the temp folder, the launcher, the matrix rows; trees and hashes are its collaborators'."""
+    """One invocation: the temp folder, the launcher, the matrix rows, judging; trees, reuse and hashes are
+    its collaborators' (module docstring)."""
 
     def __init__(self, project: Path, options: RunOptions, materializer: Materializer,
                  launcher: Any = None) -> None:
@@ -262,7 +263,6 @@ class Session:
         self.hashing = RunHashes(self.project, materializer)
         #: The cases each row will run, computed once when the rows are ordered (``row_cost``).
         self.planned_cases: dict[RowKey, frozenset[str] | None] = {}
-        self.guard = threading.Lock()
         self.stopping = threading.Event()
         self.workdir: Path | None = None
         #: This invocation's kept results (``harness/results/workspace.py``): logs, JUnit, reach, outcomes, matrix.
@@ -275,19 +275,9 @@ class Session:
         self.rows: dict[RowKey, RunOutcome | Exception] = {}
         self.reach: dict[RowKey, Reach | None] = {}
         self.progress: GateProgress | None = None
-        #: Every kept run's rows, newest first (a row is looked up in the newest run holding it),
-        #: this run's rows to keep, and the reused ones.
-        self.previous = KeptRuns()
-        #: Per baseline row: the kept row its cells are carried from (its run's snapshot and reach),
-        #: its selection, and the cases a change since that run reaches (``None``: every case) --
-        #: ``harness/reach/incremental.py``.
-        self.carried_from: dict[RowKey, KeptRow] = {}
-        self.baseline_select: dict[RowKey, tuple[str, ...]] = {}
-        self.rerun: dict[RowKey, frozenset[str] | None] = {}
-        #: The kept run's recorded reach of each baseline row, as read (merged into this run's).
-        self.kept_reach: dict[RowKey, dict[str, Any]] = {}
-        self.kept_rows: dict[str, dict[str, Any]] = {}
-        self.reused: set[RowKey] = set()
+        #: What this run takes from previous runs: reused rows, carried cells (``harness/run/previous.py``).
+        self.previous = PreviousRuns(self.project, options, materializer, self.hashing, self.copies,
+                                     rows=self.rows, reach=self.reach, flaky=self.flaky)
         #: The user's tree, watched around every run: a test writing into it makes its gates ERROR.
         self.tree_guard: TreeGuard | None = None
         #: Digest of every gate and arm selected before sharding (``reports.json_out.plan_digest``).
@@ -299,8 +289,9 @@ class Session:
         self.workdir = Path(tempfile.mkdtemp(prefix=f"{WORKDIR_PREFIX}{os.getpid()}-"))
         self.copies.folder = self.workdir / "trees"
         if self.options.reuse:
-            self.previous = KeptRuns.read(self.project)
+            self.previous.kept_runs = KeptRuns.read(self.project)
         self.kept = new_kept_folder(self.project, self.options.output)
+        self.previous.kept = self.kept
         self.tree_guard = TreeGuard.start(self.project, self.copies.original_file, ignore=self.kept)
         previous = install_signal_handlers()
         launcher = None
@@ -348,7 +339,7 @@ class Session:
                               for c in row.cases}
                 for key, row in self.rows.items() if isinstance(row, RunOutcome)}
         write_matrix(self.kept / "matrix.json", rows)
-        write_kept_rows(self.kept, self.kept_rows, files=self.hashing.hashes())
+        write_kept_rows(self.kept, self.previous.kept_rows, files=self.hashing.hashes())
         write_sources(self.kept, self.project, self.reach.values())
         if self.options.output is None:
             point_latest(self.kept)
@@ -416,10 +407,10 @@ class Session:
         tree = self.copies.tree(SourceState())
         if isinstance(tree, Exception):
             raise RuntimeError(f"cannot copy the working tree: {tree}") from tree
-        keys = [key for key in plan.baselines if not self.reuse_baseline(key, plan.rows[key])]
+        keys = [key for key in plan.baselines if not self.previous.reuse_baseline(key, plan.rows[key])]
         reach_files = {key: None if self.options.prove else self.kept / reach_file_name(key) for key in keys}
         # Cells of the kept baseline that no change since reaches (``harness/reach/incremental.py``).
-        carried = {key: self.carried_cells(key, plan.rows[key]) for key in keys}
+        carried = {key: self.previous.carried_cells(key, plan.rows[key]) for key in keys}
         thunks = [lambda k=k, n=n: self.execute(Run(
                       f"baseline{n} {k.arm} {' '.join(plan.rows[k])}", tree, plan.rows[k], k.arm, dict(k.env),
                       self.baseline_limit(plan, k)[0],
@@ -434,48 +425,11 @@ class Session:
             if run.end == "timeout":  # say which limit it was and where it comes from
                 chosen[index] = run = replace(run, detail=f"TIMEOUT: {run.detail} ({self.baseline_limit(plan, key)[1]})")
             if carried[key] and run.end == "completed":
-                run = self.with_carried_cells(key, run, carried[key], reach_files[key])
+                run = self.previous.with_carried_cells(key, run, carried[key], reach_files[key])
             self.rows[key] = self.without_flaky(run)
             self.reach[key] = Reach.read(reach_files[key]) if reach_files[key] is not None else None
             if run.end == "completed":
-                self.remember(key, self.baseline_digest(key, plan.rows[key]), self.rows[key], plan.rows[key])
-
-    def carried_cells(self, key: RowKey, select: tuple[str, ...]) -> dict[str, Any]:
-        """The kept baseline's cells (node id -> cell) that no change since the kept run reaches.
-
-        Empty (run every case) without a kept row of the same selection and mode, with ``--prove``
-        (which records no reach), or when a change's reach is unknown.
-        """
-        kept = self.previous.newest(key.label(), lambda row: row.get("select") == list(select),
-                                    having=reach_file_name(key)) if self.options.reuse else None
-        if kept is not None and (data := kept.run.reach(reach_file_name(key))) is not None:
-            self.kept_reach[key] = data
-        old_reach = Reach.from_data(self.kept_reach[key]) if key in self.kept_reach else None
-        if kept is None or self.options.prove or old_reach is None:
-            self.rerun[key] = None
-            return {}
-        self.carried_from[key] = kept
-        old = run_from_data(kept.data["run"])
-        ids = [c.nodeid for c in old.cases]
-        rerun = cases_to_rerun(kept.run.snapshot, self.hashing.hashes(), self.project, old_reach, ids, select)
-        self.rerun[key] = rerun
-        if rerun is None or old.end != "completed" or any(c.nodeid not in old_reach.cases for c in old.cases):
-            return {}  # a collection error (no case of the reach) is re-run, never carried
-        flaky = set(kept.data.get("flaky", {}))
-        return {c.nodeid: replace(c, carried=True) for c in old.cases if c.nodeid not in rerun and c.nodeid not in flaky}
-
-    def with_carried_cells(self, key: RowKey, run: RunOutcome, carried: Mapping[str, Any],
-                           reach_file: Path | None) -> RunOutcome:
-        """A partial baseline run plus the carried cells; its reach merged with the kept one."""
-        if reach_file is not None:
-            new = json.loads(reach_file.read_text(encoding="utf-8")) if reach_file.is_file() else {}
-            merged = merge_reach(self.kept_reach[key], new, [c.nodeid for c in run.cases],
-                                 moved_lines(self.carried_from[key].run.snapshot, self.project, self.hashing.hashes()))
-            reach_file.write_text(json.dumps(merged), encoding="utf-8")
-        cases = run.cases + tuple(carried.values())
-        return replace(run, cases=cases, exit_code=exit_code_of(cases),
-                       detail=(run.detail + "; " if run.detail else "") +
-                              f"{len(carried)} cells carried from the previous run (no change since reaches them)")
+                self.previous.remember(key, self.previous.baseline_digest(key, plan.rows[key]), self.rows[key], plan.rows[key])
 
     def baseline_limit(self, plan: Plan, key: RowKey) -> tuple[float, str]:
         """Seconds the baseline row ``key`` may take, and where that figure comes from (for its TIMEOUT message)."""
@@ -487,54 +441,6 @@ class Session:
         return self.options.baseline_timeout, (f"the baseline's limit: baseline_timeout = "
                                                f"{self.options.baseline_timeout:g} s from [tool.seamgate] in "
                                                "pyproject.toml (default 600)")
-
-    def carried(self, run: RunOutcome) -> RunOutcome:
-        """A reused run with its log folder copied into this run's kept folder (its messages name files
-        that outlive the old folder's pruning)."""
-        old = Path(run.log).parent if run.log else None
-        if old is None or not old.is_dir():
-            return run
-        new = self.kept / "runs" / f"reused-{old.name}"
-        shutil.copytree(old, new, dirs_exist_ok=True)
-        return replace(run, log=str(new / Path(run.log).name))
-
-    def baseline_digest(self, key: RowKey, select: tuple[str, ...]) -> str:
-        return digest(key.label(), select, self.options.prove, "baseline", None, self.hashing.hashes())
-
-    def remember(self, key: RowKey, row_digest: str, run: RunOutcome, select: Sequence[str]) -> None:
-        with self.guard:
-            self.kept_rows[key.label()] = {"digest": row_digest, "run": run_to_data(run),
-                                           "flaky": {n: list(v) for n, v in self.flaky.items()},
-                                           "select": list(select),
-                                           "entry": self.entry(key)}
-
-    def entry(self, key: RowKey) -> str | None:
-        """Digest of a mutation row's catalog entry (cells are carried only under the same entry)."""
-        catalog = getattr(self.materializer, "catalog", None)
-        if key.source.kind != "mutation" or catalog is None or key.source.mutation not in catalog:
-            return None
-        return entry_digest(catalog.get(key.source.mutation))
-
-    def reuse_baseline(self, key: RowKey, select: tuple[str, ...]) -> bool:
-        """Take the kept baseline row (and its reach) when no project file changed since."""
-        self.baseline_select[key] = select
-        if not self.options.reuse:
-            return False
-        row_digest = self.baseline_digest(key, select)
-        kept = self.previous.matching(key.label(), row_digest)
-        old_reach = kept.folder / reach_file_name(key) if kept is not None else None
-        if kept is None or (not self.options.prove and not old_reach.is_file()):
-            return False
-        self.carried_from[key] = kept
-        self.rows[key] = self.carried(run_from_data(kept.data["run"]))
-        self.flaky.update({n: tuple(v) for n, v in kept.data.get("flaky", {}).items()})
-        if not self.options.prove:
-            shutil.copyfile(old_reach, self.kept / reach_file_name(key))
-            self.reach[key] = Reach.read(self.kept / reach_file_name(key))
-        self.reused.add(key)
-        self.rerun[key] = frozenset()  # nothing changed: every cell of every row may be carried
-        self.remember(key, row_digest, self.rows[key], select)
-        return True
 
     def row_cost(self, key: RowKey, select: tuple[str, ...]) -> float:
         """The seconds ``key``'s row should take: the baseline durations of the cases it will run.
@@ -569,25 +475,13 @@ class Session:
         if isinstance(tree, Exception):
             return tree
         baseline = view(self._baseline(key), select)
-        row_digest = self.row_digest(key, select, tree, baseline)
-        kept = self.previous.matching(key.label(), row_digest) if self.options.reuse else None
-        if kept is not None:
-            self.reused.add(key)
-            run = self.carried(run_from_data(kept.data["run"]))
-            self.remember(key, row_digest, run, select)
-            return self.without_flaky(run)
+        row_digest = self.previous.row_digest(key, select, tree, baseline)
+        if (reused := self.previous.reuse_row(key, select, row_digest)) is not None:
+            return self.without_flaky(reused)
         filled = self._fill(key, select, readers, tree, baseline)
         if filled.end == "completed":
-            self.remember(key, row_digest, filled, select)
+            self.previous.remember(key, row_digest, filled, select)
         return filled
-
-    def row_digest(self, key: RowKey, select: tuple[str, ...], tree: Path, baseline: RunOutcome) -> str:
-        """What a mutation's row depends on (``harness/results/reuse.py``)."""
-        files = self.copies.changed_files(key.source)
-        text = "".join(f"{rel}\0{_text(tree / rel)}" for rel in files) if files is not None else key.source.label()
-        extra = hashlib.sha256(text.encode()).hexdigest()
-        read = files_read(self.reach.get(key.baseline), (c.nodeid for c in baseline.cases), self.hashing.hashes(), select)
-        return digest(key.label(), select, self.options.prove, extra, read, self.hashing.hashes())
 
     def _fill(self, key: RowKey, select: tuple[str, ...], readers: Sequence[Check], tree: Path,
               baseline: RunOutcome) -> RunOutcome:
@@ -595,7 +489,7 @@ class Session:
             run_ids = self.planned_cases[key]
         else:
             run_ids = None if self.options.prove else self.cases_to_run(key, tree, baseline)
-        carried = self.carried_row_cells(key, select, baseline, run_ids)
+        carried = self.previous.carried_row_cells(key, select, baseline, run_ids)
         if carried and run_ids is not None and not run_ids - set(carried):
             # Every case to run was run before on the same mutation, and no change since reaches it.
             ran = RunOutcome(key.label(), "completed", 0, tuple(carried.values()),
@@ -619,35 +513,6 @@ class Session:
             return self.without_flaky(run)
         return self.without_flaky(fill(run, baseline, run_ids))
 
-    def carried_row_cells(self, key: RowKey, select: tuple[str, ...], baseline: RunOutcome,
-                          run_ids: frozenset[str] | None) -> dict[str, Any]:
-        """Cells of this row that the kept run RAN (not inferred) under the same catalog entry and
-        selection, for the cases no change since THAT kept run reaches (``harness/reach/incremental.py``): the
-        newest run holding such a row, which may be older than the one the baseline's cells came from."""
-        entry = self.entry(key)
-        kept = self.previous.newest(key.label(), lambda row: entry is not None and row.get("entry") == entry
-                                    and row.get("select") == list(select),
-                                    having=reach_file_name(key.baseline)) if self.options.reuse else None
-        if kept is None:
-            return {}
-        old = run_from_data(kept.data["run"])
-        base = self.carried_from.get(key.baseline)
-        if base is not None and base.folder == kept.folder:
-            rerun = self.rerun.get(key.baseline)
-        elif self.options.prove or (data := kept.run.reach(reach_file_name(key.baseline))) is None:
-            rerun = None
-        else:
-            rerun = cases_to_rerun(kept.run.snapshot, self.hashing.hashes(), self.project, Reach.from_data(data),
-                                   [c.nodeid for c in old.cases], self.baseline_select[key.baseline])
-        if rerun is None:
-            return {}
-        known = {c.nodeid for c in baseline.cases}
-        if old.end != "completed" or any(c.nodeid not in known for c in old.cases):
-            return {}  # a collection error, or a case the baseline no longer has: run the row again
-        wanted = known if run_ids is None else run_ids
-        return {c.nodeid: replace(c, carried=True) for c in old.cases
-                if not c.inferred and c.nodeid in wanted and c.nodeid not in rerun}
-
     def _baseline(self, key: RowKey) -> RunOutcome:
         row = self.rows[key.baseline]
         if isinstance(row, Exception):
@@ -659,7 +524,7 @@ class Session:
         files = self.copies.changed_files(key.source)
         original = self.copies.tree(SourceState())
         changes = None if files is None or isinstance(original, Exception) else \
-            {rel: (_text(original / rel), _text(tree / rel)) for rel in files}
+            {rel: (text_of(original / rel), text_of(tree / rel)) for rel in files}
         return cases_to_run(changes, self.reach.get(key.baseline), (c.nodeid for c in baseline.cases),
                             project=None if isinstance(original, Exception) else original)
 
@@ -756,7 +621,7 @@ class Session:
         outcome = judge(gate, arm, Seen(subject=subject, baseline=view(self._baseline(check.row), gate.select),
                                         proof=view(proof, gate.select) if proof is not None else None))
         note = inferred_note(subject)
-        if check.row in self.reused or check.row.baseline in self.reused:
+        if check.row in self.previous.reused or check.row.baseline in self.previous.reused:
             note += "; rows reused from the previous run (nothing they read changed)"
         if dropped:
             note += f"; flaky, not counted: {', '.join(dropped)}"
@@ -781,13 +646,6 @@ def _flaky_cases(first: RunOutcome, second: RunOutcome) -> dict[str, tuple[str, 
     red = ("failed", "error")
     return {c.nodeid: (c.kind, kinds[c.nodeid]) for c in first.cases
             if c.nodeid in kinds and (c.kind in red) != (kinds[c.nodeid] in red)}
-
-
-def _text(path: Path) -> str:
-    try:
-        return path.read_text(encoding="utf-8")
-    except (OSError, UnicodeDecodeError):
-        return ""
 
 
 def _all_arms(gates: Sequence[Gate]) -> tuple[str, ...]:

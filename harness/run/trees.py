@@ -130,3 +130,11 @@ def tree_error(state: SourceState, exc: Exception) -> str:
     if isinstance(exc, MutationRotError):
         return f"mutation {state.mutation} no longer applies: {exc}; update its anchor in the catalog"
     return f"cannot materialize {state.label()}: {exc}"
+
+
+def text_of(path: Path) -> str:
+    """The text of a tree's file; ``""`` when it is absent or not UTF-8 (reach and digests read it so)."""
+    try:
+        return path.read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError):
+        return ""
