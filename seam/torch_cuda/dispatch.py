@@ -1,0 +1,175 @@
+"""The device mode: every tensor operation, seen at torch's dispatcher, placed on the emulated device.
+
+One ``TorchDispatchMode`` is on while ``torch.cuda`` is emulated. For each aten operation it:
+
+1. rewrites a ``device="cuda"`` argument to the CPU, and remembers that the result is DEVICE memory
+   (a factory, ``_to_copy`` to the device); ``pin_memory=True`` becomes a pinned mark;
+2. refuses what a GPU refuses outside any capture: tensors of two devices in one kernel;
+3. routes the operation: on a capturing stream into that capture's recorder (which records it, or
+   refuses it with the seam's rule, said here in torch's words); on another stream while a capture
+   forbids it, through the same checks CUDA's global capture mode makes; else it just runs;
+4. marks every new result of a device operation as device memory, so ``.device`` says ``cuda:0``.
+
+Worked example: ``y = x @ w`` with ``x`` and ``w`` on the device -> ``aten.mm`` runs on the CPU and
+``y``'s storage is marked device. Inside a capture the same ``mm`` is recorded; ``y`` is poisoned at
+``capture_end`` and written again by every ``replay()``.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import threading
+from typing import Any, Iterator
+
+import torch
+from torch.utils._python_dispatch import TorchDispatchMode
+
+from seam.capture_guard import COPY_OPS, check_copy
+from seam.errors import CaptureError, PageableCopyError
+from seam.torch_cuda import cuda_errors
+from seam.torch_cuda.kinds import is_device, kind_of, mark
+from seam.torch_cuda.runtime import CPU, runtime
+
+aten = torch.ops.aten
+_TO_COPY = aten._to_copy.default
+_SEEDED = torch.Tag.nondeterministic_seeded
+#: Operations whose tensors may sit on two devices: copies, and indexing by host indices.
+_MIXED_OK = frozenset({aten.copy_.default, _TO_COPY, aten._copy_from.default, aten._copy_from_and_resize.default,
+                       aten.index.Tensor, aten.index_put_.default, aten.index_put.default, aten._index_put_impl_.default,
+                       aten.set_.source_Storage_storage_offset, aten.set_.source_Tensor, aten.set_.source_Storage,
+                       aten.lift_fresh.default, aten.detach.default, aten.alias.default})
+#: cuBLAS work: the first in a thread creates the thread's handle, which CUDA refuses inside a capture.
+_BLAS = frozenset(getattr(aten, n).default for n in ("mm", "addmm", "bmm", "baddbmm", "addmv", "mv", "dot", "vdot",
+                                                      "addbmm", "_addmm_activation") if hasattr(aten, n))
+_lock = threading.Lock()
+
+
+def _is_cuda(device: Any) -> bool:
+    if isinstance(device, torch.device):
+        return device.type == "cuda"
+    if isinstance(device, str):
+        return device.startswith("cuda")
+    return False
+
+
+@contextlib.contextmanager
+def cuda_rng() -> Iterator[None]:
+    """Random draws of the device come from the device's generator, not the CPU's."""
+    cpu = torch.random.default_generator
+    device_gen = runtime().generator
+    saved = cpu.get_state()
+    cpu.set_state(device_gen.get_state())
+    try:
+        yield
+    finally:
+        device_gen.set_state(cpu.get_state())
+        cpu.set_state(saved)
+
+
+def _tensors(args: Any, kwargs: dict[str, Any]) -> list[torch.Tensor]:
+    out: list[torch.Tensor] = []
+    for value in (*args, *kwargs.values()):
+        if isinstance(value, torch.Tensor):
+            out.append(value)
+        elif isinstance(value, (list, tuple)):
+            out.extend(v for v in value if isinstance(v, torch.Tensor))
+    return out
+
+
+def _mark_new(result: Any, kind: str, inputs: list[torch.Tensor]) -> None:
+    """Mark the results that are NEW memory as ``kind``: a result that is an input, or a view of one
+    (``copy_`` into a host tensor returns that host tensor), keeps the kind of its memory."""
+    results = [result] if isinstance(result, torch.Tensor) else \
+        [r for r in result if isinstance(r, torch.Tensor)] if isinstance(result, (list, tuple)) else []
+    fresh = [r for r in results if kind_of(r) == "pageable"]
+    if not fresh:
+        return
+    taken = {id(t.untyped_storage()) for t in inputs}
+    for r in fresh:
+        if id(r.untyped_storage()) not in taken:
+            mark(r, kind)  # type: ignore[arg-type]
+
+
+def _translate(err: CaptureError, func: Any, capture: Any) -> RuntimeError:
+    """The seam's refusal of ``func`` said in torch's words, invalidating where CUDA invalidates."""
+    copying = func in COPY_OPS or func is _TO_COPY
+    if isinstance(err, PageableCopyError) or (copying and "pageable" in str(err)):
+        # torch's own check, made before CUDA is asked: the capture goes on (H200: ``cpu``, ``tolist``).
+        return cuda_errors.torch_error(cuda_errors.PAGEABLE_COPY, str(err))
+    for c in runtime().refusing_captures() if capture is None else [capture, *runtime().refusing_captures()]:
+        c.invalidate(f"{func}")
+    return cuda_errors.cuda_error(cuda_errors.NOT_PERMITTED, str(err))
+
+
+class DeviceMode(TorchDispatchMode):
+    """Places every aten operation on the emulated device (see the module docstring)."""
+
+    def __torch_dispatch__(self, func: Any, types: Any, args: tuple[Any, ...] = (), kwargs: Any = None) -> Any:
+        kwargs = kwargs or {}
+        target: str | None = None
+        device = kwargs.get("device")
+        if device is not None:
+            target = "device" if _is_cuda(device) else "host"
+            if target == "device":
+                kwargs = {**kwargs, "device": CPU}
+        if kwargs.get("pin_memory"):
+            kwargs = {**kwargs, "pin_memory": False}
+            target = "pinned"
+        tensors = _tensors(args, kwargs)
+        device_in = False
+        host_in = False
+        for t in tensors:
+            if is_device(t):
+                device_in = True
+            elif t.dim() > 0 and t.device.type == "cpu":
+                host_in = True
+        if device_in and host_in and target is None and func not in _MIXED_OK:
+            raise RuntimeError("Expected all tensors to be on the same device, but found at least two devices, "
+                               f"cuda:0 and cpu! (when checking argument for {func})")
+        on_device = target == "device" or (target is None and device_in)
+        if on_device or device_in:
+            result = self._run_on_device(func, types, args, kwargs, target, on_device)
+        else:
+            result = func(*args, **kwargs)  # host work: runs now, in or out of a capture
+        if target == "pinned":
+            _mark_new(result, "pinned", tensors)
+        elif on_device:
+            _mark_new(result, "device", tensors)
+        return result
+
+    def _run_on_device(self, func: Any, types: Any, args: tuple[Any, ...], kwargs: dict[str, Any],
+                       target: str | None, on_device: bool) -> Any:
+        rt = runtime()
+        seeded = on_device and _SEEDED in func.tags
+        if not rt.captures:
+            if func in _BLAS:
+                rt.blas_threads.add(threading.get_ident())
+            return self._call(func, args, kwargs, seeded)
+        stream = rt.current_stream()
+        capture = rt.capture_of(stream.id)
+        try:
+            if capture is None:
+                if rt.refusing_captures():
+                    capture_guard = rt.refusing_captures()[0].recorder
+                    capture_guard.check_outside(func, args, kwargs)
+                return self._call(func, args, kwargs, seeded)
+            if func in _BLAS and threading.get_ident() not in rt.blas_threads:
+                capture.invalidate("the creation of a cuBLAS handle")
+                raise cuda_errors.torch_error(cuda_errors.CUBLAS_NOT_INITIALIZED,
+                                              "the thread's first matmul ran inside a capture; run it once before")
+            if func is _TO_COPY:
+                src = kind_of(args[0])
+                dst = "device" if target == "device" else ("pinned" if target == "pinned" else
+                                                          ("device" if target is None and on_device else "pageable"))
+                check_copy(dst, src, blocking=not kwargs.get("non_blocking", False))
+            with cuda_rng() if seeded else contextlib.nullcontext():
+                return capture.recorder.__torch_dispatch__(func, types, args, kwargs)
+        except CaptureError as err:
+            raise _translate(err, func, capture) from None
+
+    @staticmethod
+    def _call(func: Any, args: tuple[Any, ...], kwargs: dict[str, Any], seeded: bool) -> Any:
+        if seeded:
+            with cuda_rng():
+                return func(*args, **kwargs)
+        return func(*args, **kwargs)

@@ -1,0 +1,89 @@
+"""Memory kinds under the emulated ``torch.cuda``: device, pinned or pageable, kept on each storage.
+
+A tensor on the emulated device is a plain CPU tensor whose STORAGE is marked ``device``; a view
+shares its base's storage, so it is device memory too, and ``x.data = other`` follows ``other``'s
+storage, as a real address would. The mark is an attribute of torch's Python storage object (which
+torch keeps alive as long as the storage), so reading it costs one attribute lookup, and a storage
+that dies takes its mark with it: a recycled id is never misread.
+"""
+
+from __future__ import annotations
+
+import weakref
+from typing import Literal
+
+import torch
+
+MemoryKind = Literal["device", "pinned", "pageable"]
+
+_ATTR = "_seam_memory_kind"
+
+
+class MemoryAccount:
+    """Bytes of live device storages, and the peak since the last reset (``torch.cuda.memory_*``)."""
+
+    def __init__(self) -> None:
+        self.allocated = 0
+        self.peak = 0
+        self.allocations = 0
+
+    def add(self, storage: torch.UntypedStorage) -> None:
+        nbytes = storage.nbytes()
+        self.allocated += nbytes
+        self.allocations += 1
+        self.peak = max(self.peak, self.allocated)
+        weakref.finalize(storage, self._free, nbytes)
+
+    def _free(self, nbytes: int) -> None:
+        self.allocated -= nbytes
+
+    def reset_peak(self) -> None:
+        self.peak = self.allocated
+
+
+ACCOUNT = MemoryAccount()
+
+#: Device storages by address: what ``torch._C._construct_storage_from_data_pointer`` looks up.
+_BY_ADDRESS: "weakref.WeakValueDictionary[int, torch.UntypedStorage]" = weakref.WeakValueDictionary()
+
+
+def storage_at(data_ptr: int) -> torch.UntypedStorage | None:
+    """The live device storage that starts at ``data_ptr``, if any."""
+    return _BY_ADDRESS.get(data_ptr)
+
+
+def kind_of(tensor: torch.Tensor) -> MemoryKind:
+    """Where ``tensor``'s memory lives on the emulated machine."""
+    return getattr(tensor.untyped_storage(), _ATTR, "pageable")
+
+
+def is_device(tensor: torch.Tensor) -> bool:
+    return getattr(tensor.untyped_storage(), _ATTR, None) == "device"
+
+
+def mark(tensor: torch.Tensor, kind: MemoryKind) -> None:
+    """Mark ``tensor``'s storage (and so every view of it) as ``kind`` memory."""
+    storage = tensor.untyped_storage()
+    before = getattr(storage, _ATTR, None)
+    if before == kind:
+        return
+    setattr(storage, _ATTR, kind)
+    if kind == "device" and before != "device":
+        ACCOUNT.add(storage)
+        if storage.nbytes():
+            _BY_ADDRESS[storage.data_ptr()] = storage
+
+
+class StorageKinds:
+    """The registry interface the seam's capture recorder reads (``mark`` / ``kind_of``)."""
+
+    @staticmethod
+    def mark(tensor: torch.Tensor, kind: MemoryKind) -> None:
+        mark(tensor, kind)
+
+    @staticmethod
+    def kind_of(tensor: torch.Tensor) -> MemoryKind:
+        return kind_of(tensor)
+
+
+REGISTRY = StorageKinds()
