@@ -50,10 +50,12 @@ def pytest_addoption(parser: pytest.Parser) -> None:
 
 
 def emulation_wanted(config: pytest.Config) -> bool:
-    """``SEAM_EMULATE_CUDA=0`` wins (a real cuda arm); else ``--emulate-cuda``, the ini key, or ``=1``."""
+    """``SEAM_EMULATE_CUDA=0``, or ``SEAM_ARMS`` without ``cpu-emulated``, wins (a real arm); else
+    ``--emulate-cuda``, the ini key, or ``SEAM_EMULATE_CUDA=1``."""
     env = os.environ.get("SEAM_EMULATE_CUDA", "").strip()
-    if env == "0":
-        return False
+    arms = [a.strip() for a in os.environ.get("SEAM_ARMS", "").split(",") if a.strip()]
+    if env == "0" or (arms and "cpu-emulated" not in arms):
+        return False  # the real cuda arm (the gate runner sets SEAM_ARMS per arm)
     return env == "1" or bool(config.getoption("emulate_cuda", False)) or bool(config.getini("emulate_cuda"))
 
 

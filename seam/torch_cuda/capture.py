@@ -31,8 +31,9 @@ _MODES = ("global", "thread_local", "relaxed")
 class OpenCapture:
     """One capture between ``capture_begin`` and ``capture_end``."""
 
-    def __init__(self, graph: "CUDAGraph", stream: Stream, mode: str) -> None:
-        self.graph = graph
+    def __init__(self, stream: Stream, mode: str) -> None:
+        # (No reference to its CUDAGraph: the recorder's callbacks make a cycle with this object, and a
+        # graph the user deletes must die at once, as on a GPU.)
         self.stream = stream
         self.mode = mode
         self.thread = threading.get_ident()
@@ -96,7 +97,7 @@ class CUDAGraph:
             if other.mode != "relaxed":  # H200: after a second begin, neither capture can end cleanly
                 other.invalidate("a second capture began while this one was open")
         self._pool = tuple(pool) if pool is not None else self._pool or _pool_handle()
-        capture = OpenCapture(self, stream, capture_error_mode)
+        capture = OpenCapture(stream, capture_error_mode)
         if any(c.mode != "relaxed" for c in rt.captures):
             capture.invalidate("it began while another capture was open")
         self._capture = capture
