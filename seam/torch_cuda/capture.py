@@ -75,6 +75,9 @@ class CUDAGraph:
         self._graph: EmulatedGraph | None = None
         self._capture: OpenCapture | None = None
         self._pool: tuple[int, int] | None = None
+        #: The device it was made on: a graph of an earlier ``emulate_cuda()`` block (an earlier test)
+        #: that the collector finalizes later touches no capture of this one.
+        self._runtime = runtime()
         self.keep_graph = keep_graph
         return self
 
@@ -157,7 +160,7 @@ class CUDAGraph:
         # CUDA destroys the graph's executable with the object: refused (and the open capture
         # invalidated) while a capture that forbids it is open (H200: del_other_graph).
         try:
-            if getattr(self, "_graph", None) is not None:
+            if getattr(self, "_graph", None) is not None and self._runtime is runtime():
                 for capture in runtime().refusing_captures():
                     capture.invalidate("the release of another graph")
         except Exception:
