@@ -27,7 +27,7 @@ from torch.utils._python_dispatch import TorchDispatchMode
 from seam.capture_guard import COPY_OPS, check_copy
 from seam.errors import CaptureError, PageableCopyError
 from seam.torch_cuda import cuda_errors
-from seam.torch_cuda.kinds import is_device, kind_of, mark
+from seam.torch_cuda.kinds import is_device, kind_of, mark_unmarked
 from seam.torch_cuda.runtime import CPU, runtime
 
 aten = torch.ops.aten
@@ -66,6 +66,29 @@ def cuda_rng() -> Iterator[None]:
         cpu.set_state(saved)
 
 
+class _OpInfo:
+    """What the device mode needs to know of one aten overload, worked out once."""
+
+    __slots__ = ("seeded", "blas", "mixed_ok", "fresh")
+
+    def __init__(self, func: Any) -> None:
+        self.seeded = _SEEDED in func.tags
+        self.blas = func in _BLAS
+        self.mixed_ok = func in _MIXED_OK
+        #: Per result: whether it is NEW memory (no alias annotation: not an input, not a view of one).
+        self.fresh = tuple(r.alias_info is None for r in func._schema.returns)
+
+
+_INFO: dict[Any, _OpInfo] = {}
+
+
+def _info(func: Any) -> _OpInfo:
+    info = _INFO.get(func)
+    if info is None:
+        info = _INFO[func] = _OpInfo(func)
+    return info
+
+
 def _tensors(args: Any, kwargs: dict[str, Any]) -> list[torch.Tensor]:
     out: list[torch.Tensor] = []
     for value in (*args, *kwargs.values()):
@@ -76,18 +99,22 @@ def _tensors(args: Any, kwargs: dict[str, Any]) -> list[torch.Tensor]:
     return out
 
 
-def _mark_new(result: Any, kind: str, inputs: list[torch.Tensor]) -> None:
-    """Mark the results that are NEW memory as ``kind``: a result that is an input, or a view of one
-    (``copy_`` into a host tensor returns that host tensor), keeps the kind of its memory."""
-    results = [result] if isinstance(result, torch.Tensor) else \
-        [r for r in result if isinstance(r, torch.Tensor)] if isinstance(result, (list, tuple)) else []
-    fresh = [r for r in results if kind_of(r) == "pageable"]
-    if not fresh:
+def _mark_new(result: Any, kind: str, fresh: tuple[bool, ...]) -> None:
+    """Mark the results that are NEW memory as ``kind``: a result the schema says is an input or a
+    view of one (``copy_`` into a host tensor returns that host tensor) keeps its memory's kind, and
+    a result already marked (an unannotated alias, ``_unsafe_view``) is left as it is."""
+    if isinstance(result, torch.Tensor):
+        if fresh and fresh[0]:
+            mark_unmarked(result, kind)
         return
-    taken = {id(t.untyped_storage()) for t in inputs}
-    for r in fresh:
-        if id(r.untyped_storage()) not in taken:
-            mark(r, kind)  # type: ignore[arg-type]
+    if isinstance(result, (list, tuple)):
+        for i, r in enumerate(result):
+            if not (fresh[i] if i < len(fresh) else (fresh[-1] if fresh else False)):
+                continue
+            if isinstance(r, torch.Tensor):
+                mark_unmarked(r, kind)
+            elif isinstance(r, (list, tuple)):
+                _mark_new(r, kind, (True,) * len(r))
 
 
 def _translate(err: CaptureError, func: Any, capture: Any) -> RuntimeError:
@@ -115,36 +142,39 @@ class DeviceMode(TorchDispatchMode):
         if kwargs.get("pin_memory"):
             kwargs = {**kwargs, "pin_memory": False}
             target = "pinned"
-        tensors = _tensors(args, kwargs)
+        info = _info(func)
         device_in = False
         host_in = False
-        for t in tensors:
+        for t in _tensors(args, kwargs):
             if is_device(t):
                 device_in = True
-            elif t.dim() > 0 and t.device.type == "cpu":
+            elif t.is_cpu and t.dim() > 0:
                 host_in = True
-        if device_in and host_in and target is None and func not in _MIXED_OK:
+        if device_in and host_in and target is None and not info.mixed_ok:
             raise RuntimeError("Expected all tensors to be on the same device, but found at least two devices, "
                                f"cuda:0 and cpu! (when checking argument for {func})")
         on_device = target == "device" or (target is None and device_in)
         if on_device or device_in:
-            result = self._run_on_device(func, types, args, kwargs, target, on_device)
+            result = self._run_on_device(func, types, args, kwargs, target, on_device, info)
         else:
             result = func(*args, **kwargs)  # host work: runs now, in or out of a capture
         if target == "pinned":
-            _mark_new(result, "pinned", tensors)
+            _mark_new(result, "pinned", info.fresh)
         elif on_device:
-            _mark_new(result, "device", tensors)
+            _mark_new(result, "device", info.fresh)
         return result
 
     def _run_on_device(self, func: Any, types: Any, args: tuple[Any, ...], kwargs: dict[str, Any],
-                       target: str | None, on_device: bool) -> Any:
+                       target: str | None, on_device: bool, info: _OpInfo) -> Any:
         rt = runtime()
-        seeded = on_device and _SEEDED in func.tags
+        seeded = on_device and info.seeded
         if not rt.captures:
-            if func in _BLAS:
+            if info.blas:
                 rt.blas_threads.add(threading.get_ident())
-            return self._call(func, args, kwargs, seeded)
+            if seeded:
+                with cuda_rng():
+                    return func(*args, **kwargs)
+            return func(*args, **kwargs)
         stream = rt.current_stream()
         capture = rt.capture_of(stream.id)
         try:
@@ -153,7 +183,7 @@ class DeviceMode(TorchDispatchMode):
                     capture_guard = rt.refusing_captures()[0].recorder
                     capture_guard.check_outside(func, args, kwargs)
                 return self._call(func, args, kwargs, seeded)
-            if func in _BLAS and threading.get_ident() not in rt.blas_threads:
+            if info.blas and threading.get_ident() not in rt.blas_threads:
                 capture.invalidate("the creation of a cuBLAS handle")
                 raise cuda_errors.torch_error(cuda_errors.CUBLAS_NOT_INITIALIZED,
                                               "the thread's first matmul ran inside a capture; run it once before")
@@ -173,3 +203,9 @@ class DeviceMode(TorchDispatchMode):
             with cuda_rng():
                 return func(*args, **kwargs)
         return func(*args, **kwargs)
+
+
+# torch wraps a mode's ``__torch_dispatch__`` to keep dynamo out at class creation; this mode runs
+# on every operation of an emulated session, and nothing in it is traced, so it is called as is.
+DeviceMode.__torch_dispatch__ = getattr(DeviceMode.__torch_dispatch__, "__wrapped__",  # type: ignore[method-assign]
+                                        DeviceMode.__torch_dispatch__)

@@ -46,10 +46,15 @@ def _host_empty_cache() -> None:
     """``torch._C._host_emptyCache``: no pinned-memory cache to empty."""
 
 
+_construct_storage = torch._C._construct_storage_from_data_pointer
+
+
 def _storage_from_pointer(data_ptr: int, device_: Any, nbytes: int) -> torch.UntypedStorage:
-    storage = storage_at(int(data_ptr))
-    if storage is None:
+    """A non-owning storage over device memory at ``data_ptr``, as torch makes one on a GPU."""
+    if storage_at(int(data_ptr)) is None:
         raise RuntimeError(f"seamgate's CUDA emulator: no device storage starts at {data_ptr:#x}")
+    storage = _construct_storage(int(data_ptr), torch.device("cpu"), int(nbytes))
+    setattr(storage, "_seam_memory_kind", "device")
     return storage
 
 

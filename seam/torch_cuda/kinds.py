@@ -19,32 +19,32 @@ MemoryKind = Literal["device", "pinned", "pageable"]
 _ATTR = "_seam_memory_kind"
 
 
+#: Live device storages by address: what ``torch._C._construct_storage_from_data_pointer`` looks
+#: up, and what the memory figures add up (when asked: no bookkeeping on the hot path).
+_BY_ADDRESS: "weakref.WeakValueDictionary[int, torch.UntypedStorage]" = weakref.WeakValueDictionary()
+
+
 class MemoryAccount:
-    """Bytes of live device storages, and the peak since the last reset (``torch.cuda.memory_*``)."""
+    """Bytes of live device storages, and the highest figure seen since the last reset
+    (``torch.cuda.memory_allocated`` / ``max_memory_allocated``: read when asked, and at every
+    capture's end, so a peak between two reads is seen only as far as those reads see it)."""
 
     def __init__(self) -> None:
-        self.allocated = 0
         self.peak = 0
         self.allocations = 0
 
-    def add(self, storage: torch.UntypedStorage) -> None:
-        nbytes = storage.nbytes()
-        self.allocated += nbytes
-        self.allocations += 1
-        self.peak = max(self.peak, self.allocated)
-        weakref.finalize(storage, self._free, nbytes)
-
-    def _free(self, nbytes: int) -> None:
-        self.allocated -= nbytes
+    @property
+    def allocated(self) -> int:
+        now = sum(s.nbytes() for s in list(_BY_ADDRESS.values()))
+        self.peak = max(self.peak, now)
+        return now
 
     def reset_peak(self) -> None:
+        self.peak = 0
         self.peak = self.allocated
 
 
 ACCOUNT = MemoryAccount()
-
-#: Device storages by address: what ``torch._C._construct_storage_from_data_pointer`` looks up.
-_BY_ADDRESS: "weakref.WeakValueDictionary[int, torch.UntypedStorage]" = weakref.WeakValueDictionary()
 
 
 def storage_at(data_ptr: int) -> torch.UntypedStorage | None:
@@ -68,10 +68,21 @@ def mark(tensor: torch.Tensor, kind: MemoryKind) -> None:
     if before == kind:
         return
     setattr(storage, _ATTR, kind)
-    if kind == "device" and before != "device":
-        ACCOUNT.add(storage)
+    if kind == "device":
+        ACCOUNT.allocations += 1
         if storage.nbytes():
             _BY_ADDRESS[storage.data_ptr()] = storage
+
+
+def mark_unmarked(tensor: torch.Tensor, kind: MemoryKind) -> None:
+    """Mark ``tensor``'s storage as ``kind`` unless it already has a kind (the device mode's hot path)."""
+    storage = tensor.untyped_storage()
+    if getattr(storage, _ATTR, None) is None:
+        setattr(storage, _ATTR, kind)
+        if kind == "device":
+            ACCOUNT.allocations += 1
+            if storage.nbytes():
+                _BY_ADDRESS[storage.data_ptr()] = storage
 
 
 class StorageKinds:
