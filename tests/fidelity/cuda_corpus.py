@@ -49,6 +49,7 @@ program missing on one side as a difference.
 from __future__ import annotations
 
 import argparse
+import hashlib
 import json
 import os
 import re
@@ -1875,10 +1876,16 @@ print("PROVENANCE " + json.dumps(p))
 '''
 
 
+def programs_digest() -> str:
+    """sha256 of every program's text: names the corpus a report measured even where git cannot (a
+    device's copy of the working tree may carry other git metadata than the tree it holds)."""
+    return hashlib.sha256(json.dumps(PROGRAMS, sort_keys=True).encode()).hexdigest()
+
+
 def provenance(arm: str) -> dict:
     """torch, the device and the commit, seen by a child started exactly as the programs are."""
     src = (ACTIVATE + "\n" if arm == "emulated" else "") + _PROVENANCE
-    out: dict = {"arm": arm}
+    out: dict = {"arm": arm, "programs_sha256": programs_digest()}
     try:
         done = subprocess.run([sys.executable, "-c", src], capture_output=True, text=True, timeout=TIMEOUT_S,
                               cwd=REPO, env=child_env(arm))
