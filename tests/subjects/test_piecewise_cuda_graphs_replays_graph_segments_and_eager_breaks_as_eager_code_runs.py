@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import gc
 import weakref
+from pathlib import Path
 
 import pytest
 import torch
@@ -42,6 +43,13 @@ def _body(x: torch.Tensor, mid: torch.Tensor, out: torch.Tensor, factor: float) 
     _scale_into(mid, h, factor)
     out.copy_(mid.sin() + h)
 
+
+
+def test_the_library_under_test_is_the_pinned_release_from_the_projects_subjects_folder(torch_cuda: str) -> None:
+    """scripts/setup.sh installs it into .subjects/ and conftest.py puts that first on sys.path, so that an
+    off-tree copy's tests import the copy's (mutated) module: the gates' mutations are only seen through it."""
+    assert pcg.__version__ == "0.1.0"
+    assert Path(pcg.__file__).resolve().parent == Path(__file__).resolve().parents[2] / ".subjects"
 
 def test_each_replay_recomputes_the_segments_and_the_eager_break_from_new_inputs_as_eager_code_does(torch_cuda: str) -> None:
     x, mid, out = (torch.zeros(N, device="cuda") for _ in range(3))
