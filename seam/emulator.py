@@ -223,7 +223,7 @@ class CaptureRecorder(CaptureGuard):
             # (writing its arguments again, as CUDA's does) and refreshes them.
             for t in born:
                 self._registry.mark(t, "device")
-                self._born.setdefault(id(t.untyped_storage()), t)
+                self._born.setdefault(id(t.untyped_storage()), _alias(t))
             self.graph.ops.append(RecordedOp.functional(func, *self._bake(args, kwargs), _aliases(outputs)))
         elif mutated:  # in place or ``out=``: every result is a written argument, rewritten by re-issuing
             self.graph.ops.append(RecordedOp(func, *self._bake(args, kwargs), _aliases(outputs), True))

@@ -18,29 +18,68 @@ from typing import Any
 import torch
 from torch.utils._python_dispatch import _disable_current_modes
 
-from seam.emulator import CaptureRecorder, EmulatedGraph
+from seam.emulator import CaptureRecorder, EmulatedGraph, RecordedOp
 from seam.fork_ledger import ForkLedger
 from seam.torch_cuda import cuda_errors
+from seam.torch_cuda.dispatch import cuda_rng
 from seam.torch_cuda.kinds import REGISTRY
+from seam.torch_cuda.pools import CountingOps, Pool
 from seam.torch_cuda.runtime import runtime
 from seam.torch_cuda.streams import Stream
 
 _MODES = ("global", "thread_local", "relaxed")
 
 
+_SEEDED = torch.Tag.nondeterministic_seeded
+
+
+class _SeededOp(RecordedOp):
+    """A recorded random operation: each replay draws at the device generator's offset then."""
+
+    @classmethod
+    def of(cls, op: RecordedOp) -> "_SeededOp":
+        return cls(op.func, op.args, op.kwargs, op.outputs, op.mutating)
+
+    def run(self) -> None:
+        with cuda_rng():
+            super().run()
+
+
+class _PooledKinds:
+    """The registry a capture's recorder marks its new buffers through: each is served from the pool."""
+
+    def __init__(self, capture: "OpenCapture") -> None:
+        self._capture = capture
+
+    def mark(self, tensor: torch.Tensor, kind: Any) -> None:
+        if kind == "device":
+            c = self._capture
+            c.pool.place(tensor, c.ops.refs, c.recorder._born)
+        REGISTRY.mark(tensor, kind)
+
+    @staticmethod
+    def kind_of(tensor: torch.Tensor) -> Any:
+        return REGISTRY.kind_of(tensor)
+
+
 class OpenCapture:
     """One capture between ``capture_begin`` and ``capture_end``."""
 
-    def __init__(self, stream: Stream, mode: str) -> None:
+    def __init__(self, stream: Stream, mode: str, pool: Pool) -> None:
         # (No reference to its CUDAGraph: the recorder's callbacks make a cycle with this object, and a
         # graph the user deletes must die at once, as on a GPU.)
         self.stream = stream
         self.mode = mode
         self.thread = threading.get_ident()
+        self.pool = pool
         self.ledger = ForkLedger(origin=stream.id, versions={stream.id: 0}, seen={stream.id: {}})
-        self.recorder = CaptureRecorder(REGISTRY, self._recording_now, self._count_op)
+        self.recorder = CaptureRecorder(_PooledKinds(self), self._recording_now, self._count_op)
+        self.ops = CountingOps()
+        self.recorder.graph.ops = self.ops
         #: The first refused call that invalidated this capture (CUDA then fails its end).
         self.reason: str | None = None
+        #: Another thread tried to end it (global or thread_local mode): CUDA then refuses its own end.
+        self.ended_elsewhere = False
 
     def _recording_now(self) -> bool:
         return self.ledger.captures(runtime().current_stream().id)
@@ -55,6 +94,13 @@ class OpenCapture:
 
 def _pool_handle() -> tuple[int, int]:
     return (0, next(runtime().pool_ids))
+
+
+def _pool(handle: tuple[int, int]) -> Pool:
+    pools = runtime().pools
+    if handle not in pools:
+        pools[handle] = Pool()
+    return pools[handle]
 
 
 def graph_pool_handle() -> tuple[int, int]:
@@ -90,19 +136,15 @@ class CUDAGraph:
             raise cuda_errors.torch_error(cuda_errors.ALREADY_CAPTURED, "capture_begin on a graph that holds a capture")
         if capture_error_mode not in _MODES:
             raise RuntimeError(f"Unknown capture error mode. Expected `global`, `thread_local`, or `relaxed`, "
-                               f"got `{capture_error_mode}`")
+                               f"got {capture_error_mode}")
         stream = rt.current_stream()
         if stream.cuda_stream == 0:
             raise cuda_errors.torch_error(cuda_errors.DEFAULT_STREAM_CAPTURE, "capture_begin on the default stream")
         if rt.capture_of(stream.id) is not None:
-            raise cuda_errors.cuda_error(cuda_errors.NOT_PERMITTED, "capture_begin on a stream that is capturing")
-        for other in rt.captures:
-            if other.mode != "relaxed":  # H200: after a second begin, neither capture can end cleanly
-                other.invalidate("a second capture began while this one was open")
+            raise cuda_errors.torch_error(cuda_errors.during_capture("Cannot register the state"),
+                                          "capture_begin on a stream that is capturing")
         self._pool = tuple(pool) if pool is not None else self._pool or _pool_handle()
-        capture = OpenCapture(stream, capture_error_mode)
-        if any(c.mode != "relaxed" for c in rt.captures):
-            capture.invalidate("it began while another capture was open")
+        capture = OpenCapture(stream, capture_error_mode, _pool(self._pool))
         self._capture = capture
         rt.captures.append(capture)
 
@@ -110,11 +152,23 @@ class CUDAGraph:
         rt = runtime()
         capture = self._capture
         if capture is None:
-            raise RuntimeError("Called CUDAGraph::capture_end without a preceding capture_begin")
-        self._capture = None
-        if capture in rt.captures:
-            rt.captures.remove(capture)
-        graph = capture.recorder.finish()
+            raise cuda_errors.cuda_error(cuda_errors.PRESENT_STATE, "capture_end without a capture_begin")
+        if rt.current_stream().id != capture.stream.id:
+            raise cuda_errors.torch_error(cuda_errors.SAME_STREAM, "capture_end on another stream than its begin")
+        if capture.ended_elsewhere:
+            self._close(capture)
+            raise cuda_errors.cuda_error(cuda_errors.PRESENT_STATE, "another thread tried to end this capture")
+        if capture.thread != threading.get_ident() and capture.mode != "relaxed":
+            capture.ended_elsewhere = True
+            raise cuda_errors.cuda_error(cuda_errors.OTHER_THREAD_END, "capture_end from another thread")
+        others = [c for c in rt.captures if c is not capture and c.mode != "relaxed"]
+        if others and capture.mode != "relaxed":
+            # H200: with two captures open, the end of one is refused and the other ends invalidated.
+            self._close(capture)
+            for other in others:
+                other.invalidate("the refused end of another capture")
+            raise cuda_errors.cuda_error(cuda_errors.NOT_PERMITTED, "capture_end while another capture is open")
+        graph = self._close(capture)
         unjoined = capture.ledger.unjoined()
         if capture.reason is not None:
             raise cuda_errors.cuda_error(cuda_errors.INVALIDATED, f"the capture was invalidated by {capture.reason}")
@@ -124,7 +178,16 @@ class CUDAGraph:
                                          "joined back to the capturing stream before capture_end")
         if not graph.ops:
             warnings.warn(cuda_errors.EMPTY_GRAPH, UserWarning, stacklevel=2)
+        capture.pool.graph_refs[id(self)] = capture.ops.refs
+        graph.ops = [_SeededOp.of(op) if _SEEDED in op.func.tags else op for op in graph.ops]
         self._graph = graph
+
+    def _close(self, capture: OpenCapture) -> EmulatedGraph:
+        self._capture = None
+        rt = runtime()
+        if capture in rt.captures:
+            rt.captures.remove(capture)
+        return capture.recorder.finish()
 
     def instantiate(self) -> None:
         if self._graph is None:
@@ -133,6 +196,9 @@ class CUDAGraph:
     def replay(self) -> None:
         if self._graph is None:
             raise cuda_errors.torch_error(cuda_errors.REPLAY_WITHOUT_CAPTURE, "replay of a graph with no capture")
+        if is_current_stream_capturing():
+            raise cuda_errors.torch_error(cuda_errors.during_capture("Cannot prepare for replay"),
+                                          "replay on a stream that is capturing")
         # On a GPU a replay dispatches no tensor operation: no mode (the emulator's or a user's)
         # sees the re-issued work.
         with _disable_current_modes():
@@ -144,10 +210,15 @@ class CUDAGraph:
                 capture.invalidate("the reset of another graph")
             warnings.warn("CUDA warning: operation not permitted when stream is capturing", UserWarning, stacklevel=2)
         self._graph = None
+        self._forget_pool_refs()
+
+    def _forget_pool_refs(self) -> None:
+        if self._pool is not None and self._runtime is runtime() and self._pool in runtime().pools:
+            runtime().pools[self._pool].forget(id(self))
 
     def pool(self) -> tuple[int, int]:
         if self._pool is None:
-            self._pool = _pool_handle()
+            raise cuda_errors.torch_error(cuda_errors.POOL_WITHOUT_CAPTURE, "pool() of a graph never captured")
         return self._pool
 
     def enable_debug_mode(self) -> None:
@@ -163,6 +234,7 @@ class CUDAGraph:
             if getattr(self, "_graph", None) is not None and self._runtime is runtime():
                 for capture in runtime().refusing_captures():
                     capture.invalidate("the release of another graph")
+                self._forget_pool_refs()
         except Exception:
             pass
 

@@ -22,6 +22,24 @@ ALREADY_CAPTURED = ("This CUDAGraph instance already owns a captured graph. To c
 DEFAULT_STREAM_CAPTURE = ("CUDA graphs must be captured on a non-default stream. (However, after capture, it's ok to "
                           "replay them on the default stream.)")
 REPLAY_WITHOUT_CAPTURE = "Called CUDAGraph::replay without a preceding successful capture."
+PRESENT_STATE = "CUDA error: the operation cannot be performed in the present state"
+OTHER_THREAD_END = "CUDA error: attempt to terminate a thread-local capture sequence from another thread"
+INVALID_ORDINAL = "CUDA error: invalid device ordinal"
+INVALID_ARGUMENT = "CUDA error: invalid argument"
+EVENT_IN_CAPTURE = "CUDA error: operation not permitted on an event last recorded in a capturing stream"
+CUDNN_NOT_INITIALIZED = "cuDNN error: CUDNN_STATUS_INTERNAL_ERROR_DEVICE_ALLOCATION_FAILED"
+SAME_STREAM = "Capture must end on the same stream it began on."
+POOL_WITHOUT_CAPTURE = "Called CUDAGraph::pool() without a preceding successful capture."
+SEED_IN_CAPTURE = ("CUDAGeneratorImpl::set_current_seed can be called during stream capture only if new seed is the "
+                   "same as the original seed.")
+
+
+def during_capture(what: str) -> str:
+    """torch's words for one of its own calls made while the current stream captures."""
+    return (f"{what} during CUDA graph capture. If you need this call to be captured, please file an issue. "
+            "Current cudaStreamCaptureStatus: cudaStreamCaptureStatusActive")
+
+
 EMPTY_GRAPH = ("The CUDA Graph is empty. This usually means that the graph was attempted to be captured on wrong "
                "device or stream.")
 

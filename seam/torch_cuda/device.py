@@ -39,12 +39,24 @@ class DeviceProperties:
     L2_cache_size: int = 50 * 2**20
 
 
-def _check_index(device: Any) -> None:
-    index = device.index if isinstance(device, torch.device) else device
+def _index(device: Any) -> Any:
     if isinstance(device, str):
-        index = torch.device(device).index
+        return torch.device(device).index
+    return device.index if isinstance(device, torch.device) else device
+
+
+def _check_index(device: Any) -> None:
+    """CUDA's refusal of a device that does not exist (the emulated machine has one)."""
+    index = _index(device)
     if index not in (None, 0, -1):
-        raise RuntimeError(f"CUDA error: invalid device ordinal (the emulated machine has one device; asked for {index})")
+        from seam.torch_cuda import cuda_errors
+
+        raise cuda_errors.cuda_error(cuda_errors.INVALID_ORDINAL, f"cuda:{index} asked for; the machine has cuda:0")
+
+
+def _check_properties_index(device: Any) -> None:
+    if _index(device) not in (None, 0, -1):
+        raise AssertionError("Invalid device id")
 
 
 def is_available() -> bool:
@@ -74,7 +86,7 @@ def get_device_capability(device: Any = None) -> tuple[int, int]:
 
 
 def get_device_properties(device: Any = None) -> DeviceProperties:
-    _check_index(device)
+    _check_properties_index(device)
     return DeviceProperties()
 
 
@@ -114,11 +126,11 @@ def max_memory_allocated(device: Any = None) -> int:
 
 
 def memory_reserved(device: Any = None) -> int:
-    return ACCOUNT.peak
+    return ACCOUNT.reserved_now()
 
 
 def max_memory_reserved(device: Any = None) -> int:
-    return ACCOUNT.peak
+    return max(ACCOUNT.max_reserved, ACCOUNT.reserved_now())
 
 
 def reset_peak_memory_stats(device: Any = None) -> None:
@@ -130,7 +142,8 @@ def reset_max_memory_allocated(device: Any = None) -> None:
 
 
 def empty_cache() -> None:
-    """Nothing is cached (CUDA allows it inside a capture too: H200 ``empty_cache_in_capture``)."""
+    """The cache keeps only what is allocated (CUDA allows it inside a capture too: H200 ``empty_cache_in_capture``)."""
+    ACCOUNT.empty_cache()
 
 
 def mem_get_info(device: Any = None) -> tuple[int, int]:
@@ -138,26 +151,45 @@ def mem_get_info(device: Any = None) -> tuple[int, int]:
 
 
 def memory_stats(device: Any = None) -> dict[str, int]:
-    return {"allocated_bytes.all.current": ACCOUNT.allocated, "allocated_bytes.all.peak": ACCOUNT.peak,
-            "reserved_bytes.all.current": ACCOUNT.peak, "num_alloc_retries": 0, "num_ooms": 0,
-            "allocation.all.allocated": ACCOUNT.allocations}
+    allocated, reserved = ACCOUNT.allocated, ACCOUNT.reserved_now()
+    stats = {"num_alloc_retries": 0, "num_ooms": 0, "num_device_alloc": ACCOUNT.allocations, "num_device_free": 0}
+    for prefix, current, peak in (("allocated_bytes", allocated, ACCOUNT.peak), ("active_bytes", allocated, ACCOUNT.peak),
+                                  ("reserved_bytes", reserved, ACCOUNT.max_reserved)):
+        for pool in ("all", "large_pool", "small_pool"):
+            share = current if pool != "small_pool" else 0
+            stats.update({f"{prefix}.{pool}.current": share, f"{prefix}.{pool}.peak": peak if pool != "small_pool" else 0,
+                          f"{prefix}.{pool}.allocated": share, f"{prefix}.{pool}.freed": 0})
+    stats["allocation.all.allocated"] = ACCOUNT.allocations
+    return dict(sorted(stats.items()))
+
+
+def memory_summary(device: Any = None, abbreviated: bool = False) -> str:
+    return (f"seamgate emulated CUDA device: {ACCOUNT.allocated} bytes allocated, {ACCOUNT.peak} peak, "
+            f"{ACCOUNT.reserved_now()} reserved")
 
 
 # -- random ---------------------------------------------------------------------------------------
 def manual_seed(seed: int) -> None:
-    runtime().generator.manual_seed(int(seed))
+    rt = runtime()
+    if rt.captures and int(seed) != rt.rng.seed:
+        from seam.torch_cuda import cuda_errors
+
+        raise cuda_errors.torch_error(cuda_errors.SEED_IN_CAPTURE, "a new seed while a capture is open")
+    rt.rng.manual_seed(int(seed))
 
 
 def seed() -> None:
-    runtime().generator.seed()
+    import random
+
+    manual_seed(random.getrandbits(63))
 
 
 def initial_seed() -> int:
-    return runtime().generator.initial_seed()
+    return runtime().rng.seed
 
 
 def get_rng_state(device: Any = "cuda") -> torch.Tensor:
-    return runtime().generator.get_state()
+    return runtime().rng.get_state()
 
 
 def get_rng_state_all() -> list[torch.Tensor]:
@@ -165,11 +197,9 @@ def get_rng_state_all() -> list[torch.Tensor]:
 
 
 def set_rng_state(new_state: torch.Tensor, device: Any = "cuda") -> None:
-    runtime().generator.set_state(new_state.clone())
+    runtime().rng.set_state(new_state)
 
 
 def set_rng_state_all(new_states: Any) -> None:
     for state in new_states:
         set_rng_state(state)
-
-

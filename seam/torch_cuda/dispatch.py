@@ -41,7 +41,13 @@ _MIXED_OK = frozenset({aten.copy_.default, _TO_COPY, aten._copy_from.default, at
 #: cuBLAS work: the first in a thread creates the thread's handle, which CUDA refuses inside a capture.
 _BLAS = frozenset(getattr(aten, n).default for n in ("mm", "addmm", "bmm", "baddbmm", "addmv", "mv", "dot", "vdot",
                                                       "addbmm", "_addmm_activation") if hasattr(aten, n))
-_lock = threading.Lock()
+#: cuDNN work: the first in a thread creates the thread's handle, which CUDA refuses inside a capture.
+_CUDNN = frozenset(getattr(aten, n).default for n in ("convolution", "_convolution", "cudnn_convolution",
+                                                       "cudnn_batch_norm") if hasattr(aten, n))
+#: Operations whose CUDA kernels read a device value back into pageable memory on their own (the
+#: result's size): torch's pinned-memory check refuses them inside a capture (H200: ``bincount``).
+_HIDDEN_HOST_COPY = frozenset(getattr(aten, n).default for n in ("bincount", "histc") if hasattr(aten, n))
+_POINTWISE = torch.Tag.pointwise
 
 
 def _is_cuda(device: Any) -> bool:
@@ -54,29 +60,33 @@ def _is_cuda(device: Any) -> bool:
 
 @contextlib.contextmanager
 def cuda_rng() -> Iterator[None]:
-    """Random draws of the device come from the device's generator, not the CPU's."""
+    """One random operation of the device: it draws from the device's (seed, offset), as CUDA's
+    Philox does, and moves the offset on; the CPU's generator is left as it was. A replay draws at
+    the offset it finds, so replays differ from each other and a re-seed repeats them."""
     cpu = torch.random.default_generator
-    device_gen = runtime().generator
+    rng = runtime().rng
     saved = cpu.get_state()
-    cpu.set_state(device_gen.get_state())
+    cpu.manual_seed(rng.next_draw_seed())
     try:
         yield
     finally:
-        device_gen.set_state(cpu.get_state())
         cpu.set_state(saved)
 
 
 class _OpInfo:
     """What the device mode needs to know of one aten overload, worked out once."""
 
-    __slots__ = ("seeded", "blas", "mixed_ok", "fresh")
+    __slots__ = ("seeded", "blas", "cudnn", "mixed_ok", "fresh", "pointwise", "allocates")
 
     def __init__(self, func: Any) -> None:
         self.seeded = _SEEDED in func.tags
         self.blas = func in _BLAS
+        self.cudnn = func in _CUDNN
         self.mixed_ok = func in _MIXED_OK
+        self.pointwise = _POINTWISE in func.tags
         #: Per result: whether it is NEW memory (no alias annotation: not an input, not a view of one).
         self.fresh = tuple(r.alias_info is None for r in func._schema.returns)
+        self.allocates = any(f and "Tensor" in str(r.type) for f, r in zip(self.fresh, func._schema.returns))
 
 
 _INFO: dict[Any, _OpInfo] = {}
@@ -117,10 +127,28 @@ def _mark_new(result: Any, kind: str, fresh: tuple[bool, ...]) -> None:
                 _mark_new(r, kind, (True,) * len(r))
 
 
+def _mixed_devices(func: Any, info: _OpInfo, args: tuple[Any, ...], kwargs: dict[str, Any]) -> RuntimeError:
+    """torch's words for a kernel given tensors of two devices: TensorIterator's for a pointwise
+    operation, the kernel wrapper's (naming the argument) for the others."""
+    if info.pointwise:
+        return RuntimeError("Expected all tensors to be on the same device, but found at least two devices, "
+                            "cuda:0 and cpu!")
+    name = "self"
+    for i, arg in enumerate(func._schema.arguments):
+        value = args[i] if i < len(args) else kwargs.get(arg.name)
+        values = value if isinstance(value, (list, tuple)) else [value]
+        if any(isinstance(v, torch.Tensor) and not is_device(v) and v.dim() > 0 for v in values):
+            name = arg.name
+            break
+    return RuntimeError(f"Expected all tensors to be on the same device, but got {name} is on cpu, different from "
+                        f"other tensors on cuda:0 (when checking argument in method "
+                        f"wrapper_CUDA_{func._schema.name.split('::')[-1]})")
+
+
 def _translate(err: CaptureError, func: Any, capture: Any) -> RuntimeError:
     """The seam's refusal of ``func`` said in torch's words, invalidating where CUDA invalidates."""
     copying = func in COPY_OPS or func is _TO_COPY
-    if isinstance(err, PageableCopyError) or (copying and "pageable" in str(err)):
+    if isinstance(err, PageableCopyError) or (capture is not None and copying and "pageable" in str(err)):
         # torch's own check, made before CUDA is asked: the capture goes on (H200: ``cpu``, ``tolist``).
         return cuda_errors.torch_error(cuda_errors.PAGEABLE_COPY, str(err))
     for c in runtime().refusing_captures() if capture is None else [capture, *runtime().refusing_captures()]:
@@ -138,6 +166,9 @@ class DeviceMode(TorchDispatchMode):
         if device is not None:
             target = "device" if _is_cuda(device) else "host"
             if target == "device":
+                if getattr(device, "index", None) not in (None, 0):
+                    raise cuda_errors.cuda_error(cuda_errors.INVALID_ORDINAL, f"{device}: the emulated machine has "
+                                                 "one device, cuda:0")
                 kwargs = {**kwargs, "device": CPU}
         if kwargs.get("pin_memory"):
             kwargs = {**kwargs, "pin_memory": False}
@@ -151,8 +182,7 @@ class DeviceMode(TorchDispatchMode):
             elif t.is_cpu and t.dim() > 0:
                 host_in = True
         if device_in and host_in and target is None and not info.mixed_ok:
-            raise RuntimeError("Expected all tensors to be on the same device, but found at least two devices, "
-                               f"cuda:0 and cpu! (when checking argument for {func})")
+            raise _mixed_devices(func, info, args, kwargs)
         on_device = target == "device" or (target is None and device_in)
         if on_device or device_in:
             result = self._run_on_device(func, types, args, kwargs, target, on_device, info)
@@ -171,6 +201,8 @@ class DeviceMode(TorchDispatchMode):
         if not rt.captures:
             if info.blas:
                 rt.blas_threads.add(threading.get_ident())
+            if info.cudnn:
+                rt.cudnn_threads.add(threading.get_ident())
             if seeded:
                 with cuda_rng():
                     return func(*args, **kwargs)
@@ -179,14 +211,31 @@ class DeviceMode(TorchDispatchMode):
         capture = rt.capture_of(stream.id)
         try:
             if capture is None:
-                if rt.refusing_captures():
-                    capture_guard = rt.refusing_captures()[0].recorder
-                    capture_guard.check_outside(func, args, kwargs)
+                refusing = rt.refusing_captures()
+                if refusing:
+                    if on_device and info.allocates:
+                        for c in refusing:
+                            c.invalidate(f"{func} (device memory allocated outside the capture)")
+                        raise cuda_errors.cuda_error(cuda_errors.NOT_PERMITTED, f"{func} allocates device memory on a "
+                                                     "stream outside the open capture (global capture mode)")
+                    refusing[0].recorder.check_outside(func, args, kwargs)
                 return self._call(func, args, kwargs, seeded)
-            if info.blas and threading.get_ident() not in rt.blas_threads:
+            if capture.reason is not None:
+                raise cuda_errors.cuda_error(cuda_errors.INVALIDATED, f"the capture was invalidated by {capture.reason}")
+            me = threading.get_ident()
+            if info.blas and me not in rt.blas_threads:
                 capture.invalidate("the creation of a cuBLAS handle")
                 raise cuda_errors.torch_error(cuda_errors.CUBLAS_NOT_INITIALIZED,
                                               "the thread's first matmul ran inside a capture; run it once before")
+            if info.cudnn and me not in rt.cudnn_threads:
+                capture.invalidate("the creation of a cuDNN handle")
+                raise cuda_errors.torch_error(cuda_errors.CUDNN_NOT_INITIALIZED,
+                                              "the thread's first convolution ran inside a capture; run it once before")
+            if func in _HIDDEN_HOST_COPY or (func is not _TO_COPY and func not in COPY_OPS and any(
+                    not is_device(t) and t.is_cpu and t.dim() > 0 and kind_of(t) == "pageable"
+                    for t in _tensors(args, kwargs))):
+                raise cuda_errors.torch_error(cuda_errors.PAGEABLE_COPY, f"{func} copies pageable host memory to or "
+                                              "from the device inside the capture")
             if func is _TO_COPY:
                 src = kind_of(args[0])
                 dst = "device" if target == "device" else ("pinned" if target == "pinned" else

@@ -21,6 +21,7 @@ from pathlib import Path
 from typing import Any, Callable, Iterator, TypeVar
 
 import torch
+import torch.backends.cuda
 import torch.cuda.graphs
 import torch.cuda.memory
 import torch.cuda.random
@@ -36,6 +37,8 @@ F = TypeVar("F", bound=Callable[..., Any])
 ENV = "SEAM_EMULATE_CUDA"
 AUTOSTART = Path(__file__).resolve().parent / "autostart"
 _MISSING = object()
+#: What ``torch.version.cuda`` says under emulation: a parseable version, as some libraries parse it.
+EMULATED_CUDA_VERSION = "13.0"
 
 
 def _activate_gpu_trace() -> None:
@@ -88,6 +91,7 @@ def _patches() -> list[tuple[Any, str, Any]]:
         "reset_peak_memory_stats": device.reset_peak_memory_stats,
         "reset_max_memory_allocated": device.reset_max_memory_allocated, "empty_cache": device.empty_cache,
         "mem_get_info": device.mem_get_info, "memory_stats": device.memory_stats,
+        "memory_summary": device.memory_summary,
         "manual_seed": device.manual_seed, "manual_seed_all": device.manual_seed, "seed": device.seed,
         "seed_all": device.seed, "initial_seed": device.initial_seed, "get_rng_state": device.get_rng_state,
         "get_rng_state_all": device.get_rng_state_all, "set_rng_state": device.set_rng_state,
@@ -104,6 +108,8 @@ def _patches() -> list[tuple[Any, str, Any]]:
         (torch._C, "_construct_storage_from_data_pointer", _storage_from_pointer),
         (torch._C, "_construct_CUDA_Tensor_From_Storage_And_Metadata", _tensor_from_storage),
     ])
+    out.append((torch.backends.cuda, "is_built", lambda: True))
+    out.append((torch.version, "cuda", EMULATED_CUDA_VERSION))
     accelerator = getattr(torch, "accelerator", None)
     if accelerator is not None:
         acc = {"is_available": device.is_available, "device_count": device.device_count,

@@ -32,6 +32,17 @@ class MemoryAccount:
     def __init__(self) -> None:
         self.peak = 0
         self.allocations = 0
+        #: What the caching allocator would hold: it grows with allocations, shrinks at ``empty_cache``.
+        self.reserved = 0
+        self.max_reserved = 0
+
+    def reserved_now(self) -> int:
+        self.reserved = max(self.reserved, self.allocated)
+        self.max_reserved = max(self.max_reserved, self.reserved)
+        return self.reserved
+
+    def empty_cache(self) -> None:
+        self.reserved = self.allocated
 
     @property
     def allocated(self) -> int:

@@ -29,6 +29,35 @@ def new_handle() -> int:
     return next(_handles)
 
 
+class DeviceRng:
+    """The device generator's state as CUDA keeps it: a seed and an offset (16 bytes), not a
+    Mersenne twister; each random operation draws at the current offset and moves it on."""
+
+    STEP = 4
+
+    def __init__(self, seed: int) -> None:
+        self.seed = seed & 0xFFFFFFFFFFFFFFFF
+        self.offset = 0
+
+    def manual_seed(self, seed: int) -> None:
+        self.seed, self.offset = int(seed) & 0xFFFFFFFFFFFFFFFF, 0
+
+    def next_draw_seed(self) -> int:
+        mixed = (self.seed * 0x9E3779B97F4A7C15 + self.offset * 0xBF58476D1CE4E5B9 + 1) & 0xFFFFFFFFFFFFFFFF
+        self.offset += self.STEP
+        return mixed
+
+    def get_state(self) -> torch.Tensor:
+        return torch.tensor(list(self.seed.to_bytes(8, "little") + self.offset.to_bytes(8, "little")),
+                            dtype=torch.uint8)
+
+    def set_state(self, state: torch.Tensor) -> None:
+        raw = bytes(int(b) for b in state.reshape(-1).tolist())
+        if len(raw) != 16:
+            raise RuntimeError(f"RNG state is wrong size: expected 16 bytes, got {len(raw)}")
+        self.seed, self.offset = int.from_bytes(raw[:8], "little"), int.from_bytes(raw[8:], "little")
+
+
 class _PerThread(threading.local):
     def __init__(self) -> None:
         self.stream: Stream | None = None
@@ -47,12 +76,15 @@ class Runtime:
         self.captures: list[OpenCapture] = []
         #: Threads whose cuBLAS handle exists (made by a matmul outside any capture).
         self.blas_threads: set[int] = set()
+        #: Threads whose cuDNN handle exists (made by a convolution outside any capture).
+        self.cudnn_threads: set[int] = set()
         #: The device's generator: ``torch.cuda.manual_seed`` seeds it; device random ops draw from it.
-        self.generator = torch.Generator()
-        self.generator.manual_seed(torch.initial_seed())
+        self.rng = DeviceRng(torch.initial_seed())
         #: Whether ``torch._C._activate_gpu_trace()`` was called (then the callbacks fire).
         self.gpu_trace = False
         self.pool_ids = itertools.count(1)
+        #: Graph memory pools by handle (``seam.torch_cuda.pools``).
+        self.pools: dict[tuple[int, int], Any] = {}
 
     # -- streams -------------------------------------------------------------------------------
     def current_stream(self) -> "Stream":

@@ -144,19 +144,30 @@ class Event:
         if owner is not None and self.captured:
             owner.ledger.on_wait(stream.id, self.stream.id, self.clock)
 
+    def _refuse_if_captured(self, what: str) -> None:
+        if self.captured and self.stream is not None and runtime().capture_of(self.stream.id) is not None:
+            capture = runtime().capture_of(self.stream.id)
+            if capture is not None:
+                capture.invalidate(what)
+            raise cuda_errors.cuda_error(cuda_errors.EVENT_IN_CAPTURE, f"{what} of an event recorded in the capture")
+
     def query(self) -> bool:
-        refuse_host_wait("cudaEventQuery", capturing_stream=self.captured)
+        self._refuse_if_captured("cudaEventQuery")
+        refuse_host_wait("cudaEventQuery")
         return True
 
     def synchronize(self) -> None:
-        refuse_host_wait("cudaEventSynchronize", capturing_stream=self.captured)
+        self._refuse_if_captured("cudaEventSynchronize")
+        refuse_host_wait("cudaEventSynchronize")
         runtime().fire("EventSynchronizationCallbacks", self.cuda_event)
 
     def elapsed_time(self, end_event: "Event") -> float:
         if not (self.enable_timing and end_event.enable_timing):
-            raise RuntimeError("Both events must be created with argument 'enable_timing=True'.")
+            raise ValueError("Both events must be created with argument 'enable_timing=True'.")
+        if self.stream is None or end_event.stream is None:
+            raise ValueError("Both events must be recorded before calculating elapsed time.")
         if self.time is None or end_event.time is None:
-            raise cuda_errors.cuda_error("CUDA error: device not ready", "an event was not recorded outside a capture")
+            raise cuda_errors.cuda_error(cuda_errors.INVALID_ARGUMENT, "an event recorded inside a capture has no time")
         return max(0.0, (end_event.time - self.time) * 1000.0)
 
     def ipc_handle(self) -> Any:

@@ -26,6 +26,7 @@ _base_numpy = _TensorBase.numpy
 _to_copy = torch.ops.aten._to_copy.default
 _orig_tensor = torch.tensor
 _orig_as_tensor = torch.as_tensor
+_base_new_tensor = _TensorBase.new_tensor
 
 
 def device(self: torch.Tensor) -> torch.device:
@@ -62,7 +63,9 @@ def to(self: torch.Tensor, *args: Any, **kwargs: Any) -> torch.Tensor:
     same_dtype = dtype is None or dtype == self.dtype
     if here == there and same_dtype and not copy and memory_format in (None, torch.preserve_format):
         return self
-    extra = {} if memory_format is None else {"memory_format": memory_format}
+    extra: dict[str, Any] = {} if memory_format is None else {"memory_format": memory_format}
+    if here and not there and non_blocking:
+        extra["pin_memory"] = True  # torch stages a non-blocking device-to-host copy in pinned memory
     return _to_copy(self, dtype=dtype or self.dtype, device=DEVICE if there else CPU, non_blocking=non_blocking,
                     **extra)
 
@@ -116,6 +119,27 @@ def type_(self: torch.Tensor, dtype: Any = None, non_blocking: bool = False, **k
     return _TensorBase.type(self, dtype, non_blocking, **kwargs)
 
 
+def new_tensor(self: torch.Tensor, data: Any, *, dtype: Any = None, device: Any = None,
+               requires_grad: bool = False, **kwargs: Any) -> torch.Tensor:
+    target = device if device is not None else (DEVICE if is_device(self) else None)
+    if target is not None and _on_device(target):
+        return tensor(data, dtype=dtype or self.dtype, device=DEVICE, requires_grad=requires_grad)
+    return _base_new_tensor(self, data, dtype=dtype, device=device, requires_grad=requires_grad, **kwargs)
+
+
+def _printing(base: Any) -> Any:
+    """``repr``/``str`` of a device tensor reads it on the host (torch prints with every mode off, so
+    the device mode never sees the reads): refused inside a capture, as the GPU refuses them."""
+    def show(self: torch.Tensor, *args: Any, **kwargs: Any) -> str:
+        if is_device(self) and runtime().captures:
+            from seam.torch_cuda.streams import refuse_host_wait
+
+            rt = runtime()
+            refuse_host_wait("printing a device tensor", capturing_stream=rt.capture_of(rt.current_stream().id) is not None)
+        return base(self, *args, **kwargs)
+    return show
+
+
 def record_stream(self: torch.Tensor, stream: Any) -> None:
     from seam.torch_cuda.streams import record_stream as note
 
@@ -160,6 +184,9 @@ TENSOR_PATCHES: list[tuple[Any, str, Any]] = [
     (torch.Tensor, "tolist", tolist),
     (torch.Tensor, "type", type_),
     (torch.Tensor, "record_stream", record_stream),
+    (torch.Tensor, "new_tensor", new_tensor),
+    (torch.Tensor, "__repr__", _printing(torch.Tensor.__repr__)),
+    (torch.Tensor, "__format__", _printing(torch.Tensor.__format__)),
     (torch, "tensor", tensor),
     (torch, "as_tensor", as_tensor),
 ]
