@@ -26,13 +26,6 @@ def _inputs(step: int) -> torch.Tensor:
     return torch.linspace(-1.0, 1.0, N, device="cuda") * (step + 1) + step
 
 
-def _emulator_gap(request: pytest.FixtureRequest, arm: str, reason: str) -> None:
-    """A case the library passes on the GPU and the emulator does not model yet: xfail (strict) on the
-    emulated arm only, so it turns red the moment the emulator learns it."""
-    if arm == "cpu-emulated":
-        request.applymarker(pytest.mark.xfail(strict=True, reason=f"emulator gap: {reason}"))
-
-
 @no_graph
 def _scale_into(dst: torch.Tensor, src: torch.Tensor, factor: float) -> None:
     dst.copy_(torch.tanh(src) * factor)
@@ -149,9 +142,7 @@ def test_a_no_graph_arguments_memory_is_freed_when_the_caller_drops_it(torch_cud
     assert g is not None
 
 
-def test_the_segments_of_one_graph_share_one_memory_pool(torch_cuda: str, request: pytest.FixtureRequest) -> None:
-    _emulator_gap(request, torch_cuda, "graph memory pools are not modelled: memory freed in a pool is never handed "
-                                       "out again by a later capture into that pool")
+def test_the_segments_of_one_graph_share_one_memory_pool(torch_cuda: str) -> None:
     x, out = torch.ones(N, device="cuda"), torch.zeros(N, device="cuda")
     addresses = []
     g = BreakableCUDAGraph()
@@ -168,9 +159,7 @@ def test_the_segments_of_one_graph_share_one_memory_pool(torch_cuda: str, reques
     assert addresses[0] == addresses[1], "the second segment did not reuse the first segment's freed memory"
 
 
-def test_a_graph_given_another_graphs_pool_reuses_the_memory_that_graph_freed(torch_cuda: str, request: pytest.FixtureRequest) -> None:
-    _emulator_gap(request, torch_cuda, "graph memory pools are not modelled: memory freed in a pool is never handed "
-                                       "out again by a later capture into that pool")
+def test_a_graph_given_another_graphs_pool_reuses_the_memory_that_graph_freed(torch_cuda: str) -> None:
     x, out = torch.ones(N, device="cuda"), torch.zeros(N, device="cuda")
     first = BreakableCUDAGraph()
     with breakable_graph(first):
