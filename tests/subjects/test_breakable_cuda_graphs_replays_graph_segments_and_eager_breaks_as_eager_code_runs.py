@@ -9,7 +9,11 @@ steps in order. Every case takes the ``torch_cuda`` fixture: ``[cpu-emulated]`` 
 
 from __future__ import annotations
 
+import ast
 import gc
+import os
+import subprocess
+import sys
 import weakref
 from pathlib import Path
 
@@ -347,6 +351,40 @@ def test_the_barrier_runs_at_each_break_of_the_capture_after_its_segment_ended_a
     assert events == [("barrier", False), ("eager", False)] * 2 + [("eager", False)] * 2
     with pytest.raises(TypeError, match="`barrier_fn` must be callable"):
         breakable_graph(g, barrier_fn=1)  # type: ignore[arg-type]
+
+_DEBUG_CHILD = """
+import torch, breakable_cuda_graphs as lib
+x = torch.ones(8, device="cuda")
+joined, unjoined = torch.cuda.Stream(), torch.cuda.Stream()
+try:
+    with lib.breakable_graph(lib.BreakableCUDAGraph()):
+        y = x + 1.0
+        for side in (joined, unjoined):
+            side.wait_stream(torch.cuda.current_stream())
+            with torch.cuda.stream(side):
+                y.mul_(2.0)
+        torch.cuda.current_stream().wait_stream(joined)
+        lib.force_no_graph()
+except RuntimeError as error:
+    print(repr((joined.cuda_stream, unjoined.cuda_stream, str(error))))
+"""
+
+
+@pytest.mark.slow
+def test_in_debug_mode_the_unjoined_refusal_names_the_side_stream_left_unjoined_and_not_the_joined_one(
+        torch_cuda: str) -> None:
+    """BREAKABLE_CUDA_GRAPHS_DEBUG=1 is read at import, so the case runs in a child (emulated too on cpu-emulated:
+    emulate_cuda() hands SEAM_EMULATE_CUDA=1 to children); the library's GPU-trace callbacks see the forks."""
+    env = dict(os.environ, BREAKABLE_CUDA_GRAPHS_DEBUG="1")
+    subjects = Path(__file__).resolve().parents[2] / ".subjects"
+    env["PYTHONPATH"] = os.pathsep.join([str(subjects)] + ([env["PYTHONPATH"]] if env.get("PYTHONPATH") else []))
+    child = subprocess.run([sys.executable, "-c", _DEBUG_CHILD], env=env, capture_output=True, text=True, timeout=300)
+    assert child.returncode == 0 and child.stdout.strip(), child.stderr[-2000:]
+    joined, unjoined, message = ast.literal_eval(child.stdout.strip().splitlines()[-1])
+    assert "side stream was not joined back to the capturing stream" in message
+    assert message.endswith(f"Unjoined side-stream id(s): [{unjoined}]."), message
+    assert str(joined) not in message
+
 
 
 @pytest.mark.parametrize("where", ["graph segment", "no_graph function"])

@@ -9,7 +9,11 @@ steps in order. Every case takes the ``torch_cuda`` fixture: ``[cpu-emulated]`` 
 
 from __future__ import annotations
 
+import ast
 import gc
+import os
+import subprocess
+import sys
 import weakref
 from pathlib import Path
 
@@ -292,6 +296,40 @@ def test_a_side_stream_joined_before_the_no_graph_call_is_captured_and_replayed(
         g.replay()
         torch.cuda.synchronize()
         assert torch.equal(out, torch.full((N,), (step + 1.0) * 3.0 - step, device="cuda"))
+
+_DEBUG_CHILD = """
+import torch, piecewise_cuda_graphs as lib
+x = torch.ones(8, device="cuda")
+joined, unjoined = torch.cuda.Stream(), torch.cuda.Stream()
+try:
+    with lib.piecewise_graph(lib.CUDAGraphSequence()):
+        y = x + 1.0
+        for side in (joined, unjoined):
+            side.wait_stream(torch.cuda.current_stream())
+            with torch.cuda.stream(side):
+                y.mul_(2.0)
+        torch.cuda.current_stream().wait_stream(joined)
+        lib.force_no_graph()
+except RuntimeError as error:
+    print(repr((joined.cuda_stream, unjoined.cuda_stream, str(error))))
+"""
+
+
+@pytest.mark.slow
+def test_in_debug_mode_the_unjoined_refusal_names_the_side_stream_left_unjoined_and_not_the_joined_one(
+        torch_cuda: str) -> None:
+    """PIECEWISE_CUDA_GRAPHS_DEBUG=1 is read at import, so the case runs in a child (emulated too on cpu-emulated:
+    emulate_cuda() hands SEAM_EMULATE_CUDA=1 to children); the library's GPU-trace callbacks see the forks."""
+    env = dict(os.environ, PIECEWISE_CUDA_GRAPHS_DEBUG="1")
+    subjects = Path(__file__).resolve().parents[2] / ".subjects"
+    env["PYTHONPATH"] = os.pathsep.join([str(subjects)] + ([env["PYTHONPATH"]] if env.get("PYTHONPATH") else []))
+    child = subprocess.run([sys.executable, "-c", _DEBUG_CHILD], env=env, capture_output=True, text=True, timeout=300)
+    assert child.returncode == 0 and child.stdout.strip(), child.stderr[-2000:]
+    joined, unjoined, message = ast.literal_eval(child.stdout.strip().splitlines()[-1])
+    assert "side stream was not joined back to the capturing stream" in message
+    assert message.endswith(f"Unjoined side-stream id(s): [{unjoined}]."), message
+    assert str(joined) not in message
+
 
 
 @pytest.mark.parametrize("where", ["graph segment", "no_graph function"])
