@@ -352,6 +352,7 @@ def test_the_barrier_runs_at_each_break_of_the_capture_after_its_segment_ended_a
     with pytest.raises(TypeError, match="`barrier_fn` must be callable"):
         breakable_graph(g, barrier_fn=1)  # type: ignore[arg-type]
 
+
 _DEBUG_CHILD = """
 import torch, breakable_cuda_graphs as lib
 x = torch.ones(8, device="cuda")
@@ -384,7 +385,6 @@ def test_in_debug_mode_the_unjoined_refusal_names_the_side_stream_left_unjoined_
     assert "side stream was not joined back to the capturing stream" in message
     assert message.endswith(f"Unjoined side-stream id(s): [{unjoined}]."), message
     assert str(joined) not in message
-
 
 
 @pytest.mark.parametrize("where", ["graph segment", "no_graph function"])

@@ -297,6 +297,7 @@ def test_a_side_stream_joined_before_the_no_graph_call_is_captured_and_replayed(
         torch.cuda.synchronize()
         assert torch.equal(out, torch.full((N,), (step + 1.0) * 3.0 - step, device="cuda"))
 
+
 _DEBUG_CHILD = """
 import torch, piecewise_cuda_graphs as lib
 x = torch.ones(8, device="cuda")
@@ -329,7 +330,6 @@ def test_in_debug_mode_the_unjoined_refusal_names_the_side_stream_left_unjoined_
     assert "side stream was not joined back to the capturing stream" in message
     assert message.endswith(f"Unjoined side-stream id(s): [{unjoined}]."), message
     assert str(joined) not in message
-
 
 
 @pytest.mark.parametrize("where", ["graph segment", "no_graph function"])
