@@ -74,6 +74,7 @@ class OpenCapture:
         self.pool = pool
         self.ledger = ForkLedger(origin=stream.id, versions={stream.id: 0}, seen={stream.id: {}})
         self.recorder = CaptureRecorder(_PooledKinds(self), self._recording_now, self._count_op)
+        self.recorder.allow_scalar_mask_fill = True
         self.ops = CountingOps()
         self.recorder.graph.ops = self.ops
         #: The first refused call that invalidated this capture (CUDA then fails its end).
