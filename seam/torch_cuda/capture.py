@@ -52,8 +52,10 @@ class _PooledKinds:
         self._capture = capture
 
     def mark(self, tensor: torch.Tensor, kind: Any) -> None:
+        c = self._capture
+        if kind == "device" and c.born_kind == "pinned":
+            kind = "pinned"  # a device-to-host copy into pinned memory (``to("cpu", non_blocking=True)``)
         if kind == "device":
-            c = self._capture
             c.pool.place(tensor, c.ops.refs, c.recorder._born)
         REGISTRY.mark(tensor, kind)
 
@@ -79,6 +81,8 @@ class OpenCapture:
         self.recorder.graph.ops = self.ops
         #: The first refused call that invalidated this capture (CUDA then fails its end).
         self.reason: str | None = None
+        #: What the operation being recorded makes: ``pinned`` for a copy into pinned host memory.
+        self.born_kind = "device"
         #: Another thread tried to end it (global or thread_local mode): CUDA then refuses its own end.
         self.ended_elsewhere = False
 

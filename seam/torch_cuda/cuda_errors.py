@@ -36,7 +36,8 @@ SEED_IN_CAPTURE = ("CUDAGeneratorImpl::set_current_seed can be called during str
 
 def during_capture(what: str) -> str:
     """torch's words for one of its own calls made while the current stream captures."""
-    return (f"{what} during CUDA graph capture. If you need this call to be captured, please file an issue. "
+    return (f"{what} during capturing stage. during CUDA graph capture. If you need this call to be captured, please "
+            "file an issue. "
             "Current cudaStreamCaptureStatus: cudaStreamCaptureStatusActive")
 
 

@@ -241,8 +241,12 @@ class DeviceMode(TorchDispatchMode):
                 dst = "device" if target == "device" else ("pinned" if target == "pinned" else
                                                           ("device" if target is None and on_device else "pageable"))
                 check_copy(dst, src, blocking=not kwargs.get("non_blocking", False))
-            with cuda_rng() if seeded else contextlib.nullcontext():
-                return capture.recorder.__torch_dispatch__(func, types, args, kwargs)
+            capture.born_kind = "pinned" if target == "pinned" else "device"
+            try:
+                with cuda_rng() if seeded else contextlib.nullcontext():
+                    return capture.recorder.__torch_dispatch__(func, types, args, kwargs)
+            finally:
+                capture.born_kind = "device"
         except CaptureError as err:
             raise _translate(err, func, capture) from None
 

@@ -27,7 +27,7 @@ import torch.cuda.memory
 import torch.cuda.random
 import torch.cuda.streams
 
-from seam.torch_cuda import capture, device, streams
+from seam.torch_cuda import capture, device, kinds, streams
 from seam.torch_cuda.dispatch import DeviceMode
 from seam.torch_cuda.kinds import storage_at
 from seam.torch_cuda.runtime import DEVICE, reset, runtime
@@ -42,7 +42,9 @@ EMULATED_CUDA_VERSION = "13.0"
 
 
 def _activate_gpu_trace() -> None:
-    runtime().gpu_trace = True
+    rt = runtime()
+    rt.gpu_trace = True
+    kinds.allocation_hook = lambda address: rt.fire("MemoryAllocationCallbacks", address)
 
 
 def _host_empty_cache() -> None:
@@ -167,6 +169,7 @@ class _Installation:
         self.env.clear()
 
     def remove(self) -> None:
+        kinds.allocation_hook = None
         try:
             self.mode.__exit__(None, None, None)
         finally:

@@ -10,7 +10,7 @@ that dies takes its mark with it: a recycled id is never misread.
 from __future__ import annotations
 
 import weakref
-from typing import Literal
+from typing import Callable, Literal
 
 import torch
 
@@ -63,6 +63,19 @@ def storage_at(data_ptr: int) -> torch.UntypedStorage | None:
     return _BY_ADDRESS.get(data_ptr)
 
 
+#: Called with the address of every new device allocation while ``torch.cuda._gpu_trace`` is on
+#: (its ``MemoryAllocationCallbacks``); ``None`` otherwise, which costs the hot path one test.
+allocation_hook: Callable[[int], None] | None = None
+
+
+def _allocated(storage: torch.UntypedStorage) -> None:
+    ACCOUNT.allocations += 1
+    if storage.nbytes():
+        _BY_ADDRESS[storage.data_ptr()] = storage
+    if allocation_hook is not None:
+        allocation_hook(storage.data_ptr())
+
+
 def kind_of(tensor: torch.Tensor) -> MemoryKind:
     """Where ``tensor``'s memory lives on the emulated machine."""
     return getattr(tensor.untyped_storage(), _ATTR, "pageable")
@@ -80,9 +93,7 @@ def mark(tensor: torch.Tensor, kind: MemoryKind) -> None:
         return
     setattr(storage, _ATTR, kind)
     if kind == "device":
-        ACCOUNT.allocations += 1
-        if storage.nbytes():
-            _BY_ADDRESS[storage.data_ptr()] = storage
+        _allocated(storage)
 
 
 def mark_unmarked(tensor: torch.Tensor, kind: MemoryKind) -> None:
@@ -91,9 +102,7 @@ def mark_unmarked(tensor: torch.Tensor, kind: MemoryKind) -> None:
     if getattr(storage, _ATTR, None) is None:
         setattr(storage, _ATTR, kind)
         if kind == "device":
-            ACCOUNT.allocations += 1
-            if storage.nbytes():
-                _BY_ADDRESS[storage.data_ptr()] = storage
+            _allocated(storage)
 
 
 class StorageKinds:

@@ -127,5 +127,8 @@ def runtime() -> Runtime:
 def reset() -> Runtime:
     """A fresh runtime (the outermost ``emulate_cuda()`` starts from one)."""
     global _runtime
+    from seam.torch_cuda import kinds
+
+    kinds.allocation_hook = None
     _runtime = Runtime()
     return _runtime
