@@ -51,14 +51,18 @@ def _host_empty_cache() -> None:
     """``torch._C._host_emptyCache``: no pinned-memory cache to empty."""
 
 
-_construct_storage = torch._C._construct_storage_from_data_pointer
-
-
 def _storage_from_pointer(data_ptr: int, device_: Any, nbytes: int) -> torch.UntypedStorage:
-    """A non-owning storage over device memory at ``data_ptr``, as torch makes one on a GPU."""
-    if storage_at(int(data_ptr)) is None:
+    """A storage over the device memory at ``data_ptr``, as torch makes one on a GPU.
+
+    torch's is non-owning: on a GPU the caching allocator keeps freed memory mapped, so an alias read
+    after its owner dies reads stale bytes, never a fault. A non-owning CPU alias would read freed
+    heap memory (a segfault), so ours is a slice of the owner: the same memory, holding the owner's
+    storage alive for as long as the alias lives.
+    """
+    owner = storage_at(int(data_ptr))
+    if owner is None:
         raise RuntimeError(f"seamgate's CUDA emulator: no device storage starts at {data_ptr:#x}")
-    storage = _construct_storage(int(data_ptr), torch.device("cpu"), int(nbytes))
+    storage = owner[0:int(nbytes)]
     setattr(storage, "_seam_memory_kind", "device")
     return storage
 
