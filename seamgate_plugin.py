@@ -40,11 +40,53 @@ def selected_arms() -> tuple[str, ...]:
     return arms
 
 
+def pytest_addoption(parser: pytest.Parser) -> None:
+    group = parser.getgroup("seamgate")
+    group.addoption("--emulate-cuda", action="store_true", default=False,
+                    help="run the session on seamgate's emulated CUDA device: torch.cuda on the CPU (seam.torch_cuda)")
+    parser.addini("emulate_cuda", type="bool", default=False,
+                  help="seamgate: run the session on the emulated CUDA device (as --emulate-cuda); "
+                       "SEAM_EMULATE_CUDA=0 in the environment turns it off (the real cuda arm)")
+
+
+def emulation_wanted(config: pytest.Config) -> bool:
+    """``SEAM_EMULATE_CUDA=0``, or ``SEAM_ARMS`` without ``cpu-emulated``, wins (a real arm); else
+    ``--emulate-cuda``, the ini key, or ``SEAM_EMULATE_CUDA=1``."""
+    env = os.environ.get("SEAM_EMULATE_CUDA", "").strip()
+    arms = [a.strip() for a in os.environ.get("SEAM_ARMS", "").split(",") if a.strip()]
+    if env == "0" or (arms and "cpu-emulated" not in arms):
+        return False  # the real cuda arm (the gate runner sets SEAM_ARMS per arm)
+    return env == "1" or bool(config.getoption("emulate_cuda", False)) or bool(config.getini("emulate_cuda"))
+
+
+@pytest.hookimpl(tryfirst=True)
 def pytest_configure(config: pytest.Config) -> None:
+    if emulation_wanted(config):
+        # Before collection: module-level ``torch.cuda.is_available()`` and skipif marks see the device.
+        from seam.torch_cuda import emulate_cuda
+
+        config._seamgate_emulation = emulate_cuda()  # type: ignore[attr-defined]
+        config._seamgate_emulation.__enter__()  # type: ignore[attr-defined]
     config.addinivalue_line(
         "markers", "arm(name): the test exercises one platform arm only (deselected when SEAM_ARMS excludes it, "
                    "OWED when the hardware is missing)"
     )
+
+
+def pytest_unconfigure(config: pytest.Config) -> None:
+    emulation = getattr(config, "_seamgate_emulation", None)
+    if emulation is not None:
+        emulation.__exit__(None, None, None)
+
+
+@pytest.hookimpl(tryfirst=True)
+def pytest_runtest_setup(item: pytest.Item) -> None:
+    """Under the emulated device every test starts from a fresh device: no stream left current, no
+    capture left open, the device's generator seeded afresh."""
+    if getattr(item.config, "_seamgate_emulation", None) is not None:
+        from seam.torch_cuda.runtime import reset
+
+        reset()
 
 
 def _names_an_arm(item: pytest.Item) -> bool:
@@ -71,8 +113,32 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
 
 
 def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
-    if "backend" in metafunc.fixturenames and not _seam_plugin_registered(metafunc.config) and _our_backend(metafunc):
+    if _seam_plugin_registered(metafunc.config):
+        return
+    if "backend" in metafunc.fixturenames and _our_backend(metafunc):
         metafunc.parametrize("backend", selected_arms(), indirect=True)
+    if "torch_cuda" in metafunc.fixturenames and _our_fixture(metafunc, "torch_cuda"):
+        metafunc.parametrize("torch_cuda", selected_arms(), indirect=True)
+
+
+def _our_fixture(metafunc: pytest.Metafunc, name: str) -> bool:
+    known = getattr(metafunc, "_arg2fixturedefs", None)
+    defs = (known or {}).get(name) or ()
+    return known is None or (bool(defs) and getattr(defs[-1].func, "__module__", None) == __name__)
+
+
+@pytest.fixture
+def torch_cuda(request: pytest.FixtureRequest) -> Iterator[str]:
+    """The test runs once per arm against ``torch.cuda`` itself: on ``cpu-emulated`` inside
+    ``emulate_cuda()``, on ``cuda`` on the GPU (OWED without one). The value is the arm's name."""
+    from seam.pytest_plugin import arm_unavailable_reason, on_arm
+
+    arm = request.param
+    reason = arm_unavailable_reason(arm)
+    if reason is not None:
+        pytest.skip(f"OWED: {reason}")
+    with on_arm(arm):
+        yield arm
 
 
 @pytest.fixture

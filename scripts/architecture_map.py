@@ -115,8 +115,12 @@ def render() -> str:
     lines += [f"| `{p}` | {TOP_LEVEL.get(p) or first_line(ROOT / p).replace('|', '/')} |" for p in top]
     lines.append("")
     data = sorted(DATA_FOLDERS, key=len, reverse=True)
-    for prefix, title in _sections(all_files):
-        rows = [p for p in all_files if p.startswith(prefix) and "/" not in p[len(prefix):]
+    sections = _sections(all_files)
+    for prefix, title in sections:
+        # A file is listed under the deepest section holding it: a sub-package's files under that sub-package,
+        # a file in a plain folder (no ``__init__.py``, e.g. ``seam/torch_cuda/autostart/``) under its package.
+        rows = [p for p in all_files if p.startswith(prefix)
+                and max((s for s, _ in sections if p.startswith(s)), key=len) == prefix
                 and not p.endswith("__init__.py") and not any(p.startswith(d) for d in data)]
         if not rows:
             continue

@@ -14,6 +14,11 @@ if ! .venv/bin/python -c "import torch" 2>/dev/null; then
   "${PIP[@]}" "torch==${SEAMGATE_TORCH_VERSION:-2.13.0}"
 fi
 "${PIP[@]}" -e '.[test]'
+# The real subjects of tests/subjects again, into the git-ignored .subjects/ (first on sys.path in
+# tests/subjects/conftest.py), where the named mutations of their code find them (docs/subjects.md).
+if [ ! -d .subjects/breakable_cuda_graphs-0.1.0.dist-info ] || [ ! -d .subjects/piecewise_cuda_graphs-0.1.0.dist-info ]; then
+  "${PIP[@]}" --no-deps --upgrade --target .subjects breakable-cuda-graphs==0.1.0 piecewise-cuda-graphs==0.1.0
+fi
 # Debian's chromium for the HTML report's browser test (tests/reports/test_report_html_browser.py,
 # driven by Playwright with executable_path=/usr/bin/chromium; `playwright install` downloads a
 # browser build, which is not reachable here). As root, or through password-less sudo.

@@ -71,6 +71,9 @@ class CaptureGuard(TorchDispatchMode):
         super().__init__()
         self._kind_of = kind_of
         self._capturing_here = capturing_here
+        #: ``x[mask] = scalar`` passes (raw CUDA runs it as ``masked_fill``); the seam's backends keep
+        #: refusing every boolean-mask index inside a capture (their fidelity record, both arms).
+        self.allow_scalar_mask_fill = False
 
     def _reads_device(self, args: tuple[Any, ...]) -> bool:
         return any(isinstance(t, torch.Tensor) and self._kind_of(t) == "device" for t in tree_leaves(args))
@@ -106,7 +109,8 @@ class CaptureGuard(TorchDispatchMode):
         """Raise if ``func(*args, **kwargs)`` is refused on a capturing queue."""
         self.check_global(func, args)
         if func in MASK_INDEX_OPS and any(isinstance(t, torch.Tensor) and t.dtype in (torch.bool, torch.uint8)
-                                          for t in tree_leaves(args[1:2])):
+                                          for t in tree_leaves(args[1:2])) \
+                and not (self.allow_scalar_mask_fill and _scalar_fill(func, args)):
             raise CaptureSyncError(
                 f"{func} with a boolean mask inside graph capture: the result's shape depends on device data "
                 "(a host sync); use torch.where or a fixed-size index instead")
@@ -198,6 +202,14 @@ class HostReadGuard(TorchFunctionMode):
                 with _disable_current_modes():
                     return func(*args, **kwargs)
         return func(*args, **kwargs)
+
+
+def _scalar_fill(func: Any, args: tuple[Any, ...]) -> bool:
+    """``x[mask] = scalar``: torch runs it as ``masked_fill`` (no data-dependent shape, no sync; H200
+    ``bool_mask_assignment_of_a_scalar_inside_the_graph_context``)."""
+    values = args[2] if len(args) > 2 else None
+    return func is not aten.index.Tensor and isinstance(values, torch.Tensor) and values.dim() == 0 \
+        and len(args[1]) == 1
 
 
 def _allocates(func: Any) -> bool:

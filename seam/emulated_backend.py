@@ -3,12 +3,11 @@
 Device vs host on the CPU: tensors made by the backend (``alloc``, ``to_device``) or born inside a
 capture are device memory; ``alloc_pinned`` makes pinned host memory; anything else is pageable.
 Queues are logical; each recorded operation is tagged with the queue it was issued on, which is how
-a fork into the capture and its join are seen (see ``_ForkLedger``).
+a fork into the capture and its join are seen (see ``ForkLedger``).
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
 from typing import Any
 
 import torch
@@ -17,45 +16,7 @@ from seam.backend import Backend, Event, Queue, RawGraph, new_id, refuse_uncaptu
 from seam.capture_guard import HostReadGuard, check_copy
 from seam.emulator import CaptureRecorder, DeviceRegistry, EmulatedGraph
 from seam.errors import CaptureStateError, UnjoinedForkError
-
-
-@dataclass
-class _ForkLedger:
-    """Which queues belong to the open capture, and what each one's work is ordered after.
-
-    A vector clock per queue: ``seen[q][p]`` is how many operations of queue ``p`` queue ``q`` is
-    ordered after. An event carries its queue's clock at its record; a wait merges it. A side queue
-    joins the capture by waiting on an event of a capturing queue; at the close every capturing
-    queue's operations must be covered by the origin's clock, DIRECTLY or TRANSITIVELY
-    (origin -> A -> B, B -> A, A -> origin is joined), and a fork that issued no work needs no join
-    (both as CUDA does: H200 ``transitive_join``, ``empty_fork_unjoined``).
-    """
-
-    origin: int
-    #: Operations issued per capturing queue.
-    versions: dict[int, int] = field(default_factory=dict)
-    #: For each capturing queue, the operations of every queue it is ordered after.
-    seen: dict[int, dict[int, int]] = field(default_factory=dict)
-
-    def captures(self, queue_id: int) -> bool:
-        return queue_id in self.versions
-
-    def clock(self, queue_id: int) -> dict[int, int]:
-        """The queue's clock, its own operations included (what an event recorded now carries)."""
-        own = {queue_id: self.versions[queue_id]} if queue_id in self.versions else {}
-        return {**self.seen.get(queue_id, {}), **own}
-
-    def on_wait(self, queue: Queue, event: Event) -> None:
-        if not self.captures(event.queue.id):
-            return
-        self.versions.setdefault(queue.id, 0)
-        mine = self.seen.setdefault(queue.id, {})
-        for q, v in dict(event.clock).items():
-            mine[q] = max(mine.get(q, 0), v)
-
-    def unjoined(self) -> list[int]:
-        covered = self.seen.get(self.origin, {})
-        return sorted(q for q, v in self.versions.items() if q != self.origin and v > covered.get(q, 0))
+from seam.fork_ledger import ForkLedger
 
 
 class EmulatedBackend(Backend):
@@ -66,7 +27,7 @@ class EmulatedBackend(Backend):
 
     def __init__(self) -> None:
         self.registry = DeviceRegistry()
-        self._ledger: _ForkLedger | None = None
+        self._ledger: ForkLedger | None = None
         self._recorder: CaptureRecorder | None = None
         self._host_reads: HostReadGuard | None = None
         super().__init__()
@@ -98,7 +59,7 @@ class EmulatedBackend(Backend):
         if self._ledger is not None:
             if self._ledger.captures(queue.id) and not event.captured:
                 refuse_uncaptured_dependency(queue, event)
-            self._ledger.on_wait(queue, event)
+            self._ledger.on_wait(queue.id, event.queue.id, event.clock)
 
     def _recording(self) -> bool:
         return self._ledger is not None and self._ledger.captures(self._current.id)
@@ -110,7 +71,7 @@ class EmulatedBackend(Backend):
 
     # -- capture ------------------------------------------------------------------------------
     def _native_begin_capture(self, queue: Queue, pool: Any) -> None:
-        self._ledger = _ForkLedger(origin=queue.id, versions={queue.id: 0}, seen={queue.id: {}})
+        self._ledger = ForkLedger(origin=queue.id, versions={queue.id: 0}, seen={queue.id: {}})
         self._recorder = CaptureRecorder(self.registry, self._recording, self._count_op)
         self._recorder.__enter__()
         self._host_reads = HostReadGuard(self.registry.kind_of, self._recording, lambda device: True,

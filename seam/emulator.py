@@ -168,10 +168,17 @@ def _new_memory(outputs: list[torch.Tensor], args: tuple[Any, ...], kwargs: dict
     return [t for t in outputs if id(t.untyped_storage()) not in inputs]
 
 
+def _alias(t: torch.Tensor) -> torch.Tensor:
+    """The same memory as ``t`` under a tensor of its own: its own version counter, so what the
+    emulator writes there (a replay, a poison) bumps no version autograd saved, as a GPU's replay
+    bumps none (``make_graphed_callables`` captures a backward over the forward's saved outputs)."""
+    return torch.empty(0, dtype=t.dtype).set_(t.untyped_storage(), t.storage_offset(), t.size(), t.stride())
+
+
 def _aliases(outputs: list[torch.Tensor]) -> list[torch.Tensor]:
     """Storage aliases of the captured outputs: replay writes the captured ADDRESS, whatever the
     Python tensor object was re-pointed to since."""
-    return [t.detach() for t in outputs]
+    return [_alias(t) for t in outputs]
 
 
 def _is_view(func: Any) -> bool:
@@ -216,7 +223,7 @@ class CaptureRecorder(CaptureGuard):
             # (writing its arguments again, as CUDA's does) and refreshes them.
             for t in born:
                 self._registry.mark(t, "device")
-                self._born.setdefault(id(t.untyped_storage()), t)
+                self._born.setdefault(id(t.untyped_storage()), _alias(t))
             self.graph.ops.append(RecordedOp.functional(func, *self._bake(args, kwargs), _aliases(outputs)))
         elif mutated:  # in place or ``out=``: every result is a written argument, rewritten by re-issuing
             self.graph.ops.append(RecordedOp(func, *self._bake(args, kwargs), _aliases(outputs), True))
@@ -236,7 +243,7 @@ class CaptureRecorder(CaptureGuard):
                 return value
             if value.dim() == 0 and self._registry.kind_of(value) == "pageable":
                 return value.detach().clone()
-            return value.detach()
+            return _alias(value)
         return tree_map(one, args), tree_map(one, kwargs)
 
     def _save_before_write(self, t: torch.Tensor) -> None:
@@ -259,6 +266,7 @@ class CaptureRecorder(CaptureGuard):
 
 
 def _poison(t: torch.Tensor) -> None:
+    t = _alias(t)
     if t.dtype.is_floating_point or t.dtype.is_complex:
         t.fill_(float("nan"))
     elif t.dtype != torch.bool:

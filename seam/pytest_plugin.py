@@ -11,6 +11,7 @@ to run one arm per child process.
 
 from __future__ import annotations
 
+import contextlib
 import os
 from typing import TYPE_CHECKING, Iterator
 
@@ -44,12 +45,32 @@ def arm_unavailable_reason(arm: str) -> str | None:
     if arm == "cpu-emulated":
         return None
     if arm == "cuda":
-        import torch
-
-        if not torch.cuda.is_available():
+        if not real_cuda_available():
             return "cuda arm needs an NVIDIA GPU with a CUDA build of torch (torch.cuda.is_available() is False)"
         return None
     return NO_BACKEND.get(arm, f"no backend for arm {arm!r} in this build")
+
+
+def real_cuda_available() -> bool:
+    """Whether a REAL CUDA device is here: under ``emulate_cuda()`` torch.cuda says yes, but the cuda arm
+    means the hardware."""
+    import torch
+
+    from seam.torch_cuda import is_emulating
+
+    return not is_emulating() and torch.cuda.is_available()
+
+
+@contextlib.contextmanager
+def on_arm(arm: str) -> Iterator[None]:
+    """``torch.cuda`` as ``arm`` has it: emulated on ``cpu-emulated``, the hardware on ``cuda``."""
+    if arm == "cpu-emulated":
+        from seam.torch_cuda import emulate_cuda
+
+        with emulate_cuda():
+            yield
+    else:
+        yield
 
 
 def make_backend(arm: str) -> "Backend":
@@ -92,8 +113,21 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
 
 
 def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
-    if "backend" in metafunc.fixturenames:
-        metafunc.parametrize("backend", selected_arms(), indirect=True)
+    for name in ("backend", "torch_cuda"):
+        if name in metafunc.fixturenames:
+            metafunc.parametrize(name, selected_arms(), indirect=True)
+
+
+@pytest.fixture
+def torch_cuda(request: pytest.FixtureRequest) -> Iterator[str]:
+    """The test runs once per arm against ``torch.cuda`` itself: on ``cpu-emulated`` inside
+    ``emulate_cuda()``, on ``cuda`` on the GPU (OWED without one). The value is the arm's name."""
+    arm = request.param
+    reason = arm_unavailable_reason(arm)
+    if reason is not None:
+        pytest.skip(f"OWED: {reason}")
+    with on_arm(arm):
+        yield arm
 
 
 @pytest.fixture

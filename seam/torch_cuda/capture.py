@@ -1,0 +1,250 @@
+"""Emulated ``torch.cuda.CUDAGraph``: capture records the tensor operations, replay re-issues them.
+
+The model of CUDA is the seam's emulator (``seam.emulator``): while a stream captures, the
+operations issued on it (and on streams forked into it) are RECORDED by a ``CaptureRecorder``, the
+memory they wrote is restored and the memory they made is poisoned at the end, so nothing appears
+to have run; ``replay()`` re-issues them against the same buffers, so it recomputes from whatever
+those buffers hold now. What CUDA refuses during a capture is refused with torch's words
+(``seam.torch_cuda.cuda_errors``), and a refusal that invalidates the capture on a GPU makes its
+``capture_end`` fail the same way here.
+"""
+
+from __future__ import annotations
+
+import threading
+import warnings
+from typing import Any
+
+import torch
+from torch.utils._python_dispatch import _disable_current_modes
+
+from seam.emulator import CaptureRecorder, EmulatedGraph, RecordedOp
+from seam.fork_ledger import ForkLedger
+from seam.torch_cuda import cuda_errors
+from seam.torch_cuda.dispatch import cuda_rng
+from seam.torch_cuda.kinds import REGISTRY
+from seam.torch_cuda.pools import CountingOps, Pool
+from seam.torch_cuda.runtime import runtime
+from seam.torch_cuda.streams import Stream
+
+_MODES = ("global", "thread_local", "relaxed")
+
+
+_SEEDED = torch.Tag.nondeterministic_seeded
+
+
+class _SeededOp(RecordedOp):
+    """A recorded random operation: each replay draws at the device generator's offset then."""
+
+    @classmethod
+    def of(cls, op: RecordedOp) -> "_SeededOp":
+        return cls(op.func, op.args, op.kwargs, op.outputs, op.mutating)
+
+    def run(self) -> None:
+        with cuda_rng():
+            super().run()
+
+
+class _PooledKinds:
+    """The registry a capture's recorder marks its new buffers through: each is served from the pool."""
+
+    def __init__(self, capture: "OpenCapture") -> None:
+        self._capture = capture
+
+    def mark(self, tensor: torch.Tensor, kind: Any) -> None:
+        c = self._capture
+        if kind == "device" and c.born_kind == "pinned":
+            kind = "pinned"  # a device-to-host copy into pinned memory (``to("cpu", non_blocking=True)``)
+        if kind == "device":
+            c.pool.place(tensor, c.ops.refs, c.recorder._born)
+        REGISTRY.mark(tensor, kind)
+
+    @staticmethod
+    def kind_of(tensor: torch.Tensor) -> Any:
+        return REGISTRY.kind_of(tensor)
+
+
+class OpenCapture:
+    """One capture between ``capture_begin`` and ``capture_end``."""
+
+    def __init__(self, stream: Stream, mode: str, pool: Pool) -> None:
+        # (No reference to its CUDAGraph: the recorder's callbacks make a cycle with this object, and a
+        # graph the user deletes must die at once, as on a GPU.)
+        self.stream = stream
+        self.mode = mode
+        self.thread = threading.get_ident()
+        self.pool = pool
+        self.ledger = ForkLedger(origin=stream.id, versions={stream.id: 0}, seen={stream.id: {}})
+        self.recorder = CaptureRecorder(_PooledKinds(self), self._recording_now, self._count_op)
+        self.recorder.allow_scalar_mask_fill = True
+        self.ops = CountingOps()
+        self.recorder.graph.ops = self.ops
+        #: The first refused call that invalidated this capture (CUDA then fails its end).
+        self.reason: str | None = None
+        #: What the operation being recorded makes: ``pinned`` for a copy into pinned host memory.
+        self.born_kind = "device"
+        #: Another thread tried to end it (global or thread_local mode): CUDA then refuses its own end.
+        self.ended_elsewhere = False
+
+    def _recording_now(self) -> bool:
+        return self.ledger.captures(runtime().current_stream().id)
+
+    def _count_op(self) -> None:
+        sid = runtime().current_stream().id
+        self.ledger.versions[sid] = self.ledger.versions.get(sid, 0) + 1
+
+    def invalidate(self, reason: str) -> None:
+        self.reason = self.reason or reason
+
+
+def _pool_handle() -> tuple[int, int]:
+    return (0, next(runtime().pool_ids))
+
+
+def _pool(handle: tuple[int, int]) -> Pool:
+    pools = runtime().pools
+    if handle not in pools:
+        pools[handle] = Pool()
+    return pools[handle]
+
+
+def graph_pool_handle() -> tuple[int, int]:
+    """``torch.cuda.graph_pool_handle()``: a token that lets graphs share one memory pool."""
+    return _pool_handle()
+
+
+def is_current_stream_capturing() -> bool:
+    rt = runtime()
+    return rt.capture_of(rt.current_stream().id) is not None
+
+
+class CUDAGraph:
+    """``torch.cuda.CUDAGraph`` on the emulated device."""
+
+    def __new__(cls, keep_graph: bool = False) -> "CUDAGraph":
+        self = object.__new__(cls)
+        self._graph: EmulatedGraph | None = None
+        self._capture: OpenCapture | None = None
+        self._pool: tuple[int, int] | None = None
+        #: The device it was made on: a graph of an earlier ``emulate_cuda()`` block (an earlier test)
+        #: that the collector finalizes later touches no capture of this one.
+        self._runtime = runtime()
+        self.keep_graph = keep_graph
+        return self
+
+    def __init__(self, keep_graph: bool = False) -> None:
+        pass
+
+    def capture_begin(self, pool: Any = None, capture_error_mode: str = "global", **kwargs: Any) -> None:
+        rt = runtime()
+        if self._graph is not None or self._capture is not None:
+            raise cuda_errors.torch_error(cuda_errors.ALREADY_CAPTURED, "capture_begin on a graph that holds a capture")
+        if capture_error_mode not in _MODES:
+            raise RuntimeError(f"Unknown capture error mode. Expected `global`, `thread_local`, or `relaxed`, "
+                               f"got {capture_error_mode}")
+        stream = rt.current_stream()
+        if stream.cuda_stream == 0:
+            raise cuda_errors.torch_error(cuda_errors.DEFAULT_STREAM_CAPTURE, "capture_begin on the default stream")
+        if rt.capture_of(stream.id) is not None:
+            raise cuda_errors.torch_error(cuda_errors.during_capture("Cannot register the state"),
+                                          "capture_begin on a stream that is capturing")
+        self._pool = tuple(pool) if pool is not None else self._pool or _pool_handle()
+        capture = OpenCapture(stream, capture_error_mode, _pool(self._pool))
+        self._capture = capture
+        rt.captures.append(capture)
+
+    def capture_end(self) -> None:
+        rt = runtime()
+        capture = self._capture
+        if capture is None:
+            raise cuda_errors.cuda_error(cuda_errors.PRESENT_STATE, "capture_end without a capture_begin")
+        if rt.current_stream().id != capture.stream.id:
+            raise cuda_errors.torch_error(cuda_errors.SAME_STREAM, "capture_end on another stream than its begin")
+        if capture.ended_elsewhere:
+            self._close(capture)
+            raise cuda_errors.cuda_error(cuda_errors.PRESENT_STATE, "another thread tried to end this capture")
+        if capture.thread != threading.get_ident() and capture.mode != "relaxed":
+            capture.ended_elsewhere = True
+            raise cuda_errors.cuda_error(cuda_errors.OTHER_THREAD_END, "capture_end from another thread")
+        others = [c for c in rt.captures if c is not capture and c.mode != "relaxed"]
+        if others and capture.mode != "relaxed":
+            # H200: with two captures open, the end of one is refused and the other ends invalidated.
+            self._close(capture)
+            for other in others:
+                other.invalidate("the refused end of another capture")
+            raise cuda_errors.cuda_error(cuda_errors.NOT_PERMITTED, "capture_end while another capture is open")
+        graph = self._close(capture)
+        unjoined = capture.ledger.unjoined()
+        if capture.reason is not None:
+            raise cuda_errors.cuda_error(cuda_errors.INVALIDATED, f"the capture was invalidated by {capture.reason}")
+        if unjoined:
+            raise cuda_errors.cuda_error(cuda_errors.UNJOINED,
+                                         f"stream(s) {[hex(s) for s in unjoined]} forked into the capture were not "
+                                         "joined back to the capturing stream before capture_end")
+        if not graph.ops:
+            warnings.warn(cuda_errors.EMPTY_GRAPH, UserWarning, stacklevel=2)
+        capture.pool.graph_refs[id(self)] = capture.ops.refs
+        graph.ops = [_SeededOp.of(op) if _SEEDED in op.func.tags else op for op in graph.ops]
+        self._graph = graph
+
+    def _close(self, capture: OpenCapture) -> EmulatedGraph:
+        self._capture = None
+        rt = runtime()
+        if capture in rt.captures:
+            rt.captures.remove(capture)
+        return capture.recorder.finish()
+
+    def instantiate(self) -> None:
+        if self._graph is None:
+            raise RuntimeError("instantiate() requires a successful capture")
+
+    def replay(self) -> None:
+        if self._graph is None:
+            raise cuda_errors.torch_error(cuda_errors.REPLAY_WITHOUT_CAPTURE, "replay of a graph with no capture")
+        if is_current_stream_capturing():
+            raise cuda_errors.torch_error(cuda_errors.during_capture("Cannot prepare for replay"),
+                                          "replay on a stream that is capturing")
+        # On a GPU a replay dispatches no tensor operation: no mode (the emulator's or a user's)
+        # sees the re-issued work.
+        with _disable_current_modes():
+            self._graph.replay()
+
+    def reset(self) -> None:
+        if self._graph is not None and runtime().refusing_captures():
+            for capture in runtime().refusing_captures():
+                capture.invalidate("the reset of another graph")
+            warnings.warn("CUDA warning: operation not permitted when stream is capturing", UserWarning, stacklevel=2)
+        self._graph = None
+        self._forget_pool_refs()
+
+    def _forget_pool_refs(self) -> None:
+        if self._pool is not None and self._runtime is runtime() and self._pool in runtime().pools:
+            runtime().pools[self._pool].forget(id(self))
+
+    def pool(self) -> tuple[int, int]:
+        if self._pool is None:
+            raise cuda_errors.torch_error(cuda_errors.POOL_WITHOUT_CAPTURE, "pool() of a graph never captured")
+        return self._pool
+
+    def enable_debug_mode(self) -> None:
+        pass
+
+    def debug_dump(self, debug_path: str) -> None:
+        raise RuntimeError("seamgate's CUDA emulator cannot dump a CUDA graph")
+
+    def __del__(self) -> None:
+        # CUDA destroys the graph's executable with the object: refused (and the open capture
+        # invalidated) while a capture that forbids it is open (H200: del_other_graph).
+        try:
+            if getattr(self, "_graph", None) is not None and self._runtime is runtime():
+                for capture in runtime().refusing_captures():
+                    capture.invalidate("the release of another graph")
+                self._forget_pool_refs()
+        except Exception:
+            pass
+
+
+class graph(torch.cuda.graphs.graph):  # type: ignore[misc,name-defined]
+    """``torch.cuda.graph``: torch's own context manager, with a default capture stream of its own."""
+
+    default_capture_stream = None

@@ -1,0 +1,57 @@
+"""torch's own exception classes and words for what CUDA refuses (as the H200 says them, torch 2.11).
+
+A caller's ``except RuntimeError`` and ``pytest.raises(..., match=...)`` must mean the same on the
+emulator and on a GPU, so every refusal of the emulated ``torch.cuda`` is built here: CUDA runtime
+errors are ``torch.AcceleratorError`` (a ``RuntimeError``) with CUDA's first line, torch's own checks
+are ``RuntimeError`` with torch's text. A second line says that the emulator raised it, and why.
+"""
+
+from __future__ import annotations
+
+import torch
+
+NOT_PERMITTED = "CUDA error: operation not permitted when stream is capturing"
+INVALIDATED = "CUDA error: operation failed due to a previous error during capture"
+UNJOINED = "CUDA error: capturing stream has unjoined work"
+UNCAPTURED_DEPENDENCY = "CUDA error: dependency created on uncaptured work in another stream"
+CUBLAS_NOT_INITIALIZED = "CUDA error: CUBLAS_STATUS_NOT_INITIALIZED when calling `cublasCreate(handle)`"
+PAGEABLE_COPY = ("Cannot copy between CPU and CUDA tensors during CUDA graph capture unless the CPU tensor is "
+                 "pinned. Please use tensor.pin_memory() or allocate the tensor with pin_memory=True.")
+ALREADY_CAPTURED = ("This CUDAGraph instance already owns a captured graph. To capture a new graph, create a new "
+                    "instance.")
+DEFAULT_STREAM_CAPTURE = ("CUDA graphs must be captured on a non-default stream. (However, after capture, it's ok to "
+                          "replay them on the default stream.)")
+REPLAY_WITHOUT_CAPTURE = "Called CUDAGraph::replay without a preceding successful capture."
+PRESENT_STATE = "CUDA error: the operation cannot be performed in the present state"
+OTHER_THREAD_END = "CUDA error: attempt to terminate a thread-local capture sequence from another thread"
+INVALID_ORDINAL = "CUDA error: invalid device ordinal"
+INVALID_ARGUMENT = "CUDA error: invalid argument"
+EVENT_IN_CAPTURE = "CUDA error: operation not permitted on an event last recorded in a capturing stream"
+CUDNN_NOT_INITIALIZED = "cuDNN error: CUDNN_STATUS_INTERNAL_ERROR_DEVICE_ALLOCATION_FAILED"
+SAME_STREAM = "Capture must end on the same stream it began on."
+POOL_WITHOUT_CAPTURE = "Called CUDAGraph::pool() without a preceding successful capture."
+SEED_IN_CAPTURE = ("CUDAGeneratorImpl::set_current_seed can be called during stream capture only if new seed is the "
+                   "same as the original seed.")
+
+
+def during_capture(what: str) -> str:
+    """torch's words for one of its own calls made while the current stream captures."""
+    return (f"{what} during capturing stage. during CUDA graph capture. If you need this call to be captured, please "
+            "file an issue. "
+            "Current cudaStreamCaptureStatus: cudaStreamCaptureStatusActive")
+
+
+EMPTY_GRAPH = ("The CUDA Graph is empty. This usually means that the graph was attempted to be captured on wrong "
+               "device or stream.")
+
+_AcceleratorError: type[RuntimeError] = getattr(torch, "AcceleratorError", RuntimeError)
+
+
+def cuda_error(first_line: str, why: str) -> RuntimeError:
+    """A CUDA runtime error as torch raises it, with the emulator's reason on the next line."""
+    return _AcceleratorError(f"{first_line}\n(seamgate's CUDA emulator: {why})")
+
+
+def torch_error(text: str, why: str) -> RuntimeError:
+    """One of torch's own ``RuntimeError`` checks, with the emulator's reason on the next line."""
+    return RuntimeError(f"{text}\n(seamgate's CUDA emulator: {why})")

@@ -1,0 +1,205 @@
+"""The emulated device's identity, memory figures and random state: ``torch.cuda``'s query functions.
+
+One device, ``cuda:0``, named so that nobody mistakes it for hardware. Memory figures are plausible
+and consistent (allocated bytes are the live device storages'; ``mem_get_info`` never reports more
+free than total); nothing here pretends to time anything.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+import torch
+
+from seam.torch_cuda.kinds import ACCOUNT
+from seam.torch_cuda.runtime import runtime
+
+NAME = "seamgate emulated CUDA device (CPU)"
+CAPABILITY = (9, 0)
+TOTAL_MEMORY = 80 * 2**30
+
+
+@dataclass(frozen=True)
+class DeviceProperties:
+    """What ``torch.cuda.get_device_properties`` returns, for the emulated device."""
+
+    name: str = NAME
+    major: int = CAPABILITY[0]
+    minor: int = CAPABILITY[1]
+    total_memory: int = TOTAL_MEMORY
+    multi_processor_count: int = 1
+    is_integrated: bool = False
+    is_multi_gpu_board: bool = False
+    max_threads_per_multi_processor: int = 2048
+    warp_size: int = 32
+    regs_per_multiprocessor: int = 65536
+    gcnArchName: str = "NVIDIA emulated"
+    uuid: str = "00000000-0000-0000-0000-00005ea59a7e"
+    L2_cache_size: int = 50 * 2**20
+
+
+def _index(device: Any) -> Any:
+    if isinstance(device, str):
+        return torch.device(device).index
+    return device.index if isinstance(device, torch.device) else device
+
+
+def _check_index(device: Any) -> None:
+    """CUDA's refusal of a device that does not exist (the emulated machine has one)."""
+    index = _index(device)
+    if index not in (None, 0, -1):
+        from seam.torch_cuda import cuda_errors
+
+        raise cuda_errors.cuda_error(cuda_errors.INVALID_ORDINAL, f"cuda:{index} asked for; the machine has cuda:0")
+
+
+def _check_properties_index(device: Any) -> None:
+    if _index(device) not in (None, 0, -1):
+        raise AssertionError("Invalid device id")
+
+
+def is_available() -> bool:
+    return True
+
+
+def device_count() -> int:
+    return 1
+
+
+def current_device() -> int:
+    return 0
+
+
+def set_device(device: Any) -> None:
+    _check_index(device)
+
+
+def get_device_name(device: Any = None) -> str:
+    _check_index(device)
+    return NAME
+
+
+def get_device_capability(device: Any = None) -> tuple[int, int]:
+    _check_index(device)
+    return CAPABILITY
+
+
+def get_device_properties(device: Any = None) -> DeviceProperties:
+    _check_properties_index(device)
+    return DeviceProperties()
+
+
+def get_arch_list() -> list[str]:
+    return ["sm_90"]
+
+
+def is_initialized() -> bool:
+    return True
+
+
+def lazy_init() -> None:
+    """``torch.cuda._lazy_init``: nothing to start (torch's C++ factories call it before a cuda op)."""
+
+
+class device:
+    """``torch.cuda.device(idx)``: a context that selects the (one) device."""
+
+    def __init__(self, device: Any) -> None:
+        _check_index(device)
+        self.idx = 0
+
+    def __enter__(self) -> None:
+        return None
+
+    def __exit__(self, *exc: object) -> bool:
+        return False
+
+
+# -- memory ---------------------------------------------------------------------------------------
+def memory_allocated(device: Any = None) -> int:
+    return ACCOUNT.allocated
+
+
+def max_memory_allocated(device: Any = None) -> int:
+    return ACCOUNT.peak
+
+
+def memory_reserved(device: Any = None) -> int:
+    return ACCOUNT.reserved_now()
+
+
+def max_memory_reserved(device: Any = None) -> int:
+    return max(ACCOUNT.max_reserved, ACCOUNT.reserved_now())
+
+
+def reset_peak_memory_stats(device: Any = None) -> None:
+    ACCOUNT.reset_peak()
+
+
+def reset_max_memory_allocated(device: Any = None) -> None:
+    ACCOUNT.reset_peak()
+
+
+def empty_cache() -> None:
+    """The cache keeps only what is allocated (CUDA allows it inside a capture too: H200 ``empty_cache_in_capture``)."""
+    ACCOUNT.empty_cache()
+
+
+def mem_get_info(device: Any = None) -> tuple[int, int]:
+    return max(0, TOTAL_MEMORY - ACCOUNT.allocated), TOTAL_MEMORY
+
+
+def memory_stats(device: Any = None) -> dict[str, int]:
+    allocated, reserved = ACCOUNT.allocated, ACCOUNT.reserved_now()
+    stats = {"num_alloc_retries": 0, "num_ooms": 0, "num_device_alloc": ACCOUNT.allocations, "num_device_free": 0}
+    for prefix, current, peak in (("allocated_bytes", allocated, ACCOUNT.peak), ("active_bytes", allocated, ACCOUNT.peak),
+                                  ("reserved_bytes", reserved, ACCOUNT.max_reserved)):
+        for pool in ("all", "large_pool", "small_pool"):
+            share = current if pool != "small_pool" else 0
+            stats.update({f"{prefix}.{pool}.current": share, f"{prefix}.{pool}.peak": peak if pool != "small_pool" else 0,
+                          f"{prefix}.{pool}.allocated": share, f"{prefix}.{pool}.freed": 0})
+    stats["allocation.all.allocated"] = ACCOUNT.allocations
+    return dict(sorted(stats.items()))
+
+
+def memory_summary(device: Any = None, abbreviated: bool = False) -> str:
+    return (f"seamgate emulated CUDA device: {ACCOUNT.allocated} bytes allocated, {ACCOUNT.peak} peak, "
+            f"{ACCOUNT.reserved_now()} reserved")
+
+
+# -- random ---------------------------------------------------------------------------------------
+def manual_seed(seed: int) -> None:
+    rt = runtime()
+    if rt.captures and int(seed) != rt.rng.seed:
+        from seam.torch_cuda import cuda_errors
+
+        raise cuda_errors.torch_error(cuda_errors.SEED_IN_CAPTURE, "a new seed while a capture is open")
+    rt.rng.manual_seed(int(seed))
+
+
+def seed() -> None:
+    import random
+
+    manual_seed(random.getrandbits(63))
+
+
+def initial_seed() -> int:
+    return runtime().rng.seed
+
+
+def get_rng_state(device: Any = "cuda") -> torch.Tensor:
+    return runtime().rng.get_state()
+
+
+def get_rng_state_all() -> list[torch.Tensor]:
+    return [get_rng_state()]
+
+
+def set_rng_state(new_state: torch.Tensor, device: Any = "cuda") -> None:
+    runtime().rng.set_state(new_state)
+
+
+def set_rng_state_all(new_states: Any) -> None:
+    for state in new_states:
+        set_rng_state(state)

@@ -1,0 +1,264 @@
+"""The device mode: every tensor operation, seen at torch's dispatcher, placed on the emulated device.
+
+One ``TorchDispatchMode`` is on while ``torch.cuda`` is emulated. For each aten operation it:
+
+1. rewrites a ``device="cuda"`` argument to the CPU, and remembers that the result is DEVICE memory
+   (a factory, ``_to_copy`` to the device); ``pin_memory=True`` becomes a pinned mark;
+2. refuses what a GPU refuses outside any capture: tensors of two devices in one kernel;
+3. routes the operation: on a capturing stream into that capture's recorder (which records it, or
+   refuses it with the seam's rule, said here in torch's words); on another stream while a capture
+   forbids it, through the same checks CUDA's global capture mode makes; else it just runs;
+4. marks every new result of a device operation as device memory, so ``.device`` says ``cuda:0``.
+
+Worked example: ``y = x @ w`` with ``x`` and ``w`` on the device -> ``aten.mm`` runs on the CPU and
+``y``'s storage is marked device. Inside a capture the same ``mm`` is recorded; ``y`` is poisoned at
+``capture_end`` and written again by every ``replay()``.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import threading
+from typing import Any, Iterator
+
+import torch
+from torch.utils._python_dispatch import TorchDispatchMode
+
+from seam.capture_guard import COPY_OPS, check_copy
+from seam.errors import CaptureError, PageableCopyError
+from seam.torch_cuda import cuda_errors
+from seam.torch_cuda.kinds import is_device, kind_of, mark_unmarked
+from seam.torch_cuda.runtime import CPU, runtime
+
+aten = torch.ops.aten
+_TO_COPY = aten._to_copy.default
+_SEEDED = torch.Tag.nondeterministic_seeded
+#: Operations whose tensors may sit on two devices: copies, and indexing by host indices.
+_MIXED_OK = frozenset({aten.copy_.default, _TO_COPY, aten._copy_from.default, aten._copy_from_and_resize.default,
+                       aten.index.Tensor, aten.index_put_.default, aten.index_put.default, aten._index_put_impl_.default,
+                       aten.set_.source_Storage_storage_offset, aten.set_.source_Tensor, aten.set_.source_Storage,
+                       aten.lift_fresh.default, aten.detach.default, aten.alias.default})
+#: cuBLAS work: the first in a thread creates the thread's handle, which CUDA refuses inside a capture.
+_BLAS = frozenset(getattr(aten, n).default for n in ("mm", "addmm", "bmm", "baddbmm", "addmv", "mv", "dot", "vdot",
+                                                      "addbmm", "_addmm_activation") if hasattr(aten, n))
+#: cuDNN work: the first in a thread creates the thread's handle, which CUDA refuses inside a capture.
+_CUDNN = frozenset(getattr(aten, n).default for n in ("convolution", "_convolution", "cudnn_convolution",
+                                                       "cudnn_batch_norm") if hasattr(aten, n))
+#: Operations whose CUDA kernels read a device value back into pageable memory on their own (the
+#: result's size): torch's pinned-memory check refuses them inside a capture (H200: ``bincount``).
+_HIDDEN_HOST_COPY = frozenset(getattr(aten, n).default for n in ("bincount", "histc") if hasattr(aten, n))
+_POINTWISE = torch.Tag.pointwise
+
+
+def _is_cuda(device: Any) -> bool:
+    if isinstance(device, torch.device):
+        return device.type == "cuda"
+    if isinstance(device, str):
+        return device.startswith("cuda")
+    return False
+
+
+@contextlib.contextmanager
+def cuda_rng() -> Iterator[None]:
+    """One random operation of the device: it draws from the device's (seed, offset), as CUDA's
+    Philox does, and moves the offset on; the CPU's generator is left as it was. A replay draws at
+    the offset it finds, so replays differ from each other and a re-seed repeats them."""
+    cpu = torch.random.default_generator
+    rng = runtime().rng
+    saved = cpu.get_state()
+    cpu.manual_seed(rng.next_draw_seed())
+    try:
+        yield
+    finally:
+        cpu.set_state(saved)
+
+
+class _OpInfo:
+    """What the device mode needs to know of one aten overload, worked out once."""
+
+    __slots__ = ("seeded", "blas", "cudnn", "mixed_ok", "fresh", "pointwise", "allocates")
+
+    def __init__(self, func: Any) -> None:
+        self.seeded = _SEEDED in func.tags
+        self.blas = func in _BLAS
+        self.cudnn = func in _CUDNN
+        self.mixed_ok = func in _MIXED_OK
+        self.pointwise = _POINTWISE in func.tags
+        #: Per result: whether it is NEW memory (no alias annotation: not an input, not a view of one).
+        self.fresh = tuple(r.alias_info is None for r in func._schema.returns)
+        self.allocates = any(f and "Tensor" in str(r.type) for f, r in zip(self.fresh, func._schema.returns))
+
+
+_INFO: dict[Any, _OpInfo] = {}
+
+
+def _info(func: Any) -> _OpInfo:
+    info = _INFO.get(func)
+    if info is None:
+        info = _INFO[func] = _OpInfo(func)
+    return info
+
+
+def _tensors(args: Any, kwargs: dict[str, Any]) -> list[torch.Tensor]:
+    out: list[torch.Tensor] = []
+    for value in (*args, *kwargs.values()):
+        if isinstance(value, torch.Tensor):
+            out.append(value)
+        elif isinstance(value, (list, tuple)):
+            out.extend(v for v in value if isinstance(v, torch.Tensor))
+    return out
+
+
+def _mark_new(result: Any, kind: str, fresh: tuple[bool, ...]) -> None:
+    """Mark the results that are NEW memory as ``kind``: a result the schema says is an input or a
+    view of one (``copy_`` into a host tensor returns that host tensor) keeps its memory's kind, and
+    a result already marked (an unannotated alias, ``_unsafe_view``) is left as it is."""
+    if isinstance(result, torch.Tensor):
+        if fresh and fresh[0]:
+            mark_unmarked(result, kind)
+        return
+    if isinstance(result, (list, tuple)):
+        for i, r in enumerate(result):
+            if not (fresh[i] if i < len(fresh) else (fresh[-1] if fresh else False)):
+                continue
+            if isinstance(r, torch.Tensor):
+                mark_unmarked(r, kind)
+            elif isinstance(r, (list, tuple)):
+                _mark_new(r, kind, (True,) * len(r))
+
+
+def _mixed_devices(func: Any, info: _OpInfo, args: tuple[Any, ...], kwargs: dict[str, Any]) -> RuntimeError:
+    """torch's words for a kernel given tensors of two devices: TensorIterator's for a pointwise
+    operation, the kernel wrapper's (naming the argument) for the others."""
+    if info.pointwise:
+        return RuntimeError("Expected all tensors to be on the same device, but found at least two devices, "
+                            "cuda:0 and cpu!")
+    name = "self"
+    for i, arg in enumerate(func._schema.arguments):
+        value = args[i] if i < len(args) else kwargs.get(arg.name)
+        values = value if isinstance(value, (list, tuple)) else [value]
+        if any(isinstance(v, torch.Tensor) and not is_device(v) and v.dim() > 0 for v in values):
+            name = arg.name
+            break
+    return RuntimeError(f"Expected all tensors to be on the same device, but got {name} is on cpu, different from "
+                        f"other tensors on cuda:0 (when checking argument in method "
+                        f"wrapper_CUDA_{func._schema.name.split('::')[-1]})")
+
+
+def _translate(err: CaptureError, func: Any, capture: Any) -> RuntimeError:
+    """The seam's refusal of ``func`` said in torch's words, invalidating where CUDA invalidates."""
+    copying = func in COPY_OPS or func is _TO_COPY
+    if isinstance(err, PageableCopyError) or (capture is not None and copying and "pageable" in str(err)):
+        # torch's own check, made before CUDA is asked: the capture goes on (H200: ``cpu``, ``tolist``).
+        return cuda_errors.torch_error(cuda_errors.PAGEABLE_COPY, str(err))
+    for c in runtime().refusing_captures() if capture is None else [capture, *runtime().refusing_captures()]:
+        c.invalidate(f"{func}")
+    return cuda_errors.cuda_error(cuda_errors.NOT_PERMITTED, str(err))
+
+
+class DeviceMode(TorchDispatchMode):
+    """Places every aten operation on the emulated device (see the module docstring)."""
+
+    def __torch_dispatch__(self, func: Any, types: Any, args: tuple[Any, ...] = (), kwargs: Any = None) -> Any:
+        kwargs = kwargs or {}
+        target: str | None = None
+        device = kwargs.get("device")
+        if device is not None:
+            target = "device" if _is_cuda(device) else "host"
+            if target == "device":
+                if getattr(device, "index", None) not in (None, 0):
+                    raise cuda_errors.cuda_error(cuda_errors.INVALID_ORDINAL, f"{device}: the emulated machine has "
+                                                 "one device, cuda:0")
+                kwargs = {**kwargs, "device": CPU}
+        if kwargs.get("pin_memory"):
+            kwargs = {**kwargs, "pin_memory": False}
+            target = "pinned"
+        info = _info(func)
+        device_in = False
+        host_in = False
+        for t in _tensors(args, kwargs):
+            if is_device(t):
+                device_in = True
+            elif t.is_cpu and t.dim() > 0:
+                host_in = True
+        if device_in and host_in and target is None and not info.mixed_ok:
+            raise _mixed_devices(func, info, args, kwargs)
+        on_device = target == "device" or (target is None and device_in)
+        if on_device or device_in:
+            result = self._run_on_device(func, types, args, kwargs, target, on_device, info)
+        else:
+            result = func(*args, **kwargs)  # host work: runs now, in or out of a capture
+        if target == "pinned":
+            _mark_new(result, "pinned", info.fresh)
+        elif on_device:
+            _mark_new(result, "device", info.fresh)
+        return result
+
+    def _run_on_device(self, func: Any, types: Any, args: tuple[Any, ...], kwargs: dict[str, Any],
+                       target: str | None, on_device: bool, info: _OpInfo) -> Any:
+        rt = runtime()
+        seeded = on_device and info.seeded
+        if not rt.captures:
+            if info.blas:
+                rt.blas_threads.add(threading.get_ident())
+            if info.cudnn:
+                rt.cudnn_threads.add(threading.get_ident())
+            if seeded:
+                with cuda_rng():
+                    return func(*args, **kwargs)
+            return func(*args, **kwargs)
+        stream = rt.current_stream()
+        capture = rt.capture_of(stream.id)
+        try:
+            if capture is None:
+                refusing = rt.refusing_captures()
+                if refusing:
+                    if on_device and info.allocates:
+                        for c in refusing:
+                            c.invalidate(f"{func} (device memory allocated outside the capture)")
+                        raise cuda_errors.cuda_error(cuda_errors.NOT_PERMITTED, f"{func} allocates device memory on a "
+                                                     "stream outside the open capture (global capture mode)")
+                    refusing[0].recorder.check_outside(func, args, kwargs)
+                return self._call(func, args, kwargs, seeded)
+            if capture.reason is not None:
+                raise cuda_errors.cuda_error(cuda_errors.INVALIDATED, f"the capture was invalidated by {capture.reason}")
+            me = threading.get_ident()
+            if info.blas and me not in rt.blas_threads:
+                capture.invalidate("the creation of a cuBLAS handle")
+                raise cuda_errors.torch_error(cuda_errors.CUBLAS_NOT_INITIALIZED,
+                                              "the thread's first matmul ran inside a capture; run it once before")
+            if info.cudnn and me not in rt.cudnn_threads:
+                capture.invalidate("the creation of a cuDNN handle")
+                raise cuda_errors.torch_error(cuda_errors.CUDNN_NOT_INITIALIZED,
+                                              "the thread's first convolution ran inside a capture; run it once before")
+            if func in _HIDDEN_HOST_COPY or (func is not _TO_COPY and func not in COPY_OPS and any(
+                    not is_device(t) and t.is_cpu and t.dim() > 0 and kind_of(t) == "pageable"
+                    for t in _tensors(args, kwargs))):
+                raise cuda_errors.torch_error(cuda_errors.PAGEABLE_COPY, f"{func} copies pageable host memory to or "
+                                              "from the device inside the capture")
+            if func is _TO_COPY:
+                src = kind_of(args[0])
+                dst = "device" if target == "device" else ("pinned" if target == "pinned" else
+                                                          ("device" if target is None and on_device else "pageable"))
+                check_copy(dst, src, blocking=not kwargs.get("non_blocking", False))
+            capture.born_kind = "pinned" if target == "pinned" else "device"
+            try:
+                with cuda_rng() if seeded else contextlib.nullcontext():
+                    return capture.recorder.__torch_dispatch__(func, types, args, kwargs)
+            finally:
+                capture.born_kind = "device"
+        except CaptureError as err:
+            raise _translate(err, func, capture) from None
+
+    @staticmethod
+    def _call(func: Any, args: tuple[Any, ...], kwargs: dict[str, Any], seeded: bool) -> Any:
+        if seeded:
+            with cuda_rng():
+                return func(*args, **kwargs)
+        return func(*args, **kwargs)
+
+
+# torch wraps a mode's ``__torch_dispatch__`` to keep dynamo out at class creation; this mode runs
+# on every operation of an emulated session, and nothing in it is traced, so it is called as is.
+DeviceMode.__torch_dispatch__ = getattr(DeviceMode.__torch_dispatch__, "__wrapped__",  # type: ignore[method-assign]
+                                        DeviceMode.__torch_dispatch__)

@@ -1,0 +1,236 @@
+"""``emulate_cuda()``: put the emulated device under ``torch.cuda``, and take it away again exactly.
+
+Installing replaces names in torch's own modules (``torch.cuda``, ``torch.cuda.graphs``,
+``torch.cuda.streams``, ``torch.cuda.memory``, ``torch.cuda.random``, ``torch.accelerator``,
+``torch._C``) and on ``torch.Tensor``, and pushes the device mode; uninstalling puts back every
+value it replaced (or deletes what was not there) in reverse order and pops the mode. torch's own
+Python code above those names (``torch.cuda.graph``, ``make_graphed_callables``) then runs unmodified
+on the emulated device. Nested ``emulate_cuda()`` blocks share the outermost installation.
+
+Children: inside the block ``SEAM_EMULATE_CUDA=1`` is set and a start-up hook is put first on
+``PYTHONPATH`` (``seam/torch_cuda/autostart/sitecustomize.py``), so a child interpreter a test starts
+runs emulated too (lane identity runs in children). Both are restored on the way out.
+"""
+
+from __future__ import annotations
+
+import functools
+import os
+import threading
+from pathlib import Path
+from typing import Any, Callable, Iterator, TypeVar
+
+import torch
+import torch.backends.cuda
+import torch.cuda.graphs
+import torch.cuda.memory
+import torch.cuda.random
+import torch.cuda.streams
+
+from seam.torch_cuda import capture, device, kinds, streams
+from seam.torch_cuda.dispatch import DeviceMode
+from seam.torch_cuda.kinds import storage_at
+from seam.torch_cuda.runtime import DEVICE, reset, runtime
+from seam.torch_cuda.tensor_methods import TENSOR_PATCHES
+
+F = TypeVar("F", bound=Callable[..., Any])
+ENV = "SEAM_EMULATE_CUDA"
+AUTOSTART = Path(__file__).resolve().parent / "autostart"
+_MISSING = object()
+#: What ``torch.version.cuda`` says under emulation: a parseable version, as some libraries parse it.
+EMULATED_CUDA_VERSION = "13.0"
+
+
+def _activate_gpu_trace() -> None:
+    rt = runtime()
+    rt.gpu_trace = True
+    kinds.allocation_hook = lambda address: rt.fire("MemoryAllocationCallbacks", address)
+
+
+def _host_empty_cache() -> None:
+    """``torch._C._host_emptyCache``: no pinned-memory cache to empty."""
+
+
+def _storage_from_pointer(data_ptr: int, device_: Any, nbytes: int) -> torch.UntypedStorage:
+    """A storage over the device memory at ``data_ptr``, as torch makes one on a GPU.
+
+    torch's is non-owning: on a GPU the caching allocator keeps freed memory mapped, so an alias read
+    after its owner dies reads stale bytes, never a fault. A non-owning CPU alias would read freed
+    heap memory (a segfault), so ours is a slice of the owner: the same memory, holding the owner's
+    storage alive for as long as the alias lives.
+    """
+    owner = storage_at(int(data_ptr))
+    if owner is None:
+        raise RuntimeError(f"seamgate's CUDA emulator: no device storage starts at {data_ptr:#x}")
+    storage = owner[0:int(nbytes)]
+    setattr(storage, "_seam_memory_kind", "device")
+    return storage
+
+
+def _tensor_from_storage(metadata: dict[str, Any], storage: torch.UntypedStorage) -> torch.Tensor:
+    out = torch.empty(0, dtype=metadata["dtype"])
+    return out.set_(storage, metadata["storage_offset"], metadata["size"], metadata["stride"])
+
+
+def _noop(*args: Any, **kwargs: Any) -> None:
+    return None
+
+
+def _patches() -> list[tuple[Any, str, Any]]:
+    """(owner, name, replacement): everything ``install`` replaces, in order."""
+    cuda = torch.cuda
+    table: dict[str, Any] = {
+        "is_available": device.is_available, "device_count": device.device_count,
+        "current_device": device.current_device, "set_device": device.set_device,
+        "get_device_name": device.get_device_name, "get_device_capability": device.get_device_capability,
+        "get_device_properties": device.get_device_properties, "get_arch_list": device.get_arch_list,
+        "is_initialized": device.is_initialized, "_lazy_init": device.lazy_init, "init": device.lazy_init,
+        "device": device.device,
+        "Stream": streams.Stream, "ExternalStream": streams.ExternalStream, "Event": streams.Event,
+        "current_stream": streams.current_stream, "default_stream": streams.default_stream,
+        "set_stream": streams.set_stream, "stream": streams.stream, "StreamContext": streams.StreamContext,
+        "synchronize": streams.synchronize,
+        "CUDAGraph": capture.CUDAGraph, "graph": capture.graph, "graph_pool_handle": capture.graph_pool_handle,
+        "is_current_stream_capturing": capture.is_current_stream_capturing,
+        "memory_allocated": device.memory_allocated, "max_memory_allocated": device.max_memory_allocated,
+        "memory_reserved": device.memory_reserved, "max_memory_reserved": device.max_memory_reserved,
+        "reset_peak_memory_stats": device.reset_peak_memory_stats,
+        "reset_max_memory_allocated": device.reset_max_memory_allocated, "empty_cache": device.empty_cache,
+        "mem_get_info": device.mem_get_info, "memory_stats": device.memory_stats,
+        "memory_summary": device.memory_summary,
+        "manual_seed": device.manual_seed, "manual_seed_all": device.manual_seed, "seed": device.seed,
+        "seed_all": device.seed, "initial_seed": device.initial_seed, "get_rng_state": device.get_rng_state,
+        "get_rng_state_all": device.get_rng_state_all, "set_rng_state": device.set_rng_state,
+        "set_rng_state_all": device.set_rng_state_all,
+    }
+    out: list[tuple[Any, str, Any]] = [(cuda, name, value) for name, value in table.items()]
+    for module in (torch.cuda.graphs, torch.cuda.streams, torch.cuda.memory, torch.cuda.random):
+        out.extend((module, name, value) for name, value in table.items() if hasattr(module, name))
+    out.extend((torch.cuda.nvtx, name, _noop) for name in ("range_push", "range_pop", "mark", "range_end")
+               if hasattr(torch.cuda.nvtx, name))
+    out.extend([
+        (torch._C, "_activate_gpu_trace", _activate_gpu_trace),
+        (torch._C, "_host_emptyCache", _host_empty_cache),
+        (torch._C, "_construct_storage_from_data_pointer", _storage_from_pointer),
+        (torch._C, "_construct_CUDA_Tensor_From_Storage_And_Metadata", _tensor_from_storage),
+    ])
+    out.append((torch.backends.cuda, "is_built", lambda: True))
+    out.append((torch.version, "cuda", EMULATED_CUDA_VERSION))
+    accelerator = getattr(torch, "accelerator", None)
+    if accelerator is not None:
+        acc = {"is_available": device.is_available, "device_count": device.device_count,
+               "current_accelerator": lambda check_available=False: DEVICE.__class__("cuda"),
+               "current_device_index": device.current_device, "current_device_idx": device.current_device,
+               "set_device_index": device.set_device, "set_device_idx": device.set_device,
+               "current_stream": streams.current_stream, "set_stream": streams.set_stream,
+               "synchronize": streams.synchronize}
+        out.extend((accelerator, name, value) for name, value in acc.items() if hasattr(accelerator, name))
+    out.extend(TENSOR_PATCHES)
+    return out
+
+
+class _Installation:
+    """The replaced values, the pushed mode and the environment, to put back on the way out."""
+
+    def __init__(self) -> None:
+        self.saved: list[tuple[Any, str, Any]] = []
+        self.mode = DeviceMode()
+        self.env: dict[str, str | None] = {}
+
+    def apply(self) -> None:
+        reset()
+        try:
+            for owner, name, value in _patches():
+                self.saved.append((owner, name, owner.__dict__.get(name, _MISSING) if isinstance(owner, type)
+                                   else getattr(owner, name, _MISSING)))
+                setattr(owner, name, value)
+            self._set_env()
+            self.mode.__enter__()
+        except BaseException:
+            self.restore_names()
+            raise
+
+    def _set_env(self) -> None:
+        for key in (ENV, "PYTHONPATH"):
+            self.env[key] = os.environ.get(key)
+        os.environ[ENV] = "1"
+        roots = [str(AUTOSTART), str(AUTOSTART.parents[2])]
+        os.environ["PYTHONPATH"] = os.pathsep.join(roots + ([self.env["PYTHONPATH"]] if self.env["PYTHONPATH"] else []))
+
+    def restore_names(self) -> None:
+        for owner, name, value in reversed(self.saved):
+            if value is _MISSING:
+                if name in (owner.__dict__ if isinstance(owner, type) else vars(owner)):
+                    delattr(owner, name)
+            else:
+                setattr(owner, name, value)
+        self.saved.clear()
+        for key, value in self.env.items():
+            if value is None:
+                os.environ.pop(key, None)
+            else:
+                os.environ[key] = value
+        self.env.clear()
+
+    def remove(self) -> None:
+        kinds.allocation_hook = None
+        try:
+            self.mode.__exit__(None, None, None)
+        finally:
+            self.restore_names()
+
+
+_lock = threading.RLock()
+_depth = 0
+_installation: _Installation | None = None
+
+
+def is_emulating() -> bool:
+    """Whether ``torch.cuda`` is the emulated device right now."""
+    return _installation is not None
+
+
+class emulate_cuda:
+    """Context manager and decorator: inside, a CPU-only torch has one emulated CUDA device.
+
+    >>> with emulate_cuda():
+    ...     x = torch.ones(4, device="cuda")   # cuda:0, computed on the CPU
+    ...     g = torch.cuda.CUDAGraph()
+    """
+
+    def __enter__(self) -> "emulate_cuda":
+        global _depth, _installation
+        with _lock:
+            if _depth == 0:
+                installation = _Installation()
+                installation.apply()
+                _installation = installation
+            _depth += 1
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        global _depth, _installation
+        with _lock:
+            _depth -= 1
+            if _depth == 0 and _installation is not None:
+                installation, _installation = _installation, None
+                installation.remove()
+
+    def __call__(self, fn: F) -> F:
+        @functools.wraps(fn)
+        def wrapper(*args: Any, **kwargs: Any) -> Any:
+            with emulate_cuda():
+                return fn(*args, **kwargs)
+
+        return wrapper  # type: ignore[return-value]
+
+
+def activate() -> None:
+    """Emulate ``torch.cuda`` for the rest of this process (a child started with ``SEAM_EMULATE_CUDA=1``)."""
+    emulate_cuda().__enter__()
+
+
+def iter_patched_names() -> Iterator[str]:
+    """Every dotted name the installation replaces (documentation and tests read it)."""
+    for owner, name, _ in _patches():
+        yield f"{getattr(owner, '__name__', owner)}.{name}"

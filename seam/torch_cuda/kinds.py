@@ -1,0 +1,120 @@
+"""Memory kinds under the emulated ``torch.cuda``: device, pinned or pageable, kept on each storage.
+
+A tensor on the emulated device is a plain CPU tensor whose STORAGE is marked ``device``; a view
+shares its base's storage, so it is device memory too, and ``x.data = other`` follows ``other``'s
+storage, as a real address would. The mark is an attribute of torch's Python storage object (which
+torch keeps alive as long as the storage), so reading it costs one attribute lookup, and a storage
+that dies takes its mark with it: a recycled id is never misread.
+"""
+
+from __future__ import annotations
+
+import weakref
+from typing import Callable, Literal
+
+import torch
+
+MemoryKind = Literal["device", "pinned", "pageable"]
+
+_ATTR = "_seam_memory_kind"
+
+
+#: Live device storages by address: what ``torch._C._construct_storage_from_data_pointer`` looks
+#: up, and what the memory figures add up (when asked: no bookkeeping on the hot path).
+_BY_ADDRESS: "weakref.WeakValueDictionary[int, torch.UntypedStorage]" = weakref.WeakValueDictionary()
+
+
+class MemoryAccount:
+    """Bytes of live device storages, and the highest figure seen since the last reset
+    (``torch.cuda.memory_allocated`` / ``max_memory_allocated``: read when asked, and at every
+    capture's end, so a peak between two reads is seen only as far as those reads see it)."""
+
+    def __init__(self) -> None:
+        self.peak = 0
+        self.allocations = 0
+        #: What the caching allocator would hold: it grows with allocations, shrinks at ``empty_cache``.
+        self.reserved = 0
+        self.max_reserved = 0
+
+    def reserved_now(self) -> int:
+        self.reserved = max(self.reserved, self.allocated)
+        self.max_reserved = max(self.max_reserved, self.reserved)
+        return self.reserved
+
+    def empty_cache(self) -> None:
+        self.reserved = self.allocated
+
+    @property
+    def allocated(self) -> int:
+        now = sum(s.nbytes() for s in list(_BY_ADDRESS.values()))
+        self.peak = max(self.peak, now)
+        return now
+
+    def reset_peak(self) -> None:
+        self.peak = 0
+        self.peak = self.allocated
+
+
+ACCOUNT = MemoryAccount()
+
+
+def storage_at(data_ptr: int) -> torch.UntypedStorage | None:
+    """The live device storage that starts at ``data_ptr``, if any."""
+    return _BY_ADDRESS.get(data_ptr)
+
+
+#: Called with the address of every new device allocation while ``torch.cuda._gpu_trace`` is on
+#: (its ``MemoryAllocationCallbacks``); ``None`` otherwise, which costs the hot path one test.
+allocation_hook: Callable[[int], None] | None = None
+
+
+def _allocated(storage: torch.UntypedStorage) -> None:
+    ACCOUNT.allocations += 1
+    if storage.nbytes():
+        _BY_ADDRESS[storage.data_ptr()] = storage
+    if allocation_hook is not None:
+        allocation_hook(storage.data_ptr())
+
+
+def kind_of(tensor: torch.Tensor) -> MemoryKind:
+    """Where ``tensor``'s memory lives on the emulated machine."""
+    return getattr(tensor.untyped_storage(), _ATTR, "pageable")
+
+
+def is_device(tensor: torch.Tensor) -> bool:
+    return getattr(tensor.untyped_storage(), _ATTR, None) == "device"
+
+
+def mark(tensor: torch.Tensor, kind: MemoryKind) -> None:
+    """Mark ``tensor``'s storage (and so every view of it) as ``kind`` memory."""
+    storage = tensor.untyped_storage()
+    before = getattr(storage, _ATTR, None)
+    if before == kind:
+        return
+    setattr(storage, _ATTR, kind)
+    if kind == "device":
+        _allocated(storage)
+
+
+def mark_unmarked(tensor: torch.Tensor, kind: MemoryKind) -> None:
+    """Mark ``tensor``'s storage as ``kind`` unless it already has a kind (the device mode's hot path)."""
+    storage = tensor.untyped_storage()
+    if getattr(storage, _ATTR, None) is None:
+        setattr(storage, _ATTR, kind)
+        if kind == "device":
+            _allocated(storage)
+
+
+class StorageKinds:
+    """The registry interface the seam's capture recorder reads (``mark`` / ``kind_of``)."""
+
+    @staticmethod
+    def mark(tensor: torch.Tensor, kind: MemoryKind) -> None:
+        mark(tensor, kind)
+
+    @staticmethod
+    def kind_of(tensor: torch.Tensor) -> MemoryKind:
+        return kind_of(tensor)
+
+
+REGISTRY = StorageKinds()

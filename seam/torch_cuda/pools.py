@@ -1,0 +1,86 @@
+"""Graph memory pools: memory a capture makes is served from its pool, and reused as CUDA reuses it.
+
+CUDA's caching allocator gives each capture a private pool (or the pool it was handed): a buffer
+born in the capture lives in that pool, and once nothing but graphs refers to it (the Python
+tensor was dropped), a later allocation of the same size in a capture of the SAME pool takes that
+block. Replaying the earlier graph then overwrites the later graph's buffer: the hazard that sharing
+a pool across graphs carries (H200: ``a_later_graph_in_a_shared_pool_takes_an_earlier_graphs_freed_intermediate``).
+
+A block is free when its storage's use count is the pool's own reference plus the references the
+graphs' recorded operations hold (counted as they are recorded), plus the capture's own hold on a
+buffer born in it. Size classes are CUDA's 512-byte rounding; a block is reused only by an
+allocation of its size class.
+"""
+
+from __future__ import annotations
+
+import collections
+from typing import Any, Callable
+
+import torch
+from torch.utils._pytree import tree_leaves
+
+_use_count: Callable[[Any], int] = torch._C._storage_Use_Count
+_ROUND = 512
+
+
+def _size_class(nbytes: int) -> int:
+    return max(1, (nbytes + _ROUND - 1) // _ROUND)
+
+
+def storage_refs(items: Any) -> collections.Counter[int]:
+    """How many tensors among ``items`` (any nesting) refer to each storage, by storage id."""
+    refs: collections.Counter[int] = collections.Counter()
+    seen: set[int] = set()
+    for leaf in tree_leaves(items):
+        if isinstance(leaf, torch.Tensor) and id(leaf) not in seen:  # one tensor named twice holds one reference
+            seen.add(id(leaf))
+            refs[id(leaf.untyped_storage())] += 1
+    return refs
+
+
+class CountingOps(list):  # type: ignore[type-arg]
+    """A capture's recorded operations, counting the storage references each one holds."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.refs: collections.Counter[int] = collections.Counter()
+
+    def append(self, op: Any) -> None:
+        self.refs.update(storage_refs((op.args, op.kwargs, op.outputs)))
+        super().append(op)
+
+
+class Pool:
+    """One memory pool: its blocks, and the graph references held on them."""
+
+    def __init__(self) -> None:
+        self.blocks: list[torch.UntypedStorage] = []
+        self._ids: set[int] = set()
+        #: Per graph (by id): the storage references its recorded operations hold.
+        self.graph_refs: dict[int, collections.Counter[int]] = {}
+
+    def _held(self, key: int, extra: collections.Counter[int], born: dict[int, Any]) -> int:
+        return 1 + sum(c.get(key, 0) for c in self.graph_refs.values()) + extra.get(key, 0) + (1 if key in born else 0)
+
+    def place(self, t: torch.Tensor, open_refs: collections.Counter[int], born: dict[int, Any]) -> None:
+        """Serve the memory of ``t`` (just made in a capture of this pool) from a free block, or keep
+        its storage as a new block."""
+        own = t.untyped_storage()
+        need = own.nbytes()
+        for block in self.blocks:
+            key = id(block)
+            if block is own or _size_class(block.nbytes()) != _size_class(need) or block.nbytes() < need:
+                continue
+            if _use_count(block._cdata) != self._held(key, open_refs, born):
+                continue
+            flat = torch.empty(0, dtype=torch.uint8)
+            flat.set_(block, 0, (need,), (1,)).copy_(torch.empty(0, dtype=torch.uint8).set_(own, 0, (need,), (1,)))
+            t.set_(block, t.storage_offset(), t.size(), t.stride())
+            return
+        if id(own) not in self._ids:
+            self._ids.add(id(own))
+            self.blocks.append(own)
+
+    def forget(self, graph_key: int) -> None:
+        self.graph_refs.pop(graph_key, None)

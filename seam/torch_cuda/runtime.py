@@ -1,0 +1,134 @@
+"""The emulated device's process state: streams per thread, open captures, the RNG, gpu-trace.
+
+One ``Runtime`` per process, made when emulation first starts and RESET each time the outermost
+``emulate_cuda()`` is entered, so nothing one test did (a stream left current, a capture left open,
+a seed) reaches the next.
+"""
+
+from __future__ import annotations
+
+import itertools
+import threading
+from typing import TYPE_CHECKING, Any
+
+import torch
+
+if TYPE_CHECKING:  # the runtime holds these; they import the runtime
+    from seam.torch_cuda.capture import OpenCapture
+    from seam.torch_cuda.streams import Stream
+
+#: The one emulated device.
+DEVICE = torch.device("cuda", 0)
+CPU = torch.device("cpu")
+
+_handles = itertools.count(0x7E5A0000, 0x10)
+
+
+def new_handle() -> int:
+    """A process-unique integer that plays a native handle (``cudaStream_t``, ``cudaEvent_t``)."""
+    return next(_handles)
+
+
+class DeviceRng:
+    """The device generator's state as CUDA keeps it: a seed and an offset (16 bytes), not a
+    Mersenne twister; each random operation draws at the current offset and moves it on."""
+
+    STEP = 4
+
+    def __init__(self, seed: int) -> None:
+        self.seed = seed & 0xFFFFFFFFFFFFFFFF
+        self.offset = 0
+
+    def manual_seed(self, seed: int) -> None:
+        self.seed, self.offset = int(seed) & 0xFFFFFFFFFFFFFFFF, 0
+
+    def next_draw_seed(self) -> int:
+        mixed = (self.seed * 0x9E3779B97F4A7C15 + self.offset * 0xBF58476D1CE4E5B9 + 1) & 0xFFFFFFFFFFFFFFFF
+        self.offset += self.STEP
+        return mixed
+
+    def get_state(self) -> torch.Tensor:
+        return torch.tensor(list(self.seed.to_bytes(8, "little") + self.offset.to_bytes(8, "little")),
+                            dtype=torch.uint8)
+
+    def set_state(self, state: torch.Tensor) -> None:
+        raw = bytes(int(b) for b in state.reshape(-1).tolist())
+        if len(raw) != 16:
+            raise RuntimeError(f"RNG state is wrong size: expected 16 bytes, got {len(raw)}")
+        self.seed, self.offset = int.from_bytes(raw[:8], "little"), int.from_bytes(raw[8:], "little")
+
+
+class _PerThread(threading.local):
+    def __init__(self) -> None:
+        self.stream: Stream | None = None
+
+
+class Runtime:
+    """Everything the emulated CUDA device remembers between calls."""
+
+    def __init__(self) -> None:
+        from seam.torch_cuda.streams import Stream  # streams read the runtime at call time
+
+        #: The legacy default stream (``cuda_stream == 0``), where no capture may begin.
+        self.default_stream = Stream._make(cuda_stream=0)
+        self.per_thread = _PerThread()
+        #: Open captures, in begin order (CUDA allows several, on different streams).
+        self.captures: list[OpenCapture] = []
+        #: Threads whose cuBLAS handle exists (made by a matmul outside any capture).
+        self.blas_threads: set[int] = set()
+        #: Threads whose cuDNN handle exists (made by a convolution outside any capture).
+        self.cudnn_threads: set[int] = set()
+        #: The device's generator: ``torch.cuda.manual_seed`` seeds it; device random ops draw from it.
+        self.rng = DeviceRng(torch.initial_seed())
+        #: Whether ``torch._C._activate_gpu_trace()`` was called (then the callbacks fire).
+        self.gpu_trace = False
+        self.pool_ids = itertools.count(1)
+        #: Graph memory pools by handle (``seam.torch_cuda.pools``).
+        self.pools: dict[tuple[int, int], Any] = {}
+
+    # -- streams -------------------------------------------------------------------------------
+    def current_stream(self) -> "Stream":
+        return self.per_thread.stream or self.default_stream
+
+    def set_current(self, stream: "Stream | None") -> None:
+        self.per_thread.stream = stream
+
+    # -- captures ------------------------------------------------------------------------------
+    def capture_of(self, stream_id: int) -> "OpenCapture | None":
+        """The open capture that ``stream_id``'s work is part of (its origin or a joined fork)."""
+        for capture in self.captures:
+            if capture.ledger.captures(stream_id):
+                return capture
+        return None
+
+    def refusing_captures(self) -> list["OpenCapture"]:
+        """Open captures whose mode refuses an unsafe call from this thread (global; thread_local here)."""
+        me = threading.get_ident()
+        return [c for c in self.captures if c.mode == "global" or (c.mode == "thread_local" and c.thread == me)]
+
+    def fire(self, registry: str, *args: Any) -> None:
+        """Fire one of ``torch.cuda._gpu_trace``'s callback registries, when tracing is on."""
+        if self.gpu_trace:
+            from torch.cuda import _gpu_trace  # imported where torch imports it: lazily
+
+            getattr(_gpu_trace, registry).fire_callbacks(*args)
+
+
+_runtime: Runtime | None = None
+
+
+def runtime() -> Runtime:
+    global _runtime
+    if _runtime is None:
+        _runtime = Runtime()
+    return _runtime
+
+
+def reset() -> Runtime:
+    """A fresh runtime (the outermost ``emulate_cuda()`` starts from one)."""
+    global _runtime
+    from seam.torch_cuda import kinds
+
+    kinds.allocation_hook = None
+    _runtime = Runtime()
+    return _runtime

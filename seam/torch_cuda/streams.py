@@ -1,0 +1,224 @@
+"""Emulated ``torch.cuda.Stream``, ``Event`` and the stream context: ordering as CUDA sees it.
+
+Work on the CPU runs at once, so a stream orders nothing in time; what it still decides is WHICH
+capture an operation belongs to. A stream that waits on an event recorded inside a capture joins
+that capture (a fork); the capture's ``ForkLedger`` checks at its end that every fork was joined.
+Host waits (``synchronize``, ``query``) are refused while a capture's mode forbids them, with
+CUDA's words.
+"""
+
+from __future__ import annotations
+
+import time
+from typing import Any
+
+import torch
+
+from seam.torch_cuda import cuda_errors
+from seam.torch_cuda.runtime import DEVICE, new_handle, runtime
+
+
+def refuse_host_wait(what: str, *, capturing_stream: bool = False) -> None:
+    """A host wait is refused while a capture that forbids it is open; it invalidates that capture."""
+    rt = runtime()
+    refusing = rt.refusing_captures()
+    if capturing_stream:
+        refusing = list(rt.captures)  # waiting on a capturing stream is refused in every mode
+    if not refusing:
+        return
+    for capture in refusing:
+        capture.invalidate(what)
+    raise cuda_errors.cuda_error(cuda_errors.NOT_PERMITTED, f"{what} while a graph capture is open waits on the host")
+
+
+class Stream:
+    """``torch.cuda.Stream`` on the emulated device."""
+
+    def __new__(cls, device: Any = None, priority: int = 0, **kwargs: Any) -> "Stream":
+        return cls._make(cuda_stream=new_handle(), priority=priority)
+
+    @classmethod
+    def _make(cls, *, cuda_stream: int, priority: int = 0) -> "Stream":
+        self = object.__new__(cls)
+        self.cuda_stream = cuda_stream
+        self.priority = priority
+        self.device = DEVICE
+        self.device_index = 0
+        self.device_type = 1  # c10::DeviceType::CUDA
+        self.stream_id = cuda_stream
+        if cuda_stream:
+            runtime().fire("StreamCreationCallbacks", cuda_stream)
+        return self
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        pass
+
+    @property
+    def id(self) -> int:
+        """The id the fork ledger knows this stream by."""
+        return self.cuda_stream
+
+    def wait_event(self, event: "Event") -> None:
+        event.wait(self)
+
+    def wait_stream(self, stream: "Stream") -> None:
+        self.wait_event(stream.record_event())
+
+    def record_event(self, event: "Event | None" = None) -> "Event":
+        event = event if event is not None else Event()
+        event.record(self)
+        return event
+
+    def query(self) -> bool:
+        refuse_host_wait("cudaStreamQuery", capturing_stream=runtime().capture_of(self.id) is not None)
+        return True
+
+    def synchronize(self) -> None:
+        refuse_host_wait("cudaStreamSynchronize", capturing_stream=runtime().capture_of(self.id) is not None)
+        runtime().fire("StreamSynchronizationCallbacks", self.cuda_stream)
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, Stream) and other.cuda_stream == self.cuda_stream
+
+    def __hash__(self) -> int:
+        return hash((self.cuda_stream, 0))
+
+    def __repr__(self) -> str:
+        return f"<torch.cuda.Stream device=cuda:0 cuda_stream={self.cuda_stream:#x}>"
+
+    @property
+    def _as_parameter_(self) -> Any:
+        import ctypes
+
+        return ctypes.c_void_p(self.cuda_stream)
+
+
+class ExternalStream(Stream):
+    """``torch.cuda.ExternalStream``: a stream made elsewhere, known by its handle."""
+
+    def __new__(cls, stream_ptr: int, device: Any = None, **kwargs: Any) -> "ExternalStream":
+        return cls._make(cuda_stream=int(stream_ptr))
+
+
+class Event:
+    """``torch.cuda.Event`` on the emulated device."""
+
+    def __init__(self, enable_timing: bool = False, blocking: bool = False, interprocess: bool = False,
+                 external: bool = False) -> None:
+        self.enable_timing = enable_timing
+        self.blocking = blocking
+        self.interprocess = interprocess
+        self.cuda_event = new_handle()
+        #: The stream it was last recorded on, its clock there, and whether inside a capture.
+        self.stream: Stream | None = None
+        self.clock: tuple[tuple[int, int], ...] = ()
+        self.captured = False
+        self.time: float | None = None
+        runtime().fire("EventCreationCallbacks", self.cuda_event)
+
+    def record(self, stream: Stream | None = None) -> None:
+        rt = runtime()
+        stream = stream if stream is not None else rt.current_stream()
+        capture = rt.capture_of(stream.id)
+        self.stream = stream
+        if capture is not None:
+            clock = capture.ledger.clock(stream.id)
+            self.clock, self.captured = tuple(sorted(clock.items())), True
+        else:
+            self.clock, self.captured = (), False
+            self.time = time.perf_counter()
+        rt.fire("EventRecordCallbacks", self.cuda_event, stream.cuda_stream)
+
+    def wait(self, stream: Stream | None = None) -> None:
+        rt = runtime()
+        stream = stream if stream is not None else rt.current_stream()
+        rt.fire("EventWaitCallbacks", self.cuda_event, stream.cuda_stream)
+        if self.stream is None:
+            return  # CUDA: waiting on an event never recorded is a no-op
+        waiter = rt.capture_of(stream.id)
+        if waiter is not None and not self.captured:
+            waiter.invalidate("a wait on uncaptured work")
+            raise cuda_errors.cuda_error(cuda_errors.UNCAPTURED_DEPENDENCY,
+                                         "a capturing stream waited on an event recorded outside the capture")
+        owner = rt.capture_of(self.stream.id)
+        if owner is not None and self.captured:
+            owner.ledger.on_wait(stream.id, self.stream.id, self.clock)
+
+    def _refuse_if_captured(self, what: str) -> None:
+        if self.captured and self.stream is not None and runtime().capture_of(self.stream.id) is not None:
+            capture = runtime().capture_of(self.stream.id)
+            if capture is not None:
+                capture.invalidate(what)
+            raise cuda_errors.cuda_error(cuda_errors.EVENT_IN_CAPTURE, f"{what} of an event recorded in the capture")
+
+    def query(self) -> bool:
+        self._refuse_if_captured("cudaEventQuery")
+        refuse_host_wait("cudaEventQuery")
+        return True
+
+    def synchronize(self) -> None:
+        self._refuse_if_captured("cudaEventSynchronize")
+        refuse_host_wait("cudaEventSynchronize")
+        runtime().fire("EventSynchronizationCallbacks", self.cuda_event)
+
+    def elapsed_time(self, end_event: "Event") -> float:
+        if not (self.enable_timing and end_event.enable_timing):
+            raise ValueError("Both events must be created with argument 'enable_timing=True'.")
+        if self.stream is None or end_event.stream is None:
+            raise ValueError("Both events must be recorded before calculating elapsed time.")
+        if self.time is None or end_event.time is None:
+            raise cuda_errors.cuda_error(cuda_errors.INVALID_ARGUMENT, "an event recorded inside a capture has no time")
+        return max(0.0, (end_event.time - self.time) * 1000.0)
+
+    def ipc_handle(self) -> Any:
+        raise RuntimeError("seamgate's CUDA emulator has no inter-process events")
+
+    def __repr__(self) -> str:
+        return f"<torch.cuda.Event {self.cuda_event:#x}>"
+
+
+class StreamContext:
+    """``torch.cuda.stream(s)`` / ``torch.cuda.StreamContext``: ``s`` is current inside the block."""
+
+    def __init__(self, stream: Stream | None) -> None:
+        self.stream = stream
+        self._previous: list[Stream | None] = []
+
+    def __enter__(self) -> Stream | None:
+        rt = runtime()
+        self._previous.append(rt.per_thread.stream)
+        if self.stream is not None:
+            rt.set_current(self.stream)
+        return self.stream
+
+    def __exit__(self, *exc: object) -> None:
+        runtime().set_current(self._previous.pop())
+
+
+def stream(s: Stream | None) -> StreamContext:
+    return StreamContext(s)
+
+
+def current_stream(device: Any = None) -> Stream:
+    return runtime().current_stream()
+
+
+def default_stream(device: Any = None) -> Stream:
+    return runtime().default_stream
+
+
+def set_stream(s: Stream | None) -> None:
+    if s is not None:
+        runtime().set_current(s)
+
+
+def synchronize(device: Any = None) -> None:
+    rt = runtime()
+    refuse_host_wait("cudaDeviceSynchronize", capturing_stream=bool(rt.captures))
+    rt.fire("DeviceSynchronizationCallbacks")
+
+
+def record_stream(tensor: torch.Tensor, s: Any) -> None:
+    """``Tensor.record_stream``: the caching allocator's bookkeeping; nothing to order on the CPU."""
+    if not isinstance(s, Stream):
+        raise TypeError(f"record_stream(): argument 'stream' must be torch.cuda.Stream, not {type(s).__name__}")

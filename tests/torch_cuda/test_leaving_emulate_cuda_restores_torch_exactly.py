@@ -1,0 +1,84 @@
+"""Leaving ``emulate_cuda()`` restores torch exactly: every replaced name, the Tensor methods, the
+mode stack and the environment, also when the block raises and when blocks nest."""
+
+from __future__ import annotations
+
+import os
+
+import pytest
+import torch
+from torch.utils._python_dispatch import _get_current_dispatch_mode_stack
+
+from seam.torch_cuda import emulate_cuda, is_emulating
+from seam.torch_cuda.install import _MISSING, _patches
+
+
+def _snapshot() -> dict[tuple[int, str], object]:
+    out = {}
+    for owner, name, _ in _patches():
+        here = owner.__dict__ if isinstance(owner, type) else vars(owner)
+        out[(id(owner), name)] = here.get(name, _MISSING)
+    return out
+
+
+def test_every_replaced_name_is_torchs_own_again_after_the_block() -> None:
+    before = _snapshot()
+    env = (os.environ.get("SEAM_EMULATE_CUDA"), os.environ.get("PYTHONPATH"))
+    modes = len(_get_current_dispatch_mode_stack())
+    with emulate_cuda():
+        assert torch.cuda.is_available()
+        assert _snapshot() != before
+    after = _snapshot()
+    changed = [key for key in before if before[key] is not after[key]]
+    assert changed == []
+    assert (os.environ.get("SEAM_EMULATE_CUDA"), os.environ.get("PYTHONPATH")) == env
+    assert len(_get_current_dispatch_mode_stack()) == modes
+    assert not is_emulating()
+
+
+def test_a_block_that_raises_restores_torch_too() -> None:
+    before = _snapshot()
+    with pytest.raises(ValueError, match="inside"):
+        with emulate_cuda():
+            raise ValueError("inside")
+    assert [k for k in before if before[k] is not _snapshot()[k]] == []
+    assert not is_emulating()
+
+
+def test_nested_blocks_share_the_outermost_installation() -> None:
+    with emulate_cuda():
+        x = torch.ones(2, device="cuda")
+        with emulate_cuda():
+            assert x.is_cuda
+        assert is_emulating()
+        assert torch.ones(1, device="cuda").device == torch.device("cuda", 0)
+    assert not is_emulating()
+
+
+def test_a_tensor_made_inside_is_a_plain_cpu_tensor_after_the_block() -> None:
+    with emulate_cuda():
+        x = torch.ones(2, device="cuda")
+    assert x.device == torch.device("cpu")
+    assert not x.is_cuda
+    assert (x + torch.ones(2)).tolist() == [2.0, 2.0]
+
+
+def test_the_decorator_form_emulates_only_during_the_call() -> None:
+    @emulate_cuda()
+    def make() -> bool:
+        return torch.ones(1, device="cuda").is_cuda
+
+    assert make() is True
+    assert not is_emulating()
+
+
+def test_each_block_starts_from_a_fresh_device() -> None:
+    with emulate_cuda():
+        s = torch.cuda.Stream()
+        torch.cuda.set_stream(s)
+        torch.cuda.manual_seed(123)
+        first = torch.rand(3, device="cuda").tolist()
+    with emulate_cuda():
+        assert torch.cuda.current_stream() == torch.cuda.default_stream()
+        torch.cuda.manual_seed(123)
+        assert torch.rand(3, device="cuda").tolist() == first
