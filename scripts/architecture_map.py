@@ -55,7 +55,7 @@ TEST_FOLDERS = {
     "tests/harness/": "gate files, CLI, executor, fork server, evaluation, red-first, lane identity, SIGKILL",
     "tests/reports/": "the result model and renderers; fixture-project builders shared by harness tests",
     "tests/reliability/": "the hostile-input and fault corpus (and the command that writes docs/reliability.md)",
-    "tests/fidelity/": "the fidelity corpus: programs run on every arm against what the H200 does, the raw-CUDA witness, docs/fidelity.md",
+    "tests/fidelity/": "the fidelity corpus: programs run on every arm against what the H200 does, the raw-CUDA witness, the torch.cuda corpus, docs/fidelity.md and docs/fidelity-seam.md",
     "tests/realworld/": "fixture projects shaped like real ones (src layout installed editable, flat, setup.cfg)",
     "tests/tutorial/": "every command of docs/tutorial.md run on a copy of examples/toyengine; `seamgate init`",
 }

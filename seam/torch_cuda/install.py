@@ -30,8 +30,10 @@ import torch.cuda.streams
 from seam.torch_cuda import capture, device, kinds, streams
 from seam.torch_cuda.dispatch import DeviceMode
 from seam.torch_cuda.kinds import storage_at
+from seam.torch_cuda.ordinals import ordinal_patches
 from seam.torch_cuda.runtime import DEVICE, reset, runtime
 from seam.torch_cuda.tensor_methods import TENSOR_PATCHES
+from seam.torch_cuda.threads import THREAD_PATCHES
 
 F = TypeVar("F", bound=Callable[..., Any])
 ENV = "SEAM_EMULATE_CUDA"
@@ -52,19 +54,12 @@ def _host_empty_cache() -> None:
 
 
 def _storage_from_pointer(data_ptr: int, device_: Any, nbytes: int) -> torch.UntypedStorage:
-    """A storage over the device memory at ``data_ptr``, as torch makes one on a GPU.
-
-    torch's is non-owning: on a GPU the caching allocator keeps freed memory mapped, so an alias read
-    after its owner dies reads stale bytes, never a fault. A non-owning CPU alias would read freed
-    heap memory (a segfault), so ours is a slice of the owner: the same memory, holding the owner's
-    storage alive for as long as the alias lives.
-    """
+    """A storage over the device memory at ``data_ptr``, as torch makes one on a GPU (``kinds.alias``:
+    it keeps the memory alive, where a GPU's caching allocator keeps it mapped)."""
     owner = storage_at(int(data_ptr))
     if owner is None:
         raise RuntimeError(f"seamgate's CUDA emulator: no device storage starts at {data_ptr:#x}")
-    storage = owner[0:int(nbytes)]
-    setattr(storage, "_seam_memory_kind", "device")
-    return storage
+    return kinds.alias(owner, int(nbytes))
 
 
 def _tensor_from_storage(metadata: dict[str, Any], storage: torch.UntypedStorage) -> torch.Tensor:
@@ -126,6 +121,8 @@ def _patches() -> list[tuple[Any, str, Any]]:
                "synchronize": streams.synchronize}
         out.extend((accelerator, name, value) for name, value in acc.items() if hasattr(accelerator, name))
     out.extend(TENSOR_PATCHES)
+    out.extend(ordinal_patches())
+    out.extend(THREAD_PATCHES)
     return out
 
 

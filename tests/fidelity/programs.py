@@ -23,7 +23,7 @@ EXPECTED: dict[str, str] = {}
 RAW: dict[str, str] = {}
 #: program -> (the emulator's signature, why it cannot match CUDA).
 EXCEPTIONS: dict[str, tuple[str, str]] = {}
-#: program -> the class of behaviour it pins (the rows of docs/fidelity.md are grouped by it).
+#: program -> the class of behaviour it pins (the rows of docs/fidelity-seam.md are grouped by it).
 CLASS: dict[str, str] = {}
 
 

@@ -1,4 +1,4 @@
-"""Every fidelity program gives, on every arm, the signature real CUDA gives (docs/fidelity.md)."""
+"""Every fidelity program gives, on every arm, the signature real CUDA gives (docs/fidelity-seam.md)."""
 
 from __future__ import annotations
 

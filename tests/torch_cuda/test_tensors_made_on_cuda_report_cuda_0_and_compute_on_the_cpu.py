@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import threading
+
 import pytest
 import torch
 
@@ -26,6 +28,13 @@ MAKERS = {
     "view": lambda: torch.ones(4, device="cuda")[1:],
     "module_cuda": lambda: torch.nn.Linear(2, 2).cuda().weight,
     "module_to": lambda: torch.nn.Linear(2, 2).to("cuda").bias,
+    # a bare ordinal, as engines write it (``device=torch.cuda.current_device()``)
+    "factory_device_ordinal": lambda: torch.empty(2, device=torch.cuda.current_device()),
+    "like_device_ordinal": lambda: torch.zeros_like(torch.ones(2), device=0),
+    "new_ones_device_ordinal": lambda: torch.ones(2).new_ones(3, device=0),
+    "to_ordinal": lambda: torch.ones(3).to(0),
+    "to_keyword_ordinal": lambda: torch.ones(3).to(device=0),
+    "module_to_ordinal": lambda: torch.nn.Linear(2, 2).to(0).weight,
 }
 
 
@@ -35,6 +44,25 @@ def test_a_tensor_made_on_cuda_reports_cuda_0(emulated: None, how: str) -> None:
     assert t.device == CUDA0
     assert t.is_cuda
     assert t.get_device() == 0
+
+
+def test_an_ordinal_past_the_one_device_is_refused_in_cudas_words(emulated: None) -> None:
+    with pytest.raises(torch.AcceleratorError, match="CUDA error: invalid device ordinal"):
+        torch.ones(2, device=1)
+
+
+def test_a_thread_started_inside_runs_on_the_emulated_device_too(emulated: None) -> None:
+    seen: dict[str, object] = {}
+
+    def work() -> None:
+        x = torch.ones(2, device="cuda")
+        seen["made"], seen["computed"] = x.device, (x + 1).device
+        seen["values"] = (x * 3).tolist()
+
+    worker = threading.Thread(target=work)
+    worker.start()
+    worker.join()
+    assert seen == {"made": CUDA0, "computed": CUDA0, "values": [3.0, 3.0]}
 
 
 def test_the_values_are_computed_on_the_cpu(emulated: None) -> None:

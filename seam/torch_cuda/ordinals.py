@@ -1,0 +1,62 @@
+"""A bare device ordinal (``device=0``, ``device=torch.cuda.current_device()``) read as ``cuda:0``.
+
+On a CUDA build torch reads an int device as an index of the CUDA device; on a CPU-only build its C++
+argument parser asks the accelerator registry first and raises "Cannot access accelerator device
+when none is available." before any Python runs. Engines write the int form often
+(``torch.empty(n, device=torch.cuda.current_device())``), so every factory and ``Tensor.new_*``
+that takes ``device=`` is wrapped: an int there becomes ``"cuda:N"`` and the call goes on to torch's
+own function; ``torch._C._nn._parse_to`` (what ``Tensor.to`` and ``Module.to`` read their arguments
+with) reads a first positional int the same way. ``torch.device(0)`` itself is a C type no patch reaches (docs/torch-cuda.md, known gaps).
+"""
+
+from __future__ import annotations
+
+import functools
+from typing import Any, Callable
+
+import torch
+
+#: ``torch`` functions that take ``device=`` (``tensor`` and ``as_tensor`` are ``tensor_methods``').
+FACTORIES = ("arange", "asarray", "bartlett_window", "blackman_window", "empty", "empty_like", "empty_permuted",
+             "empty_strided", "eye", "full", "full_like", "hamming_window", "hann_window", "kaiser_window",
+             "linspace", "logspace", "normal", "ones", "ones_like", "rand", "rand_like", "randint", "randint_like",
+             "randn", "randn_like", "randperm", "range", "scalar_tensor", "tril_indices", "triu_indices", "zeros",
+             "zeros_like")
+#: ``Tensor`` methods that take ``device=``.
+NEW_METHODS = ("new_empty", "new_empty_strided", "new_full", "new_ones", "new_zeros")
+
+
+def as_cuda(device: Any) -> Any:
+    """``device`` with a bare int (not a bool) read as ``"cuda:N"``; anything else unchanged."""
+    if type(device) is int:
+        return f"cuda:{device}"
+    return device
+
+
+def _wrapped(original: Callable[..., Any]) -> Callable[..., Any]:
+    @functools.wraps(original)
+    def call(*args: Any, **kwargs: Any) -> Any:
+        if type(kwargs.get("device")) is int:
+            kwargs["device"] = as_cuda(kwargs["device"])
+        return original(*args, **kwargs)
+    return call
+
+
+_parse_to = torch._C._nn._parse_to
+
+
+def parse_to(*args: Any, **kwargs: Any) -> Any:
+    """``torch._C._nn._parse_to`` with an int device (first positional or ``device=``) read as cuda."""
+    if args and type(args[0]) is int:
+        args = (as_cuda(args[0]),) + args[1:]
+    if type(kwargs.get("device")) is int:
+        kwargs["device"] = as_cuda(kwargs["device"])
+    return _parse_to(*args, **kwargs)
+
+
+def ordinal_patches() -> list[tuple[Any, str, Any]]:
+    """(owner, name, replacement) for ``_parse_to``, every factory and ``new_*`` method of this torch."""
+    out: list[tuple[Any, str, Any]] = [(torch._C._nn, "_parse_to", parse_to)]
+    out += [(torch, n, _wrapped(getattr(torch, n))) for n in FACTORIES if hasattr(torch, n)]
+    out.extend((torch.Tensor, n, _wrapped(getattr(torch.Tensor, n))) for n in NEW_METHODS if hasattr(torch.Tensor, n))
+    return out
