@@ -25,6 +25,26 @@ import torch
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from seam.torch_cuda import emulate_cuda  # noqa: E402
+from torch.utils._python_dispatch import TorchDispatchMode  # noqa: E402
+
+
+class _NoopMode(TorchDispatchMode):
+    """A dispatch mode that only calls the operation: the floor any emulation at the dispatcher pays."""
+
+    def __torch_dispatch__(self, func, types, args=(), kwargs=None):  # type: ignore[no-untyped-def]
+        return func(*args, **(kwargs or {}))
+
+
+def _per_op(reps: int) -> dict[str, float]:
+    """One small ``x + x`` ([8, 64]): plain, under a do-nothing dispatch mode, under the emulator (us)."""
+    x = torch.randn(8, 64)
+    out = {"plain": _median_us(lambda: x + x, reps)}
+    with _NoopMode():
+        out["noop_dispatch_mode"] = _median_us(lambda: x + x, reps)
+    with emulate_cuda():
+        y = x.cuda()
+        out["emulated"] = _median_us(lambda: y + y, reps)
+    return {k: round(v, 2) for k, v in out.items()}
 
 
 def _median_us(fn: Callable[[], object], reps: int) -> float:
@@ -83,6 +103,7 @@ def main(argv: list[str] | None = None) -> int:
         "ratio_emulated_eager_over_plain": round(e / p, 3),
         "ratio_replay_over_emulated_eager": round(r / e, 3),
         "targets": "each ratio <= 1.5",
+        "per_op_add_8x64_us": _per_op(args.reps * 10),
     }
     print(json.dumps(result, indent=1))
     if args.json:

@@ -1,8 +1,16 @@
 #!/usr/bin/env bash
 # Make .venv with everything seamgate and its tests need, on a fresh machine with no GPU.
 # Idempotent: a second run installs nothing new. Override the interpreter with PYTHON=...
+# Usage: bash scripts/setup.sh [--with-browser]   (--with-browser, or CI=true: also apt-get install chromium)
 set -euo pipefail
 cd "$(dirname "$0")/.."
+for arg in "$@"; do
+  case "$arg" in
+    --with-browser) ;;
+    -h|--help) sed -n '2,4p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+    *) echo "setup: unknown option '$arg' (known: --with-browser, --help)" >&2; exit 2 ;;
+  esac
+done
 PYTHON=${PYTHON:-python3}
 if [ ! -x .venv/bin/python ]; then
   "$PYTHON" -m venv .venv
@@ -19,19 +27,7 @@ fi
 if [ ! -d .subjects/breakable_cuda_graphs-0.1.0.dist-info ] || [ ! -d .subjects/piecewise_cuda_graphs-0.1.0.dist-info ]; then
   "${PIP[@]}" --no-deps --upgrade --target .subjects breakable-cuda-graphs==0.1.0 piecewise-cuda-graphs==0.1.0
 fi
-# Debian's chromium for the HTML report's browser test (tests/reports/test_report_html_browser.py,
-# driven by Playwright with executable_path=/usr/bin/chromium; `playwright install` downloads a
-# browser build, which is not reachable here). As root, or through password-less sudo.
-if [ ! -x /usr/bin/chromium ] && command -v apt-get >/dev/null; then
-  SUDO=()
-  if [ "$(id -u)" != 0 ]; then
-    if sudo -n true 2>/dev/null; then SUDO=(sudo -n); else SUDO=(false); fi
-  fi
-  if "${SUDO[@]}" env DEBIAN_FRONTEND=noninteractive apt-get update -qq >/dev/null \
-     && "${SUDO[@]}" env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium >/dev/null; then
-    echo "setup: installed $(/usr/bin/chromium --version 2>/dev/null || echo chromium)"
-  else
-    echo "setup: could not install chromium (needs root or sudo): the HTML report's browser test skips, and fails under CI" >&2
-  fi
-fi
+# Debian's chromium for the HTML report's browser test: a system package, so only when asked
+# (--with-browser, or CI=true); scripts/setup_browser.sh says what it does and what it skips.
+bash scripts/setup_browser.sh "$@"
 .venv/bin/python -c "import torch, junitparser, yaml, rich, pytest; print('setup ok: torch', torch.__version__)"

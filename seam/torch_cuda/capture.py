@@ -178,9 +178,8 @@ class CUDAGraph:
         if capture.reason is not None:
             raise cuda_errors.cuda_error(cuda_errors.INVALIDATED, f"the capture was invalidated by {capture.reason}")
         if unjoined:
-            raise cuda_errors.cuda_error(cuda_errors.UNJOINED,
-                                         f"stream(s) {[hex(s) for s in unjoined]} forked into the capture were not "
-                                         "joined back to the capturing stream before capture_end")
+            # CUDA's words alone: libraries match them (docs/subjects.md), so no reason of ours is added.
+            raise cuda_errors.cuda_error_exactly(cuda_errors.UNJOINED, "cudaErrorStreamCaptureUnjoined")
         if not graph.ops:
             warnings.warn(cuda_errors.EMPTY_GRAPH, UserWarning, stacklevel=2)
         capture.pool.graph_refs[id(self)] = capture.ops.refs

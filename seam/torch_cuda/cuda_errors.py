@@ -3,7 +3,8 @@
 A caller's ``except RuntimeError`` and ``pytest.raises(..., match=...)`` must mean the same on the
 emulator and on a GPU, so every refusal of the emulated ``torch.cuda`` is built here: CUDA runtime
 errors are ``torch.AcceleratorError`` (a ``RuntimeError``) with CUDA's first line, torch's own checks
-are ``RuntimeError`` with torch's text. A second line says that the emulator raised it, and why.
+are ``RuntimeError`` with torch's text. A second line says that the emulator raised it, and why, except
+where a library matches the words (``cuda_error_exactly``): there the message is torch's, whole.
 """
 
 from __future__ import annotations
@@ -50,6 +51,24 @@ _AcceleratorError: type[RuntimeError] = getattr(torch, "AcceleratorError", Runti
 def cuda_error(first_line: str, why: str) -> RuntimeError:
     """A CUDA runtime error as torch raises it, with the emulator's reason on the next line."""
     return _AcceleratorError(f"{first_line}\n(seamgate's CUDA emulator: {why})")
+
+
+def cuda_error_exactly(first_line: str, symbol: str) -> RuntimeError:
+    """A CUDA runtime error in torch's whole words (``C10_CUDA_CHECK``'s, as the H200 prints them), no more.
+
+    For refusals that libraries translate by matching their words (an unjoined capture: breakable- and
+    piecewise-cuda-graphs match ``unjoined`` or ``not joined``): an emulator's reason could hold a word
+    the library matches, and so make a wrong match pass on the emulator alone. ``symbol`` is the
+    ``cudaError_t`` name torch points at, e.g. ``cudaErrorStreamCaptureUnjoined``.
+    """
+    return _AcceleratorError(
+        f"{first_line}\n"
+        f"Search for `{symbol}' in https://docs.nvidia.com/cuda/cuda-runtime-api/group__CUDART__TYPES.html for "
+        "more information.\n"
+        "CUDA kernel errors might be asynchronously reported at some other API call, so the stacktrace below might "
+        "be incorrect.\n"
+        "For debugging consider passing CUDA_LAUNCH_BLOCKING=1\n"
+        "Compile with `TORCH_USE_CUDA_DSA` to enable device-side assertions.\n")
 
 
 def torch_error(text: str, why: str) -> RuntimeError:

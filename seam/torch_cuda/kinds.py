@@ -9,6 +9,7 @@ that dies takes its mark with it: a recycled id is never misread.
 
 from __future__ import annotations
 
+import collections
 import weakref
 from typing import Callable, Literal
 
@@ -22,6 +23,44 @@ _ATTR = "_seam_memory_kind"
 #: Live device storages by address: what ``torch._C._construct_storage_from_data_pointer`` looks
 #: up, and what the memory figures add up (when asked: no bookkeeping on the hot path).
 _BY_ADDRESS: "weakref.WeakValueDictionary[int, torch.UntypedStorage]" = weakref.WeakValueDictionary()
+
+
+#: Live aliases per owner storage (by the owner's id; the owner outlives its aliases): storages torch made
+#: from a device pointer (``alias``). Each holds one reference on its owner that a GPU's alias would not.
+_ALIASES: collections.Counter[int] = collections.Counter()
+
+
+def alias(owner: torch.UntypedStorage, nbytes: int) -> torch.UntypedStorage:
+    """A storage over ``owner``'s first ``nbytes``: the same memory, keeping it alive.
+
+    torch's alias on a GPU owns nothing, and reading it after its owner died reads whatever the caching
+    allocator left there. A CPU alias that owned nothing would read freed heap memory (a segfault), so
+    this one holds its owner; the memory figures and the pools count an owner that only aliases hold as
+    freed (``alias_refs``), as a GPU would.
+    """
+    storage = owner[0:nbytes]
+    setattr(storage, _ATTR, "device")
+    key = id(owner)
+    _ALIASES[key] += 1
+    weakref.finalize(storage, _alias_died, key)
+    return storage
+
+
+def _alias_died(key: int) -> None:
+    _ALIASES[key] -= 1
+    if _ALIASES[key] <= 0:
+        del _ALIASES[key]
+
+
+def alias_refs(storage_id: int) -> int:
+    """How many references the live aliases of the storage ``id(storage) == storage_id`` hold on it."""
+    return _ALIASES.get(storage_id, 0)
+
+
+def _held_beyond_aliases(storage: torch.UntypedStorage) -> bool:
+    """Whether anything but torch's own Python object for it and its aliases refers to ``storage``."""
+    refs = alias_refs(id(storage))
+    return refs == 0 or torch._C._storage_Use_Count(storage._cdata) > 1 + refs
 
 
 class MemoryAccount:
@@ -46,7 +85,7 @@ class MemoryAccount:
 
     @property
     def allocated(self) -> int:
-        now = sum(s.nbytes() for s in list(_BY_ADDRESS.values()))
+        now = sum(s.nbytes() for s in list(_BY_ADDRESS.values()) if _held_beyond_aliases(s))
         self.peak = max(self.peak, now)
         return now
 

@@ -8,8 +8,8 @@ a pool across graphs carries (H200: ``a_later_graph_in_a_shared_pool_takes_an_ea
 
 A block is free when its storage's use count is the pool's own reference plus the references the
 graphs' recorded operations hold (counted as they are recorded), plus the capture's own hold on a
-buffer born in it. Size classes are CUDA's 512-byte rounding; a block is reused only by an
-allocation of its size class.
+buffer born in it, plus its aliases' (``kinds.alias``: on a GPU an alias holds nothing). Size classes
+are CUDA's 512-byte rounding; a block is reused only by an allocation of its size class.
 """
 
 from __future__ import annotations
@@ -19,6 +19,8 @@ from typing import Any, Callable
 
 import torch
 from torch.utils._pytree import tree_leaves
+
+from seam.torch_cuda.kinds import alias_refs
 
 _use_count: Callable[[Any], int] = torch._C._storage_Use_Count
 _ROUND = 512
@@ -61,7 +63,8 @@ class Pool:
         self.graph_refs: dict[int, collections.Counter[int]] = {}
 
     def _held(self, key: int, extra: collections.Counter[int], born: dict[int, Any]) -> int:
-        return 1 + sum(c.get(key, 0) for c in self.graph_refs.values()) + extra.get(key, 0) + (1 if key in born else 0)
+        return (1 + sum(c.get(key, 0) for c in self.graph_refs.values()) + extra.get(key, 0) + (1 if key in born else 0)
+                + alias_refs(key))
 
     def place(self, t: torch.Tensor, open_refs: collections.Counter[int], born: dict[int, Any]) -> None:
         """Serve the memory of ``t`` (just made in a capture of this pool) from a free block, or keep

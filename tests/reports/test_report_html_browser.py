@@ -1,6 +1,7 @@
 """The HTML report opened in a real browser: Debian's chromium, headless, driven by Playwright.
 
-``scripts/setup.sh`` installs chromium (``apt-get install chromium``) and the ``playwright`` package;
+``scripts/setup.sh --with-browser`` (or ``CI=true``) installs chromium (``apt-get install chromium``), and
+the test extra the ``playwright`` package;
 ``playwright install`` is never used (browser downloads are not reachable), Playwright drives
 ``/usr/bin/chromium`` with background networking off. The page must render its tables, its
 filters must hide and show kill-matrix rows, nothing may go to the network, and the console must
@@ -29,7 +30,7 @@ def _browser_or_skip():
     missing = [what for what, ok in (("chromium at " + str(CHROMIUM), CHROMIUM.is_file()),
                                      ("the playwright package", _has_playwright())) if not ok]
     if missing:
-        why = f"needs {' and '.join(missing)}: run `bash scripts/setup.sh` (apt-get install chromium; pip install playwright)"
+        why = f"needs {' and '.join(missing)}: run `bash scripts/setup.sh --with-browser` (apt-get install chromium, as root or through sudo; pip install playwright)"
         if os.environ.get("CI"):
             pytest.fail(f"CI is set and the HTML report cannot be checked in a browser: {why}")
         pytest.skip(why)

@@ -5,6 +5,7 @@ emulated device the alias holds the owner, so it never reads freed CPU memory ei
 
 from __future__ import annotations
 
+import gc
 import subprocess
 import sys
 import textwrap
@@ -50,3 +51,14 @@ def test_the_alias_and_its_owner_share_one_memory(emulated: None) -> None:
     assert owner.tolist() == [0.0, 5.0, 6.0, 0.0]
     assert view.tolist() == [0.0, 5.0, 6.0, 0.0]
     assert view.device == torch.device("cuda", 0)
+
+
+def test_memory_only_an_alias_refers_to_counts_as_freed_as_on_a_gpu(emulated: None) -> None:
+    owner = torch.ones(1 << 20, device="cuda")  # 4 MiB
+    s = owner.untyped_storage()
+    alias = torch._C._construct_storage_from_data_pointer(s.data_ptr(), owner.device, s.nbytes())
+    held = torch.cuda.memory_allocated()
+    del owner, s
+    gc.collect()
+    assert torch.cuda.memory_allocated() <= held - (1 << 22), "an alias kept its owner's memory allocated"
+    assert alias.nbytes() == 1 << 22

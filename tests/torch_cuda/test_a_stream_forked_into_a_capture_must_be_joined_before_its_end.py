@@ -34,6 +34,35 @@ def test_work_on_an_unjoined_fork_fails_the_capture_end(emulated: None) -> None:
         _capture(body)
 
 
+#: What torch 2.11 on the H200 says, whole (``evidence/h200-subjects-cuda.json``): CUDA's line and torch's
+#: tail, nothing else. Libraries translate it by matching its words, so an extra word here can make a
+#: library's wrong match pass on the emulator alone.
+H200_UNJOINED = (
+    "CUDA error: capturing stream has unjoined work\n"
+    "Search for `cudaErrorStreamCaptureUnjoined' in "
+    "https://docs.nvidia.com/cuda/cuda-runtime-api/group__CUDART__TYPES.html for more information.\n"
+    "CUDA kernel errors might be asynchronously reported at some other API call, so the stacktrace below "
+    "might be incorrect.\n"
+    "For debugging consider passing CUDA_LAUNCH_BLOCKING=1\n"
+    "Compile with `TORCH_USE_CUDA_DSA` to enable device-side assertions.\n"
+)
+
+
+def test_the_unjoined_refusal_says_exactly_what_the_h200_says(emulated: None) -> None:
+    side = torch.cuda.Stream()
+
+    def body(x: torch.Tensor, s: torch.cuda.Stream) -> None:
+        side.wait_stream(s)
+        with torch.cuda.stream(side):
+            x.add_(1)
+
+    with pytest.raises(RuntimeError) as caught:
+        _capture(body)
+    assert type(caught.value).__name__ == ("AcceleratorError" if hasattr(torch, "AcceleratorError")
+                                           else "RuntimeError")
+    assert str(caught.value) == H200_UNJOINED
+
+
 def test_a_joined_fork_is_captured_and_replayed(emulated: None) -> None:
     side = torch.cuda.Stream()
 
