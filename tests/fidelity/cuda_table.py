@@ -27,11 +27,6 @@ REGENERATE = "python -m tests.fidelity.cuda_table"
 
 #: program -> why the emulated arm may differ from the H200 there (each one a known gap, kept visible).
 EXCEPTIONS: dict[str, str] = {
-    "a_cuda_tensor_reports_its_device": (
-        "`torch.empty(2, device=0)`: torch's C++ argument parser turns a bare int into the current "
-        "accelerator's device and asks the C++ accelerator registry, which no Python patch reaches; a CPU "
-        "build answers `Cannot access accelerator device when none is available.` Write `device=\"cuda\"`, "
-        "`\"cuda:0\"` or `torch.device(\"cuda\", 0)`: all of them are emulated."),
     "make_graphed_callables_refuses_an_unused_input": (
         "the same refusal (RuntimeError, `allow_unused=True`) in the words of two torch releases: autograd "
         "names the input's index since torch 2.12; the H200 ran 2.11, this machine 2.13."),
