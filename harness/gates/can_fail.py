@@ -14,6 +14,7 @@ from __future__ import annotations
 
 from typing import Sequence
 
+from harness.gates.kinds import kind
 from harness.gates.model import Gate
 
 
@@ -23,4 +24,4 @@ def never_fail_problems(gates: Sequence[Gate]) -> list[str]:
             "this gate could never fail; add `proof: {mutation: ID}` naming a mutation that reds part of its "
             "select (find one with `seamgate mutations reds ID --select PATH`)"
             for g in gates
-            if g.kind != "lane-identity" and g.source.kind == "tree" and g.proof is None]
+            if kind(g.kind).never_fails_without_proof and g.source.kind == "tree" and g.proof is None]

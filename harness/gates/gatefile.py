@@ -22,6 +22,7 @@ from harness.errors import ConfigError, GateFileError
 from harness.gates.model import (
     ARM_NAMES, Counts, Expectation, Gate, GateKind, LaneSide, Origin, RedSet, SourceState,
 )
+from harness.gates.kinds import KIND_NAMES, kind as kind_spec, kinds_with
 from harness.gates.selections import Selections
 from mutations.catalog import catalog_files, display_path
 from mutations.document import DocumentError, Node, read_document
@@ -29,13 +30,10 @@ from mutations.model import Catalog
 from mutations.shape import ID_PATTERN, ShapeChecker, describe, suggestion, versioned_list
 
 GATE_FILE_VERSION = 1
-GATE_KINDS: tuple[GateKind, ...] = (
-    "replay", "isolation", "rule", "equivalence", "red-first", "lane-identity", "platforms",
-)
+#: The kind names (the registry: ``harness/gates/kinds.py``).
+GATE_KINDS: tuple[GateKind, ...] = KIND_NAMES  # type: ignore[assignment]
 #: Backends a lane-identity side may name.
 LANE_BACKENDS: tuple[str, ...] = ("eager", "cpu-emulated", "cuda")
-#: Kinds whose meaning needs the code changed: they must name a mutation (or, red-first, a ref).
-_NEEDS_MUTATION: tuple[str, ...] = ("isolation", "rule")
 _LANE_KEYS = ("fingerprint", "control", "subject")
 _GATE_KEYS = ("id", "kind", "title", "source", "select", "env", "arms", "timeout", "expect", "proof",
               "count_assertions", "collection_errors_are_red", *_LANE_KEYS)
@@ -181,56 +179,59 @@ class _GateReader:
     def kind_rules(self, node: Node, context: str, kind: str, source: SourceState | None) -> None:
         """The rules that tie keys to kinds: lane fields, select, green_after, the source a kind needs."""
         fields = node.value
-        if kind == "lane-identity":
-            for key in ("fingerprint", "control", "subject"):
+        spec = kind_spec(kind)
+        if spec.lane_fields:
+            for key in _LANE_KEYS:
                 if key not in fields:
-                    self.shape.add(node, context, f"missing required key {key!r} (kind lane-identity); add it")
+                    self.shape.add(node, context, f"missing required key {key!r} (kind {kind}); add it")
         else:
             for key in _LANE_KEYS:
                 if key in fields:
                     self.shape.add(node.key_line_col(key), context,
-                                   f"{key!r} is a lane field, for kind 'lane-identity' only; remove it")
+                                   f"{key!r} is a lane field, for {kinds_with('lane_fields')} only; remove it")
             if "select" not in fields:
                 self.shape.add(node, context, "missing required key 'select' (the pytest paths or node ids "
                                               "the gate runs); add it")
         self.expect_rules(node, context, kind)
         self.source_rules(node, context, kind, source)
-        if "collection_errors_are_red" in fields and kind != "red-first":
+        if "collection_errors_are_red" in fields and not spec.red_first_fields:
             self.shape.add(node.key_line_col("collection_errors_are_red"), context,
-                           "'collection_errors_are_red' is for kind 'red-first' only (a test that cannot import "
+                           f"'collection_errors_are_red' is for {kinds_with('red_first_fields')} only (a test that cannot import "
                            "the old code's missing feature); remove it")
-        if "proof" in fields and (kind == "lane-identity" or (source is not None and source.kind != "tree")):
+        if "proof" in fields and (spec.runs_its_own or (source is not None and source.kind != "tree")):
             self.shape.add(node.key_line_col("proof"), context,
                            "'proof' is for a gate judged on the working tree (its own source already proves it "
                            "can turn red); remove it")
 
     def expect_rules(self, node: Node, context: str, kind: str) -> None:
+        spec = kind_spec(kind)
         expect = node.value.get("expect")
         given = expect.value if expect is not None and expect.is_mapping else {}
-        if "green_after" in given and kind != "red-first":
+        if "green_after" in given and not spec.red_first_fields:
             self.shape.add(expect.key_line_col("green_after"), context,  # type: ignore[union-attr]
-                           "'expect.green_after' is for kind 'red-first' only; remove it")
-        if "lane" in given and kind != "lane-identity":
+                           f"'expect.green_after' is for {kinds_with('red_first_fields')} only; remove it")
+        if "lane" in given and not spec.lane_fields:
             self.shape.add(expect.key_line_col("lane"), context,  # type: ignore[union-attr]
-                           "'expect.lane' is for kind 'lane-identity' only; remove it")
-        if kind == "lane-identity" and "lane" not in given:
+                           f"'expect.lane' is for {kinds_with('lane_fields')} only; remove it")
+        if spec.lane_fields and "lane" not in given:
             self.shape.add(expect or node, context, "missing 'expect: {lane: same}' (or different); "
                                                     "a lane-identity gate must say what it expects")
 
     def source_rules(self, node: Node, context: str, kind: str, source: SourceState | None) -> None:
         if source is None and "source" in node.value:
             return  # the source itself was wrong and is reported already
+        spec = kind_spec(kind)
         kind_of_source = source.kind if source is not None else "tree"
         where = node.value.get("source", node)
-        if kind == "red-first" and kind_of_source == "tree":
+        if spec.source == "changed" and kind_of_source == "tree":
             self.shape.add(where, context, "a red-first gate must be red against the UNMIGRATED code: give "
                                            "source {mutation: ID} or {ref: REF, overlay: [new test paths]}")
         misspelt = any(key not in _GATE_KEYS for key in node.value)  # reported already; it may be 'expcet'
-        if "expect" not in node.value and not misspelt and kind_of_source != "tree" and kind != "lane-identity":
+        if "expect" not in node.value and not misspelt and kind_of_source != "tree" and not spec.lane_fields:
             self.shape.add(node, context, "missing 'expect': a gate on changed code must say which cases turn red "
                                           "(expect: {red: {nodeids: [...]}}); write expect: {red: {count: 0}} if "
                                           "it really means all green")
-        if kind in _NEEDS_MUTATION and kind_of_source != "mutation":
+        if spec.source == "mutation" and kind_of_source != "mutation":
             article = "an" if kind[0] in "aeiou" else "a"
             self.shape.add(where, context, f"{article} {kind} gate judges what a named mutation reds: give "
                                            "source {mutation: ID}")

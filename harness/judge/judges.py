@@ -1,8 +1,8 @@
 """Judges: one per gate kind, one signature: ``(gate, arm, Seen) -> ArmOutcome``.
 
 A gate is a pure function of the matrix rows it reads (``Seen``): its part of its source state's
-row and its part of the baseline row. A new gate kind adds one judge here, its schema entry and its
-docs. Lane identity is the one kind that runs its own children (a fingerprint per side), so
+row and its part of the baseline row. A gate kind names its judge in its entry of
+``harness/gates/kinds.py``; a new way of judging adds one judge here. Lane identity is the one kind that runs its own children (a fingerprint per side), so
 ``Seen`` also carries what that needs.
 """
 
@@ -14,6 +14,7 @@ from typing import Any, Callable, Mapping
 
 from dataclasses import replace
 
+from harness.gates.kinds import KINDS, JudgeName
 from harness.gates.model import Gate
 from harness.judge.evaluate import judge_red, trouble
 from harness.judge.lane import judge_lane
@@ -83,11 +84,11 @@ def _need(run: RunOutcome | None, gate: Gate) -> RunOutcome:
     return run
 
 
+#: Each judge by the name a kind's registry entry gives (``harness/gates/kinds.py``).
+_BY_NAME: Mapping[JudgeName, Judge] = {"red": _red, "red-first": _red_first, "lane": _lane}
+
 #: The judge of each gate kind.
-JUDGES: Mapping[str, Judge] = {
-    "replay": _red, "isolation": _red, "rule": _red, "equivalence": _red, "platforms": _red,
-    "red-first": _red_first, "lane-identity": _lane,
-}
+JUDGES: Mapping[str, Judge] = {spec.name: _BY_NAME[spec.judge] for spec in KINDS}
 
 #: Kinds whose judge runs children of its own instead of reading matrix rows.
-RUNS_ITS_OWN = frozenset({"lane-identity"})
+RUNS_ITS_OWN = frozenset(spec.name for spec in KINDS if spec.runs_its_own)
