@@ -1,11 +1,12 @@
-"""One entry point for every report format: a kept result rendered as text, md, json, junit, mte or html."""
+"""Report formats: one registry, one renderer entry per format (text, md, json, junit, mte, html)."""
 
 from __future__ import annotations
 
 import io
 import json
 from pathlib import Path
-from typing import Literal
+from dataclasses import dataclass
+from typing import Callable, Literal, Mapping
 
 from rich.console import Console
 
@@ -20,29 +21,79 @@ from reports.summary import sweep_score, verdict
 from reports.terminal import print_report
 
 Format = Literal["text", "md", "json", "junit", "mte", "html"]
-FORMATS: tuple[str, ...] = ("text", "md", "json", "junit", "mte", "html")
+
+
+@dataclass(frozen=True)
+class ReportFormat:
+    """One report format: its name, its renderer, and how the command line offers it."""
+
+    #: The name of ``seamgate report --format NAME`` and ``seamgate run --report NAME=PATH``.
+    name: Format
+    #: ``(kept, exit_name, project_root) -> text``: the result model in, the report out.
+    render: Callable[[KeptResult, str, Path], str]
+    #: What it is, in the words of ``--format``'s help.
+    help: str
+    #: The suffix of a file of this format (an example path in a message).
+    suffix: str
+    #: The flag of ``seamgate run`` that has written it since before ``--report`` (``None``: none);
+    #: ``(flag, help)``.
+    run_flag: tuple[str, str] | None = None
+
+
+def _json(kept: KeptResult, exit_name: str, project_root: Path) -> str:
+    data = report_to_json(kept.report, kept.exit_code, shard=kept.shard, plan=kept.plan, sweep=kept.sweep)
+    return json.dumps(data, indent=2, default=str) + "\n"
+
+
+def _mte(kept: KeptResult, exit_name: str, project_root: Path) -> str:
+    if kept.sweep is None:
+        raise ResultsError(f"{kept.source}: holds no sweep, and the mte format shows mutants; "
+                           "render a `seamgate sweep` result, or choose --format md|html|junit for gates")
+    return json.dumps(sweep_to_mte(kept.sweep, source_reader(project_root)), indent=2) + "\n"
+
+
+#: Every report format: one entry each. ``FORMATS``, ``render``, the choices and help of ``seamgate report
+#: --format`` and of ``seamgate run --report``, and ``run``'s ``--json``/``--junit``/``--markdown`` follow it.
+REPORT_FORMATS: tuple[ReportFormat, ...] = (
+    ReportFormat("text", lambda kept, exit_name, root: text(kept, exit_name), "text (terminal table)", ".txt"),
+    ReportFormat("md", lambda kept, exit_name, root: report_to_markdown(kept.report, exit_name, kept.sweep),
+                 "md (CI job summary; appended to $GITHUB_STEP_SUMMARY when set)", ".md",
+                 run_flag=("--markdown", "write a Markdown summary here (e.g. $GITHUB_STEP_SUMMARY)")),
+    ReportFormat("json", _json, "json (the result model, harness/results/result_schema.json)", ".json",
+                 run_flag=("--json", "write the JSON report here")),
+    ReportFormat("junit", lambda kept, exit_name, root: junit_text(kept.report, kept.sweep), "junit (JUnit XML)",
+                 ".xml", run_flag=("--junit", "write JUnit XML here")),
+    ReportFormat("mte", _mte, "mte (mutation-testing-elements report of a sweep)", ".json"),
+    ReportFormat("html", lambda kept, exit_name, root: render_html(kept.report, exit_name, kept.sweep,
+                                                                   title=f"seamgate report: {kept.folder.name}"),
+                 "html (one self-contained page)", ".html"),
+)
+#: Each format by its name.
+BY_NAME: Mapping[str, ReportFormat] = {f.name: f for f in REPORT_FORMATS}
+FORMATS: tuple[str, ...] = tuple(BY_NAME)
 
 
 def render(kept: KeptResult, fmt: str, exit_name: str, *, project_root: Path | None = None) -> str:
     """``kept`` in format ``fmt``; ``project_root`` is where ``mte`` reads the mutated files' source."""
-    if fmt == "text":
-        return text(kept, exit_name)
-    if fmt == "md":
-        return report_to_markdown(kept.report, exit_name, kept.sweep)
-    if fmt == "json":
-        data = report_to_json(kept.report, kept.exit_code, shard=kept.shard, plan=kept.plan, sweep=kept.sweep)
-        return json.dumps(data, indent=2, default=str) + "\n"
-    if fmt == "junit":
-        return junit_text(kept.report, kept.sweep)
-    if fmt == "mte":
-        if kept.sweep is None:
-            raise ResultsError(f"{kept.source}: holds no sweep, and the mte format shows mutants; "
-                               "render a `seamgate sweep` result, or choose --format md|html|junit for gates")
-        root = project_root or Path.cwd()
-        return json.dumps(sweep_to_mte(kept.sweep, source_reader(root)), indent=2) + "\n"
-    if fmt == "html":
-        return render_html(kept.report, exit_name, kept.sweep, title=f"seamgate report: {kept.folder.name}")
-    raise ValueError(f"unknown format {fmt!r} (known: {', '.join(FORMATS)})")
+    if fmt not in BY_NAME:
+        raise ValueError(f"unknown format {fmt!r} (known: {', '.join(FORMATS)})")
+    return BY_NAME[fmt].render(kept, exit_name, project_root or Path.cwd())
+
+
+def formats_help() -> str:
+    """The formats in words, for ``--format``'s help: ``text (terminal table), md (...), ...``."""
+    return ", ".join(f.help for f in REPORT_FORMATS)
+
+
+def parse_report_option(value: str) -> tuple[str, Path]:
+    """``FMT=PATH`` of ``seamgate run --report``; a ``ValueError`` names the known formats."""
+    fmt, sep, path = value.partition("=")
+    if not sep or not path:
+        raise ValueError(f"--report {value!r}: write FMT=PATH, e.g. --report html=report.html "
+                         f"(formats: {', '.join(FORMATS)})")
+    if fmt not in BY_NAME:
+        raise ValueError(f"--report {value!r}: unknown format {fmt!r} (known: {', '.join(FORMATS)})")
+    return fmt, Path(path)
 
 
 def text(kept: KeptResult, exit_name: str, console: Console | None = None) -> str:

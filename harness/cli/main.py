@@ -29,6 +29,7 @@ from harness.sweep.cli import add_sweep
 from mutations.catalog import catalog_files
 from mutations.check import check_mutation, mutated_diff
 from mutations.model import Catalog
+from reports.render import FORMATS, REPORT_FORMATS, parse_report_option
 
 _SHARD = re.compile(r"^(\d+)/(\d+)$")
 _DESCRIPTION = (
@@ -191,10 +192,12 @@ def _add_run(commands: argparse._SubParsersAction) -> None:
                         help="parallel runs (default: [tool.seamgate] jobs)")
     parser.add_argument("--shard", type=parse_shard, default=None, metavar="K/N",
                         help="run the K-th of N shards (1 <= K <= N); join parts with `seamgate report --merge`")
-    parser.add_argument("--json", type=Path, default=None, metavar="FILE", help="write the JSON report here")
-    parser.add_argument("--junit", type=Path, default=None, metavar="FILE", help="write JUnit XML here")
-    parser.add_argument("--markdown", type=Path, default=None, metavar="FILE",
-                        help="write a Markdown summary here (e.g. $GITHUB_STEP_SUMMARY)")
+    # --json, --junit, --markdown: the registry's formats with a flag of their own, in the flags' (alphabetical) order
+    for flag, words in sorted(fmt.run_flag for fmt in REPORT_FORMATS if fmt.run_flag is not None):
+        parser.add_argument(flag, type=Path, default=None, metavar="FILE", help=words)
+    parser.add_argument("--report", type=_report_option, action="append", default=[], metavar="FMT=PATH",
+                        dest="report", help=f"write the report in format FMT ({', '.join(FORMATS)}) to PATH, as "
+                                            "`seamgate report --format FMT` renders it (repeatable)")
     parser.add_argument("--arm", action="append", default=[], metavar="ARM", dest="arm", choices=ARM_NAMES,
                         help="run only this platform arm of each gate (repeatable; e.g. --arm cuda on a GPU machine)")
     parser.add_argument("--fail-on-owed", action="store_true",
@@ -213,6 +216,14 @@ def _add_run(commands: argparse._SubParsersAction) -> None:
     parser.add_argument("--project", type=Path, default=argparse.SUPPRESS, metavar="DIR",
                         help="the project root (same as the global --project)")
     parser.set_defaults(handler=cmd_run)
+
+
+def _report_option(value: str) -> tuple[str, Path]:
+    """``--report FMT=PATH``; a bad one is a usage error that names the known formats."""
+    try:
+        return parse_report_option(value)
+    except ValueError as exc:
+        raise argparse.ArgumentTypeError(str(exc)) from None
 
 
 def parse_shard(text: str) -> tuple[int, int]:
@@ -395,7 +406,8 @@ def cmd_run(args: argparse.Namespace) -> ExitCode:
     # this command's machinery, loaded when it runs: every `seamgate` command imports this module
     from harness.cli.outputs import check_outputs, inputs_of
 
-    check_outputs((("--json", args.json), ("--junit", args.junit), ("--markdown", args.markdown)),
+    check_outputs((("--json", args.json), ("--junit", args.junit), ("--markdown", args.markdown),
+                   *(("--report", path) for _, path in args.report)),
                   output=getattr(args, "output", None),
                   inputs=inputs_of(root, _gate_paths(args, root, config), config.catalog_paths(root)))
     args.project = root

@@ -16,7 +16,7 @@ from pathlib import Path
 from harness.errors import CommandLineError
 from harness.exit_codes import ExitCode
 from reports.merge import MergeError, merge
-from reports.render import FORMATS, render, text
+from reports.render import FORMATS, formats_help, render, text
 from reports.results import KeptResult, ResultsError, load
 
 DEFAULT_RESULTS = Path(".seamgate/runs/latest")
@@ -24,7 +24,7 @@ DEFAULT_RESULTS = Path(".seamgate/runs/latest")
 
 def add_report(commands: argparse._SubParsersAction) -> None:
     parser = commands.add_parser(
-        "report", help="render kept results: text, md, json, junit, mte, html; --merge joins shards",
+        "report", help=f"render kept results: {', '.join(FORMATS)}; --merge joins shards",
         description="Render kept results of `seamgate run` or `seamgate sweep` (a .seamgate/runs/<timestamp> folder "
                     "or its outcomes.json) in one format, to stdout or --out FILE. With --merge, join the parts of "
                     "a `seamgate run --shard K/N` run into one report; a missing, duplicated or mismatched shard "
@@ -32,9 +32,7 @@ def add_report(commands: argparse._SubParsersAction) -> None:
     parser.add_argument("results", nargs="*", type=Path, metavar="RESULTS",
                         help=f"kept run folders or their outcomes.json (default: {DEFAULT_RESULTS})")
     parser.add_argument("--format", choices=FORMATS, default="text", dest="fmt",
-                        help="text (terminal table), md (CI job summary; appended to $GITHUB_STEP_SUMMARY when set), "
-                             "json (the result model, harness/results/result_schema.json), junit (JUnit XML), "
-                             "mte (mutation-testing-elements report of a sweep), html (one self-contained page)")
+                        help=formats_help())
     parser.add_argument("--merge", action="store_true",
                         help="join the parts of one `seamgate run --shard K/N` run (every K exactly once)")
     parser.add_argument("--out", type=Path, default=None, metavar="FILE", help="write here instead of stdout")

@@ -71,7 +71,10 @@ from mutations.check import read_target
 from reports.json_out import plan_digest, write_json
 from reports.junit_out import write_junit
 from reports.markdown_out import write_markdown
+from reports.atomic import write_atomic
 from reports.outcome import ArmOutcome, Report, RunOutcome, Verdict
+from reports.render import render
+from reports.results import OUTCOMES, KeptResult
 from reports.terminal import GateProgress, print_report
 
 #: Seconds a baseline may take by default (there is nothing to derive its limit from): ``[tool.seamgate]
@@ -91,6 +94,8 @@ class RunOptions:
     junit: Path | None = None
     #: Markdown summary for a CI job page.
     markdown: Path | None = None
+    #: ``--report FMT=PATH``: each written as ``seamgate report --format FMT`` renders the run.
+    reports: tuple[tuple[str, Path], ...] = ()
     fail_on_owed: bool = False
     #: Use the fork server where fork works (False: a fresh interpreter per run).
     prefer_fork: bool = True
@@ -117,6 +122,7 @@ class RunOptions:
         return cls(
             jobs=max(1, int(jobs)), gate_ids=tuple(args.gate or ()), shard=args.shard,
             json=_path(args.json), junit=_path(args.junit), markdown=_path(args.markdown),
+            reports=tuple((fmt, Path(path)) for fmt, path in getattr(args, "report", ())),
             fail_on_owed=bool(args.fail_on_owed), arms=tuple(args.arm or ()), prove=bool(getattr(args, "prove", False)),
             output=_path(getattr(args, "output", None)), reuse=not getattr(args, "no_reuse", False),
             evidence=load_records(project.root, project.config.evidence),
@@ -214,7 +220,7 @@ def run_gates(gates: Sequence[Gate], *, project: Path, options: RunOptions, mate
         if gates and options.shard:
             why = f"--shard {options.shard[0]}/{options.shard[1]} holds no gate ({len(gates)} gates in all)"
         console.print(f"seamgate: nothing to judge: {why or 'no gate was selected'}", markup=False, soft_wrap=True)
-        _write_outputs(Report(), options, ExitCode.NOTHING_JUDGED)
+        _write_outputs(Report(), options, ExitCode.NOTHING_JUDGED, project=project)
         print_report(Report(), console, ExitCode.NOTHING_JUDGED.name)
         return Report(), ExitCode.NOTHING_JUDGED
     try:
@@ -225,7 +231,7 @@ def run_gates(gates: Sequence[Gate], *, project: Path, options: RunOptions, mate
         console.print(f"seamgate: {exc}", markup=False, soft_wrap=True)
         return Report(), ExitCode.LOCKED
     code = final_exit_code(report, fail_on_owed=options.fail_on_owed)
-    _write_outputs(report, options, code, plan=session.plan_id)
+    _write_outputs(report, options, code, plan=session.plan_id, kept=session.kept, project=project)
     session.keep(report, code)
     for line in session.flaky_lines():
         console.print(line, markup=False, soft_wrap=True)
@@ -233,8 +239,14 @@ def run_gates(gates: Sequence[Gate], *, project: Path, options: RunOptions, mate
     return report, code
 
 
-def _write_outputs(report: Report, options: RunOptions, code: ExitCode, plan: str = "") -> None:
-    """``--json`` (the layout of ``outcomes.json``, shard and plan included), ``--junit``, ``--markdown``."""
+def _write_outputs(report: Report, options: RunOptions, code: ExitCode, plan: str = "", kept: Path | None = None,
+                   project: Path | None = None) -> None:
+    """``--json`` (the layout of ``outcomes.json``, shard and plan included), ``--junit``, ``--markdown``, and
+    each ``--report FMT=PATH`` through the formats' registry (``reports/render.py``)."""
+    result = KeptResult(source=(kept or Path(".")) / OUTCOMES, report=report, exit_code=int(code),
+                        shard=options.shard, plan=plan)
+    for fmt, path in options.reports:
+        write_atomic(path, render(result, fmt, code.name, project_root=project))
     if options.json:
         write_json(options.json, report, int(code), shard=options.shard, plan=plan)
     if options.junit:
