@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import itertools
 import threading
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Callable
 
 import torch
 
@@ -67,10 +67,11 @@ class Runtime:
     """Everything the emulated CUDA device remembers between calls."""
 
     def __init__(self) -> None:
-        from seam.torch_cuda.streams import Stream  # streams read the runtime at call time
-
+        if _make_default_stream is None:
+            raise RuntimeError("the emulated CUDA runtime has no default stream: seam.torch_cuda.streams was not "
+                               "imported (importing seam.torch_cuda does it); import the package, not the runtime alone")
         #: The legacy default stream (``cuda_stream == 0``), where no capture may begin.
-        self.default_stream = Stream._make(cuda_stream=0)
+        self.default_stream = _make_default_stream()
         self.per_thread = _PerThread()
         #: Open captures, in begin order (CUDA allows several, on different streams).
         self.captures: list[OpenCapture] = []
@@ -115,6 +116,15 @@ class Runtime:
 
 
 _runtime: Runtime | None = None
+#: Makes a fresh runtime's legacy default stream; ``seam.torch_cuda.streams`` registers it as it loads. The
+#: runtime knows streams only through it, so the two import one way (streams -> runtime): no circle.
+_make_default_stream: Callable[[], Stream] | None = None
+
+
+def register_default_stream(make: Callable[[], Stream]) -> None:
+    """Called once by ``seam.torch_cuda.streams``: how a fresh runtime makes its default stream."""
+    global _make_default_stream
+    _make_default_stream = make
 
 
 def runtime() -> Runtime:

@@ -15,7 +15,7 @@ from typing import Any
 import torch
 
 from seam.torch_cuda import cuda_errors
-from seam.torch_cuda.runtime import DEVICE, new_handle, runtime
+from seam.torch_cuda.runtime import DEVICE, new_handle, register_default_stream, runtime
 
 
 def refuse_host_wait(what: str, *, capturing_stream: bool = False) -> None:
@@ -193,6 +193,9 @@ class StreamContext:
 
     def __exit__(self, *exc: object) -> None:
         runtime().set_current(self._previous.pop())
+
+
+register_default_stream(lambda: Stream._make(cuda_stream=0))  # the runtime's default stream, made as it starts
 
 
 def stream(s: Stream | None) -> StreamContext:
