@@ -22,6 +22,11 @@ KNOWN_ARMS: tuple[str, ...] = ("cpu-emulated", "cuda", "rocm")
 #: The arms with a backend in this build, parametrized when ``SEAM_ARMS`` is unset.
 PARAMETRIZED: tuple[str, ...] = ("cpu-emulated", "cuda")
 _SEAM_PLUGIN = "seam.pytest_plugin"
+#: This module is also the private parent of seamgate's run-side plugins in a run whose project has its own
+#: top-level ``harness`` (``harness/rows/executor.py`` ``plugin_package``): ``seamgate_plugin.harness.rows.
+#: pytest_counting`` is the file ``harness/rows/pytest_counting.py`` beside this one, under a name no project
+#: claims. Nothing is imported through it unless a run asks (docs/runner.md).
+__path__ = [os.path.dirname(os.path.abspath(__file__))]
 
 
 def _seam_plugin_registered(config: pytest.Config) -> bool:

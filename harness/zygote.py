@@ -229,7 +229,7 @@ def run_python(args: Sequence[str], env: Mapping[str, str] | None = None, cwd: s
 def _counted(env: dict[str, str]) -> dict[str, str]:
     """Tell the reach recorder (when this run records reach) that the running case starts a Python
     child; the environment it returns makes coverage.py measure that child."""
-    recorder = sys.modules.get("harness.rows.pytest_reach")
+    recorder = sys.modules.get(f"{__package__}.rows.pytest_reach")  # loaded under the same name as this module
     note = getattr(recorder, "python_child", None)
     return note(env, __file__) if note is not None else env
 
@@ -286,7 +286,7 @@ def _serve(sock: socket.socket, preload: Sequence[str]) -> int:
     import importlib
 
     # stdlib-only, but never at import: every run's zygote plugin imports this module (docstring)
-    from harness.rows.forkserver import _die_with_parent, _sigkill
+    from .rows.forkserver import _die_with_parent, _sigkill
 
     _die_with_parent()
     atexit._clear()  # the caller's handlers are not ours to run
@@ -356,7 +356,7 @@ def _child(request: Mapping[str, Any], out: int, err: int) -> None:
     import types
 
     # stdlib-only, but never at import: every run's zygote plugin imports this module (docstring)
-    from harness.rows.forkserver import _die_with_parent
+    from .rows.forkserver import _die_with_parent
 
     code = 1
     try:
@@ -384,7 +384,7 @@ def _child(request: Mapping[str, Any], out: int, err: int) -> None:
         os.chdir(request["cwd"])
         os.environ.clear()
         os.environ.update(env)
-        for name in [m for m in sys.modules if m == "harness" or m.startswith("harness.")]:
+        for name in [m for m in sys.modules if m == __package__ or m.startswith(f"{__package__}.")]:
             del sys.modules[name]
         first = "" if args[0] == "-c" else os.getcwd()
         front = [first, *[p for p in env.get("PYTHONPATH", "").split(os.pathsep) if p]]

@@ -128,13 +128,30 @@ def _front(tree: Path | None) -> dict[str, list[str]]:
     return {"path_front": [str(r) for r in roots], "claim": top_level_names(roots)}
 
 
+#: The private name of seamgate's ``harness`` in a run whose project claims ``harness`` for itself (seamgate_plugin.py).
+PRIVATE_HARNESS = "seamgate_plugin.harness"
+
+
+def plugin_package(tree: Path | None) -> str:
+    """The name a run's pytest loads our run-side plugins under: ``harness``, as always, unless the project
+    has a top-level ``harness`` of its own that holds no such plugins (its name is claimed for the copy, so
+    ``-p harness.rows.pytest_counting`` would find the project's package): then ``PRIVATE_HARNESS``."""
+    if tree is None:
+        return "harness"
+    for root in import_roots(tree):
+        if (root / "harness" / "__init__.py").is_file() or (root / "harness.py").is_file():
+            return "harness" if (root / "harness" / "rows" / "pytest_counting.py").is_file() else PRIVATE_HARNESS
+    return "harness"
+
+
 def pytest_argv(run: Run, junit: Path, counts: Path) -> list[str]:
     """The pytest command line of ``run`` (the project's own ini still applies).
 
     A collection error in one file does not stop the session (``--continue-on-collection-errors``):
     a run may serve several gates, and each gate reads only its own part (``harness/plan/matrix.py``).
     """
-    reach = ["-p", "harness.rows.pytest_reach"] if run.reach is not None or run.only is not None or run.skip else []
+    rows = f"{plugin_package(run.tree)}.rows"
+    reach = ["-p", f"{rows}.pytest_reach"] if run.reach is not None or run.only is not None or run.skip else []
     # The assertion-pass hook only for a gate that asks (``count_assertions: true``): it changes what
     # tests see (a passing assert is formatted, its operands kept alive) and costs time.
     count = ["-o", "enable_assertion_pass_hook=true"] if run.env.get(COUNT_ASSERTIONS_ENV) == "1" else []
@@ -142,9 +159,9 @@ def pytest_argv(run: Run, junit: Path, counts: Path) -> list[str]:
         *grouped_by_folder(run.select),
         "--rootdir", str(run.tree),
         # First: the zygote (``harness/zygote.py``) is forked before coverage.py and the project load.
-        "-p", "harness.rows.pytest_zygote",
+        "-p", f"{rows}.pytest_zygote",
         *reach,
-        "-p", "harness.rows.pytest_counting", "--seamgate-counts", str(counts),
+        "-p", f"{rows}.pytest_counting", "--seamgate-counts", str(counts),
         "-p", "no:cacheprovider",
         "--junitxml", str(junit), "-o", "junit_family=xunit2",
         *count,

@@ -36,7 +36,7 @@ from typing import Any
 
 import pytest
 
-from harness.rows.import_roots import NAMES_ENV, ROOTS_ENV, foreign_imports
+from .import_roots import NAMES_ENV, ROOTS_ENV, foreign_imports
 
 #: Exceptions that mean the code under test could not even be imported: an ERROR, never a red.
 _BROKEN_SOURCE = (ImportError, SyntaxError)

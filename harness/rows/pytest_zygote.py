@@ -15,7 +15,7 @@ from __future__ import annotations
 import os
 import sys
 
-from harness import zygote
+from .. import zygote  # relative: this plugin may be loaded under a private name (harness/rows/executor.py)
 
 if zygote.ZYGOTE is None and os.environ.get(zygote.ENV, "1") != "0":
     zygote.ZYGOTE = zygote.Zygote.fork(preload=() if "torch" in sys.modules else ("torch", "torch._dynamo"))

@@ -34,11 +34,6 @@ PROJECT = {
 
 
 @pytest.mark.slow
-@pytest.mark.xfail(strict=True, reason=(
-    "owed (issue 25): each run's pytest loads seamgate's plugins by their installed dotted names "
-    "(-p harness.rows.pytest_zygote, pytest_counting, pytest_reach; harness/rows/executor.py pytest_argv) after the "
-    "run's import finder claimed the project's own top-level names for the copy, so the project's harness/ hides "
-    "seamgate's: 'harness.rows' is not a package, the baseline crashes (BASELINE_RED); docs/runner.md says the design"))
 def test_a_project_with_packages_named_as_seamgates_imports_its_own_and_is_gated(tmp_path: Path) -> None:
     project = tmp_path / "clash"
     for rel, text in PROJECT.items():
@@ -52,3 +47,15 @@ def test_a_project_with_packages_named_as_seamgates_imports_its_own_and_is_gated
                           timeout=300)
     assert done.returncode == 0, done.stdout + done.stderr
     assert "add-rule [cpu-emulated] PASS" in done.stdout, done.stdout
+
+
+def test_runs_load_our_plugins_as_harness_unless_the_project_claims_that_name_for_a_package_of_its_own(
+        tmp_path: Path) -> None:
+    from harness.rows.executor import PRIVATE_HARNESS, plugin_package
+
+    assert plugin_package(tmp_path) == "harness"  # no harness of its own: as always
+    (tmp_path / "harness").mkdir()
+    assert plugin_package(tmp_path) == "harness"  # a bare folder is no package: it yields to ours
+    (tmp_path / "harness" / "__init__.py").write_text("")
+    assert plugin_package(tmp_path) == PRIVATE_HARNESS
+    assert plugin_package(Path(__file__).resolve().parents[2]) == "harness"  # seamgate's own tree: its own plugins
