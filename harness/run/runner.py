@@ -73,7 +73,7 @@ from reports.junit_out import write_junit
 from reports.markdown_out import write_markdown
 from reports.atomic import write_atomic
 from reports.outcome import ArmOutcome, Report, RunOutcome, Verdict
-from reports.render import render
+from reports.render import render as render_report
 from reports.results import OUTCOMES, KeptResult
 from reports.terminal import GateProgress, print_report
 
@@ -246,7 +246,7 @@ def _write_outputs(report: Report, options: RunOptions, code: ExitCode, plan: st
     result = KeptResult(source=(kept or Path(".")) / OUTCOMES, report=report, exit_code=int(code),
                         shard=options.shard, plan=plan)
     for fmt, path in options.reports:
-        write_atomic(path, render(result, fmt, code.name, project_root=project))
+        write_atomic(path, render_report(result, fmt, code.name, project_root=project))
     if options.json:
         write_json(options.json, report, int(code), shard=options.shard, plan=plan)
     if options.junit:
