@@ -59,13 +59,26 @@ def _take_plan() -> str | None:
 
 
 _PLAN = _take_plan()
+#: ``SEAMGATE_SWEEP_STOP_FIRST=1`` (also taken out of the environment): a plain session, no plan, that
+#: stops at its first failing case. A mutant run in a session of its own uses it: the executor's
+#: ``--maxfail=0`` comes after any ``-x`` in ``PYTEST_ADDOPTS``, so the stop is asked for here.
+_STOP_FIRST = os.environ.pop("SEAMGATE_SWEEP_STOP_FIRST", "") == "1"
+#: The session (for ``_STOP_FIRST``).
+_SESSION: list[pytest.Session] = []
 #: Node ids of the cases whose reports failed, in the running child.
 _FAILED: list[str] = []
 #: The running child's end of the pipe to the session (``None`` in the session itself).
 _STREAM: list[int] = []
 
 
+def pytest_sessionstart(session: pytest.Session) -> None:
+    _SESSION.append(session)
+
+
 def pytest_runtest_logreport(report: pytest.TestReport) -> None:
+    if _STOP_FIRST and report.failed and _SESSION:
+        # what --maxfail=1 sets: the session ends after this case, exit 1 (tests failed)
+        _SESSION[0].shouldfail = f"stopped at the first killer ({report.nodeid})"
     if _PLAN and report.failed and report.nodeid not in _FAILED:
         _FAILED.append(report.nodeid)
         _send({"failed": report.nodeid})

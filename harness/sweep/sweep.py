@@ -425,8 +425,11 @@ class Sweep:
         shutil.copytree(self.tree(), tree, symlinks=True)
         try:
             (tree / one.mutant.file).write_text(one.mutant.text, encoding="utf-8")
+            # by default the session stops at its first failure, as a batch's child does
+            env = SWEEP_ENV if self.options.all_killers else {
+                **SWEEP_ENV, "SEAMGATE_SWEEP_STOP_FIRST": "1", "PYTEST_PLUGINS": "harness.sweep.pytest_sweep"}
             run = self._execute(label=f"sweep alone {one.mutant.id}", tree=tree, select=self.options.tests,
-                                env=SWEEP_ENV, timeout=self.limit(one.cases) + 30.0, only=one.cases)
+                                env=env, timeout=self.limit(one.cases) + 30.0, only=one.cases)
         finally:
             shutil.rmtree(tree, ignore_errors=True)
         ran = tuple(c.nodeid for c in run.cases if c.nodeid)

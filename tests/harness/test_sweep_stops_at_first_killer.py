@@ -95,3 +95,26 @@ def test_a_timeout_says_where_its_limit_came_from(tmp_path: Path, monkeypatch: p
     assert spins, "the premise: some mutant of inc() makes test_inc_spins spin"
     assert spins[0].killers == ()
     assert "x 0." in spins[0].reason and "the baseline's time of its 1 case(s)" in spins[0].reason, spins[0].reason
+
+
+AT_IMPORT = {
+    "pyproject.toml": "[tool.seamgate]\n",
+    "calc/__init__.py": "",
+    "calc/ops.py": "def scale():\n    return 3\n\n\nFACTOR = scale()\n\n\ndef times(a):\n    return a * FACTOR\n",
+    "tests/__init__.py": "",
+    "tests/test_ops.py": (
+        "from calc.ops import times\n\n\n"
+        "def test_times_one():\n    assert times(1) == 3\n\n\n"
+        "def test_times_two():\n    assert times(2) == 6\n"
+    ),
+}
+SCALE = "calc.ops.x_scale__mutmut_1"
+
+
+@pytest.mark.parametrize("all_killers", [False, True])
+def test_a_mutant_run_in_a_session_of_its_own_also_stops_at_its_first_killer(tmp_path: Path, all_killers: bool) -> None:
+    root = write_project(tmp_path / "calc", AT_IMPORT)
+    scale = mutant(sweep(root, all_killers=all_killers), SCALE)
+    assert "+    return 4\n" in scale.diff  # the premise: both cases see FACTOR 4, set at import
+    both = ("tests/test_ops.py::test_times_one", "tests/test_ops.py::test_times_two")
+    assert (scale.status, scale.killers) == ("killed", both if all_killers else both[:1])
