@@ -428,7 +428,11 @@ class Sweep:
             # by default the session stops at its first failure, as a batch's child does
             env = SWEEP_ENV if self.options.all_killers else {
                 **SWEEP_ENV, "SEAMGATE_SWEEP_STOP_FIRST": "1", "PYTEST_PLUGINS": "harness.sweep.pytest_sweep"}
-            run = self._execute(label=f"sweep alone {one.mutant.id}", tree=tree, select=self.options.tests,
+            # only the files that hold its cases are collected (as a batch's session does): the others
+            # hold no case that can see it
+            select = self.options.tests if one.cases is None else tuple(dict.fromkeys(
+                c.split("::", 1)[0] for c in sorted(one.cases)))
+            run = self._execute(label=f"sweep alone {one.mutant.id}", tree=tree, select=select,
                                 env=env, timeout=self.limit(one.cases) + 30.0, only=one.cases)
         finally:
             shutil.rmtree(tree, ignore_errors=True)
