@@ -2,14 +2,22 @@
 
     .venv/bin/python bench/bench_sweep.py                                   # seam/step_input.py, its two suites
     .venv/bin/python bench/bench_sweep.py --file harness/judge/lane.py --tests tests/harness/test_judge_lane.py
+    .venv/bin/python bench/bench_sweep.py --real                            # the three PyPI projects of issue 26
+    .venv/bin/python bench/bench_sweep.py --real cachetools --all-killers   # one of them; the full kill matrix too
+
+``--real`` downloads the pinned sdists of ``REAL`` with pip into a temp folder (nothing of theirs is
+kept or committed) and benches each project's module against its tests: a table of mutants/s for
+mutmut and for the sweep side by side, the ratio, and whether the scores and the survivor sets agree
+(a survivor: mutmut's "survived" or "no tests"; the sweep's ``survived`` or ``no_coverage``; score:
+the mutants not surviving over all mutants, the same rule for both).
 
 Each tool gets its own scratch copy of the working tree (tracked and untracked files, not ignored
 ones; never the user's tree) and starts from nothing: mutmut's `mutants/` does not exist, and the
 sweep runs with `--fresh`. Both run 2 at a time (`mutmut run --max-children 2`, `seamgate sweep
 --jobs 2`), both time their whole command (mutmut's generation, stats and clean run included; the
-sweep's baseline with reach included). mutmut stops each mutant at its first failing test; the
-sweep runs every test that reaches it and records every killer, so it does more work per killed
-mutant. Target (issue 13): the sweep within 2x of mutmut's rate.
+sweep's baseline with reach included). Both stop each mutant at its first failing test (the sweep's
+default); ``--all-killers`` also times the sweep recording every killer. Target (issue 26): the sweep
+at least as fast as mutmut, with the same survivors; ``--all-killers`` within 3x of the default.
 """
 
 from __future__ import annotations
@@ -30,6 +38,13 @@ ROOT = Path(__file__).resolve().parents[1]
 BIN = Path(sys.executable).parent
 #: torch suites fork mutmut's workers from a fork server (forking after torch ran its thread pool can hang).
 TORCH = {"process_isolation": "forkserver", "pytest_add_cli_args": ["-p", "no:randomly"]}
+#: The real projects of issue 26: (pip requirement, sdist folder, the module swept, its tests, mutmut's source_paths).
+REAL = {
+    "cachetools": ("cachetools==8.0.2", "cachetools-8.0.2", "src/cachetools/_cached.py", ["tests"], ["src"]),
+    "toolz": ("toolz==1.2.0", "toolz-1.2.0", "toolz/dicttoolz.py", ["toolz/tests/test_dicttoolz.py"], ["toolz"]),
+    "dateutil": ("python-dateutil==2.9.0.post0", "python-dateutil-2.9.0.post0", "src/dateutil/easter.py",
+                 ["tests/test_easter.py"], ["src"]),
+}
 
 
 def mirror(dest: Path) -> None:
@@ -41,18 +56,26 @@ def mirror(dest: Path) -> None:
             shutil.copy2(ROOT / rel, dest / rel)
 
 
-def narrow(copy: Path, file: str, tests: list[str]) -> None:
+def narrow(copy: Path, file: str, tests: list[str], extra: dict | None = None) -> None:
     """The copy's [tool.mutmut]: mutate ``file`` only, run ``tests``."""
     text = (copy / "pyproject.toml").read_text()
     base = tomllib.loads(text).get("tool", {}).get("mutmut", {})
     table = {**base, "only_mutate": [file], "pytest_add_cli_args_test_selection": tests,
-             "use_git_change_detection": False, **TORCH}
+             "use_git_change_detection": False, **TORCH, **(extra or {})}
     text = re.sub(r"\n\[tool\.mutmut\]\n(?:(?!\n\[).)*", "\n", text, flags=re.S)
     body = "\n".join(f"{k} = {json.dumps(v)}" for k, v in table.items())
     (copy / "pyproject.toml").write_text(text.rstrip() + "\n\n[tool.mutmut]\n" + body + "\n")
 
 
 def run_mutmut(copy: Path, jobs: int) -> tuple[int, float, dict[str, int]]:
+    count, wall, codes, _ = run_mutmut_ids(copy, jobs)
+    return count, wall, codes
+
+
+def run_mutmut_ids(copy: Path, jobs: int) -> tuple[int, float, dict[str, int], set[str]]:
+    """(mutants, seconds, exit codes counted, the survivors' ids: mutmut's "survived" and "no tests")."""
+    from mutmut.stats import status_by_exit_code
+
     env = {k: v for k, v in os.environ.items() if not k.startswith("SEAM_")}
     env["OMP_NUM_THREADS"] = "1"
     started = time.perf_counter()
@@ -63,16 +86,26 @@ def run_mutmut(copy: Path, jobs: int) -> tuple[int, float, dict[str, int]]:
     if done.returncode != 0:
         raise SystemExit(f"mutmut run failed ({done.returncode}): see {copy / 'mutmut.log'}")
     codes: dict[str, int] = {}
+    survivors: set[str] = set()
     count = 0
     for meta in (copy / "mutants").rglob("*.py.meta"):
-        for code in json.loads(meta.read_text())["exit_code_by_key"].values():
+        for key, code in json.loads(meta.read_text())["exit_code_by_key"].items():
             count += 1
             codes[str(code)] = codes.get(str(code), 0) + 1
-    return count, wall, codes
+            if status_by_exit_code.get(code) in ("survived", "no tests"):
+                survivors.add(key)
+    return count, wall, codes, survivors
 
 
-def run_sweep(copy: Path, file: str, tests: list[str], jobs: int) -> tuple[int, float, dict[str, int]]:
-    argv = [str(BIN / "seamgate"), "--project", str(copy), "sweep", file, "--fresh", "--jobs", str(jobs)]
+def run_sweep(copy: Path, file: str, tests: list[str], jobs: int, *more: str) -> tuple[int, float, dict[str, int]]:
+    count, wall, statuses, _ = run_sweep_ids(copy, file, tests, jobs, *more)
+    return count, wall, statuses
+
+
+def run_sweep_ids(copy: Path, file: str, tests: list[str], jobs: int,
+                  *more: str) -> tuple[int, float, dict[str, int], set[str]]:
+    """(mutants, seconds, statuses counted, the survivors' ids: ``survived`` and ``no_coverage``)."""
+    argv = [str(BIN / "seamgate"), "--project", str(copy), "sweep", file, "--fresh", "--jobs", str(jobs), *more]
     for t in tests:
         argv += ["--tests", t]
     env = {k: v for k, v in os.environ.items() if not k.startswith("SEAM_")}
@@ -88,7 +121,80 @@ def run_sweep(copy: Path, file: str, tests: list[str], jobs: int) -> tuple[int, 
         statuses[m["status"]] = statuses.get(m["status"], 0) + 1
     killers = sum(len(m["killers"]) for m in data["mutants"])
     statuses["killers recorded"] = killers
-    return len(data["mutants"]), wall, statuses
+    survivors = {m["id"] for m in data["mutants"] if m["status"] in ("survived", "no_coverage")}
+    return len(data["mutants"]), wall, statuses, survivors
+
+
+def real_project(name: str, scratch: Path) -> Path:
+    """The sdist of ``REAL[name]``, downloaded with pip into ``scratch`` and unpacked: its folder."""
+    requirement, folder = REAL[name][:2]
+    sdists = scratch / "sdists"
+    subprocess.run([sys.executable, "-m", "pip", "download", "--quiet", "--no-deps", "--no-binary", ":all:",
+                    requirement, "-d", str(sdists)], check=True)
+    archive = next(p for p in sdists.glob("*.tar.gz") if p.name.startswith(folder))
+    shutil.unpack_archive(archive, scratch / "unpacked")
+    return scratch / "unpacked" / folder
+
+
+def bench_real(name: str, scratch: Path, jobs: int, all_killers: bool) -> dict[str, object]:
+    """One real project: mutmut and the sweep on their own copies of the sdist; a row of the table."""
+    _, _, file, tests, source_paths = REAL[name]
+    source = real_project(name, scratch)
+    copies = {}
+    for tool in ("mutmut", "sweep"):
+        copies[tool] = scratch / name / tool
+        shutil.copytree(source, copies[tool])
+    # mutmut as a new user runs it: its default fork isolation (TORCH's fork server is for torch suites)
+    narrow(copies["mutmut"], file, tests, {"source_paths": source_paths, "process_isolation": "fork",
+                                          "pytest_add_cli_args": ["-p", "no:randomly"]})
+    with open(copies["sweep"] / "pyproject.toml", "a") as pyproject:
+        pyproject.write("\n[tool.seamgate]\n")
+    m_count, m_wall, m_codes, m_alive = run_mutmut_ids(copies["mutmut"], jobs)
+    s_count, s_wall, s_status, s_alive = run_sweep_ids(copies["sweep"], file, tests, jobs)
+    row = {"project": name, "file": file, "tests": tests, "mutmut": (m_count, m_wall, m_codes),
+           "sweep": (s_count, s_wall, s_status), "same_survivors": m_alive == s_alive,
+           "only_mutmut": sorted(m_alive - s_alive), "only_sweep": sorted(s_alive - m_alive),
+           "scores": (score(m_count, m_alive), score(s_count, s_alive))}
+    if all_killers:
+        shutil.rmtree(copies["sweep"] / ".seamgate", ignore_errors=True)
+        row["all_killers"] = run_sweep_ids(copies["sweep"], file, tests, jobs, "--all-killers")[:3]
+    return row
+
+
+def score(count: int, survivors: set[str]) -> float:
+    return 100.0 * (count - len(survivors)) / count if count else float("nan")
+
+
+def print_real(row: dict[str, object]) -> None:
+    m_count, m_wall, m_codes = row["mutmut"]  # type: ignore[misc]
+    s_count, s_wall, s_status = row["sweep"]  # type: ignore[misc]
+    m_rate, s_rate = m_count / m_wall, s_count / s_wall
+    m_score, s_score = row["scores"]  # type: ignore[misc]
+    print(f"{row['project']:<11} {row['file']:<28} mutmut {m_count:4d} in {m_wall:6.1f} s = {m_rate:6.2f}/s | "
+          f"sweep {s_count:4d} in {s_wall:6.1f} s = {s_rate:6.2f}/s | sweep/mutmut rate {s_rate / m_rate:5.2f} | "
+          f"scores {m_score:.1f}% / {s_score:.1f}% | survivors "
+          + ("the same" if row["same_survivors"] else f"DIFFER (only mutmut: {row['only_mutmut']}; "
+                                                      f"only the sweep: {row['only_sweep']})"), flush=True)
+    print(f"            mutmut exit codes {m_codes}; sweep {s_status}", flush=True)
+    if "all_killers" in row:
+        a_count, a_wall, a_status = row["all_killers"]  # type: ignore[misc]
+        print(f"            sweep --all-killers: {a_count} in {a_wall:.1f} s = {a_count / a_wall:.2f}/s, "
+              f"{a_wall / s_wall:.2f}x the default's time ({a_status})", flush=True)
+
+
+def main_real(names: list[str], jobs: int, all_killers: bool, keep: bool) -> int:
+    scratch = Path(tempfile.mkdtemp(prefix="seamgate-bench-real-"))
+    try:
+        print(f"{jobs} at a time; load average {os.getloadavg()[0]:.1f}; pytest -p no:randomly for both", flush=True)
+        for name in names:
+            print_real(bench_real(name, scratch, jobs, all_killers))
+        print(f"load average now {os.getloadavg()[0]:.1f}")
+        return 0
+    finally:
+        if keep:
+            print(f"scratch kept: {scratch}")
+        else:
+            shutil.rmtree(scratch, ignore_errors=True)
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -97,7 +203,12 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--tests", action="append", default=[])
     parser.add_argument("--jobs", type=int, default=2)
     parser.add_argument("--keep", action="store_true", help="keep the scratch copies (their logs)")
+    parser.add_argument("--real", nargs="*", choices=sorted(REAL), default=None, metavar="PROJECT",
+                        help=f"bench the real PyPI projects instead (default: all of {', '.join(REAL)})")
+    parser.add_argument("--all-killers", action="store_true", help="with --real: also time sweep --all-killers")
     args = parser.parse_args(argv)
+    if args.real is not None:
+        return main_real(args.real or sorted(REAL), args.jobs, args.all_killers, args.keep)
     tests = args.tests or ["tests/seam/test_step_input.py", "tests/seam/test_step_input_behaviour.py"]
     scratch = Path(tempfile.mkdtemp(prefix="seamgate-bench-sweep-"))
     try:

@@ -178,6 +178,8 @@ def _add_mutations(commands: argparse._SubParsersAction) -> None:
     reds.add_argument("--overlay", action="append", default=[], metavar="PATH",
                       help="with --ref: a working-tree path laid over the ref (repeatable; default: the red-first "
                            "gates' overlay, else the selected paths)")
+    reds.add_argument("--timeout", type=float, default=None, metavar="SECONDS",
+                      help="seconds the mutation's (or ref's) run may take (default: max(10 s, 5 x the baseline's time))")
     reds.set_defaults(handler=cmd_mutations_reds)
 
 
@@ -365,7 +367,7 @@ def cmd_mutations_reds(args: argparse.Namespace) -> ExitCode:
     if not select:
         raise CommandLineError(f"no gate names mutation {mutation.id!r}: say what to run with --select PATH "
                                "(e.g. --select tests/seam)")
-    code, red, message = run_reds(root, catalog, mutation.id, select)
+    code, red, message = run_reds(root, catalog, mutation.id, select, timeout=args.timeout)
     if red is None:
         print(f"seamgate: mutation {mutation.id} could not be judged: {message}", file=sys.stderr)
         return code
@@ -382,7 +384,7 @@ def _reds_of_ref(args: argparse.Namespace, root: Path, config: Config, catalog: 
     gates = load_gate_files(Project(root, config).gate_paths(), project_root=root, catalog=catalog) \
         if not args.select else []
     source, select = ref_source(root, args.ref, tuple(args.select), tuple(args.overlay), gates)
-    code, red, message = run_red_set(root, catalog, source, select)
+    code, red, message = run_red_set(root, catalog, source, select, timeout=args.timeout)
     if red is None:
         print(f"seamgate: ref {args.ref} could not be judged: {message}", file=sys.stderr)
         return code

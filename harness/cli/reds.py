@@ -8,6 +8,11 @@ materializes it: ``git archive`` plus the overlay, ``harness/judge/redfirst.py``
 (``--prove``), on the ``cpu-emulated`` arm; the arm in a node id's parameters is written back as
 ``{arm}``. A ref that git does not know is a usage error; a project outside git is an environment
 error; both are said before anything runs.
+
+A call reuses what the kept runs hold (``harness/results/reuse.py``, as ``seamgate run`` does): the
+baseline, and the mutation's row, when nothing they read changed since, so a second call on an
+unchanged tree runs nothing it already ran. ``--timeout S`` is the mutation's run limit (a gate's
+``timeout``); without it the runner's rule applies (``harness/judge/evaluate.py``, ``run_timeout``).
 """
 
 from __future__ import annotations
@@ -29,13 +34,13 @@ ARM = "cpu-emulated"
 
 
 def run_reds(root: Path, catalog: Any, mutation_id: str, select: Sequence[str],
-             launcher: Any = None) -> tuple[ExitCode, list[CaseOutcome] | None, str]:
+             launcher: Any = None, timeout: float | None = None) -> tuple[ExitCode, list[CaseOutcome] | None, str]:
     """(code, the red cases or ``None`` when the mutation could not be judged, why)."""
-    return run_red_set(root, catalog, SourceState(kind="mutation", mutation=mutation_id), select, launcher)
+    return run_red_set(root, catalog, SourceState(kind="mutation", mutation=mutation_id), select, launcher, timeout)
 
 
 def run_red_set(root: Path, catalog: Any, source: SourceState, select: Sequence[str],
-                launcher: Any = None) -> tuple[ExitCode, list[CaseOutcome] | None, str]:
+                launcher: Any = None, timeout: float | None = None) -> tuple[ExitCode, list[CaseOutcome] | None, str]:
     """The red cases of ``select`` in ``source`` (a mutation, or a ref with its overlay, judged as a
     red-first gate judges it): (code, the red cases or ``None`` when it could not be judged, why)."""
     # The runner loads only when rows run: `seamgate` imports this module for every command, and a build
@@ -45,12 +50,15 @@ def run_red_set(root: Path, catalog: Any, source: SourceState, select: Sequence[
     name = source.mutation if source.kind == "mutation" else source.ref
     gate = Gate(id=f"reds-{name}", kind="rule" if source.kind == "mutation" else "red-first",
                 title=f"red set of {source.label()}", origin=Origin("<reds>"),
-                source=source, select=tuple(select), arms=(ARM,), expect=Expectation(red=RedSet(count=0)))
-    report, code = run_gates([gate], project=root, options=RunOptions(progress=False, prove=True),
+                source=source, select=tuple(select), arms=(ARM,), expect=Expectation(red=RedSet(count=0)),
+                timeout=timeout)
+    report, code = run_gates([gate], project=root, options=RunOptions(progress=False, prove=True, reuse=True),
                              materializer=catalog_materializer(catalog), stdout=io.StringIO(), launcher=launcher)
     if report.baseline_red:
         red = ", ".join(c.nodeid for run in report.baseline_red for c in run.cases if c.kind in ("failed", "error"))
-        return ExitCode.BASELINE_RED, None, f"the baseline is already red: {red}"
+        # a baseline that did not complete (its time limit, a crash) has no red case to name: say how it ended
+        ended = "; ".join(f"{run.end}: {run.detail}" for run in report.baseline_red if run.end != "completed")
+        return ExitCode.BASELINE_RED, None, f"the baseline is already red: {'; '.join(p for p in (red, ended) if p)}"
     if not report.outcomes:
         return code, None, "nothing was judged"
     outcome = report.outcomes[0]

@@ -70,10 +70,11 @@ class SweepSettings:
 def add_sweep(commands: argparse._SubParsersAction, positive_int: Any) -> None:
     """Register ``seamgate sweep`` on the CLI's subcommands."""
     parser = commands.add_parser(
-        "sweep", help="mutate code with mutmut and record EVERY test that kills each mutant",
+        "sweep", help="mutate code with mutmut and run each mutant over the tests that reach it",
         description="Generate mutants with mutmut 3 (its names), run each over the cases that reach it through "
-                    "seamgate's executor without fail-fast, and report the score, every survivor with its diff, "
-                    "and every killer of every killed mutant. A re-run re-tests only mutants whose code or "
+                    "seamgate's executor, cheapest and likeliest killers first, stopping at the first killer "
+                    "(--all-killers: every killer of every mutant), and report the score and every survivor "
+                    "with its diff. A re-run re-tests only mutants whose code or "
                     "reaching tests changed. See docs/sweep.md.")
     parser.add_argument("paths", nargs="*", metavar="PATH",
                         help="files or folders to mutate (default: [tool.seamgate.sweep] paths, else seam/)")
@@ -83,6 +84,9 @@ def add_sweep(commands: argparse._SubParsersAction, positive_int: Any) -> None:
     parser.add_argument("--prove", action="store_true",
                         help="run every case on every mutant (default: only the cases whose baseline reach meets "
                              "the mutated function; the others are inferred from the baseline)")
+    parser.add_argument("--all-killers", action="store_true",
+                        help="run every reaching case of every mutant and record every killer (the full kill matrix; "
+                             "default: a mutant stops at its first killing case, as in mutmut)")
     parser.add_argument("--fresh", action="store_true",
                         help="forget the kept outcomes (.seamgate/sweep-cache) and re-test every mutant")
     parser.add_argument("--jobs", type=positive_int, default=None, metavar="N",
@@ -121,7 +125,7 @@ def cmd_sweep(args: argparse.Namespace) -> ExitCode:
     options = SweepOptions(paths=paths, tests=tuple(args.tests) or settings.tests, prove=args.prove, fresh=args.fresh,
                            jobs=args.jobs or project.config.jobs, equivalents=load_equivalents(equivalents_path),
                            equivalents_file=str(equivalents_path or ""), progress=_progress_mode(),
-                           output=args.output, arm=args.arm)
+                           output=args.output, arm=args.arm, all_killers=args.all_killers)
     progress = Progress(options.progress)
     sweep = Sweep(project.root, options, notify=progress.notify)
     previous = signal.signal(signal.SIGTERM, _interrupt)  # SIGTERM ends like Ctrl-C: children killed, temp removed
@@ -179,6 +183,10 @@ def print_result(result: SweepResult, kept: Path | None) -> None:
     print(f"sweep of {', '.join(result.scope)}: {len(result.mutants)} mutants ({shown}); "
           f"score {score} ({detected}/{scored}) in {result.wall:.1f} s; {facts.get('ran', 0)} run, "
           f"{facts.get('reused', 0)} reused from the last sweep ({result.generator})")
+    if "killers" in facts:
+        mode = ("every killer of every mutant (--all-killers)" if facts["killers"] == "all"
+                else "each mutant stopped at its first killer (--all-killers records every one)")
+        print(f"mode: {mode}; {facts.get('case_runs', 0)} case runs; time limit {facts.get('time_limit', '?')}")
     for m in result.of_status("survived", "no_coverage"):
         print(f"SURVIVED {m.file}:{m.line} {m.id} [{m.mutator or '?'}]"
               + (" (no case reaches it)" if m.status == "no_coverage" else f" ({len(m.covered_by)} cases ran)")

@@ -5,19 +5,25 @@ swept files are mutmut's trampolined form (every mutant of a file in one module;
 chosen at call time by ``MUTANT_UNDER_TEST``). Driven by ``SEAMGATE_SWEEP_PLAN=FILE`` (taken out of the
 environment as the plugin loads, with its ``PYTEST_PLUGINS`` entry: ``_take_plan``), a JSON object::
 
-    {"out": FILE, "mutants": [{"id": "pkg.mod.x_f__mutmut_3", "cases": [nodeid, ...], "timeout": 12.0}, ...]}
+    {"out": FILE, "durations": {nodeid: seconds, ...},
+     "mutants": [{"id": "pkg.mod.x_f__mutmut_3", "cases": [nodeid, ...], "timeout": 12.0, "stop": true}, ...]}
 
 The session collects the selection as usual, then, instead of running the items, forks a child per
 entry (``id`` ``""`` is the trampolined copy with no mutant active: the clean check). The child makes
-the entry's mutant active, runs exactly its cases in collection order WITHOUT fail-fast (every
-killer is recorded, not the first), and writes one JSON line to ``out``::
+the entry's mutant active and runs exactly its cases in the order most likely to kill fast
+(``kill_order``): first the cases that killed a neighbouring mutant (one of the same function) earlier
+in this session, then the rest cheapest first by their baseline ``durations``. With ``"stop": true``
+(the sweep's default) it stops at the first failing case, as mutmut and PIT do; with ``false``
+(``--all-killers``) every case runs and every killer is recorded. It writes one JSON line to ``out``::
 
     {"id": ..., "end": "completed" | "timeout" | "crash", "failed": [nodeid, ...], "ran": [nodeid, ...],
      "missing": [nodeid, ...], "wall": seconds, "detail": "..."}
 
-A case is ``failed`` when any of its setup, call or teardown reports failed. Each child is its own
-process group; one that passes its ``timeout`` is killed with its whole group. mutmut forks the same
-way after collecting once; unlike mutmut, the child never stops at the first failing case.
+A case is ``failed`` when any of its setup, call or teardown reports failed. The child streams each
+failure and each finished case to the session AS IT HAPPENS, so a child killed at its ``timeout``
+(with its whole process group: each child is its own) still says which cases had already failed:
+those are its killers (the sweep records it killed, not timed out). mutmut forks the same way after
+collecting once.
 """
 
 from __future__ import annotations
@@ -53,13 +59,38 @@ def _take_plan() -> str | None:
 
 
 _PLAN = _take_plan()
+#: ``SEAMGATE_SWEEP_STOP_FIRST=1`` (also taken out of the environment): a plain session, no plan, that
+#: stops at its first failing case. A mutant run in a session of its own uses it: the executor's
+#: ``--maxfail=0`` comes after any ``-x`` in ``PYTEST_ADDOPTS``, so the stop is asked for here.
+_STOP_FIRST = os.environ.pop("SEAMGATE_SWEEP_STOP_FIRST", "") == "1"
+#: The session (for ``_STOP_FIRST``).
+_SESSION: list[pytest.Session] = []
 #: Node ids of the cases whose reports failed, in the running child.
 _FAILED: list[str] = []
+#: The running child's end of the pipe to the session (``None`` in the session itself).
+_STREAM: list[int] = []
+
+
+def pytest_sessionstart(session: pytest.Session) -> None:
+    _SESSION.append(session)
 
 
 def pytest_runtest_logreport(report: pytest.TestReport) -> None:
+    if _STOP_FIRST and report.failed and _SESSION:
+        # what --maxfail=1 sets: the session ends after this case, exit 1 (tests failed)
+        _SESSION[0].shouldfail = f"stopped at the first killer ({report.nodeid})"
     if _PLAN and report.failed and report.nodeid not in _FAILED:
         _FAILED.append(report.nodeid)
+        _send({"failed": report.nodeid})
+
+
+def _send(message: dict[str, Any]) -> None:
+    """One JSON line to the session, now: what a child killed at its time limit had already found."""
+    if not _STREAM:
+        return
+    payload = (json.dumps(message) + "\n").encode()
+    while payload:
+        payload = payload[os.write(_STREAM[0], payload):]
 
 
 @pytest.hookimpl(tryfirst=True)
@@ -68,14 +99,35 @@ def pytest_runtestloop(session: pytest.Session) -> bool | None:
         return None
     plan = json.loads(Path(_PLAN).read_text(encoding="utf-8"))
     _one_thread()
-    _short_failures()
     items = {item.nodeid: item for item in session.items}
+    durations: dict[str, float] = plan.get("durations", {})
+    #: Killers of the mutants decided so far in this session, by function (``module.x_f``), newest last.
+    killed_by: dict[str, list[str]] = {}
     with open(plan["out"], "a", encoding="utf-8") as out:
         for entry in plan["mutants"]:
-            result = _run_entry(session, items, entry)
+            neighbours = killed_by.get(function_of(entry["id"]), [])
+            result = _run_entry(session, items, entry, durations, neighbours)
+            if entry["id"]:
+                mine = killed_by.setdefault(function_of(entry["id"]), [])
+                mine.extend(f for f in result["failed"] if f not in mine)
             out.write(json.dumps(result) + "\n")
             out.flush()
     return True
+
+
+def function_of(mutant_id: str) -> str:
+    """``pkg.mod.x_f__mutmut_3`` -> ``pkg.mod.x_f``: the mutants of one function are neighbours."""
+    return mutant_id.rsplit("__mutmut_", 1)[0]
+
+
+def kill_order(chosen: list[pytest.Item], durations: dict[str, float], neighbours: list[str]) -> list[pytest.Item]:
+    """The cases in the order most likely to kill fast: those that killed a neighbouring mutant first
+    (a test that caught ``a - b`` in ``add`` likely catches ``a * b``), then cheapest first by baseline
+    duration; ties keep collection order (``sorted`` is stable). A case the baseline did not time sorts
+    as the slowest."""
+    seen = set(neighbours)
+    slowest = max(durations.values(), default=0.0) + 1.0
+    return sorted(chosen, key=lambda item: (item.nodeid not in seen, durations.get(item.nodeid, slowest)))
 
 
 def _one_thread() -> None:
@@ -91,42 +143,55 @@ def _one_thread() -> None:
             pass
 
 
-def _short_failures() -> None:
+def short_failures(items: list[pytest.Item]) -> None:
     """A failure's report is one line, not a formatted traceback: a sweep reads WHICH cases failed, and
-    formatting every failure of every mutant (sources, reprs, diffs) costs more than running the cases."""
-    import _pytest.reports as reports
+    formatting every failure of every mutant (sources, reprs, diffs) costs more than running the cases.
 
-    if hasattr(reports, "_format_failed_longrepr"):
-        reports._format_failed_longrepr = lambda item, call, excinfo: f"{excinfo.typename}: {str(excinfo.value)[:200]}"
+    Done on each item, through the two methods every pytest since 3 builds a failed report with
+    (``repr_failure`` for the call, ``_repr_failure_py`` for setup and teardown): pytest 8's
+    ``TestReport.from_item_and_call`` calls them inline, pytest 9's through ``_format_failed_longrepr``,
+    which an earlier shortcut replaced and which pytest 8 does not have (there it silently did nothing).
+    """
+    for item in items:
+        item.repr_failure = _one_line  # type: ignore[method-assign]
+        item._repr_failure_py = _one_line  # type: ignore[attr-defined]
 
 
-def _run_entry(session: pytest.Session, items: dict[str, pytest.Item], entry: dict[str, Any]) -> dict[str, Any]:
+def _one_line(excinfo: Any, *args: Any, **kwargs: Any) -> str:
+    return f"{excinfo.typename}: {str(excinfo.value)[:200]}"
+
+
+def _run_entry(session: pytest.Session, items: dict[str, pytest.Item], entry: dict[str, Any],
+               durations: dict[str, float], neighbours: list[str]) -> dict[str, Any]:
     wanted = entry.get("cases")
     keep = None if wanted is None else set(wanted)
-    chosen = [item for item in session.items if keep is None or item.nodeid in keep]  # collection order
+    chosen = kill_order([item for item in session.items if keep is None or item.nodeid in keep],
+                        durations, neighbours)
     missing = [] if wanted is None else [i for i in wanted if i not in items]
     started = time.perf_counter()
     read, write = os.pipe()
     pid = os.fork()
     if pid == 0:
         os.close(read)
-        _child(session, entry["id"], chosen, write)
+        _child(entry["id"], chosen, write, bool(entry.get("stop", False)))
     os.close(write)
-    end, text, detail = _collect(pid, read, float(entry.get("timeout", 60.0)))
-    result: dict[str, Any] = {"id": entry["id"], "end": end, "failed": [], "ran": [], "missing": missing,
-                              "wall": round(time.perf_counter() - started, 4), "detail": detail}
-    if end == "completed":
-        try:
-            result.update(json.loads(text))
-        except ValueError:
-            result.update(end="crash", detail=f"the child wrote no result: {text[-200:]!r}")
-    return result
+    end, heard, detail = _collect(pid, read, float(entry.get("timeout", 60.0)))
+    # reported in collection order, whatever order they ran in: the same killers read the same way
+    place = {nodeid: index for index, nodeid in enumerate(items)}
+    failed = sorted((m["failed"] for m in heard if "failed" in m), key=lambda n: place.get(n, len(place)))
+    ran = sorted((m["ran"] for m in heard if "ran" in m), key=lambda n: place.get(n, len(place)))
+    if end == "completed" and not any(m.get("done") for m in heard):
+        end, detail = "crash", "the child exited without saying it was done"
+    return {"id": entry["id"], "end": end, "failed": failed, "ran": ran, "missing": missing,
+            "wall": round(time.perf_counter() - started, 4), "detail": detail}
 
 
-def _child(session: pytest.Session, mutant: str, chosen: list[pytest.Item], write: int) -> None:
+def _child(mutant: str, chosen: list[pytest.Item], write: int, stop: bool) -> None:
     code = 0
     try:
         os.setpgid(0, 0)
+        _STREAM.append(write)
+        short_failures(chosen)
         if mutant:
             from mutmut.mutation.trampoline import set_mutant_under_test
 
@@ -135,33 +200,39 @@ def _child(session: pytest.Session, mutant: str, chosen: list[pytest.Item], writ
             os.environ.pop("MUTANT_UNDER_TEST", None)
         _FAILED.clear()
         for index, item in enumerate(chosen):
+            # stopping early leaves this item's wider fixtures set up: the child exits without their teardown
             following = chosen[index + 1] if index + 1 < len(chosen) else None
             item.ihook.pytest_runtest_protocol(item=item, nextitem=following)
-        payload = json.dumps({"failed": list(_FAILED), "ran": [i.nodeid for i in chosen]}).encode()
-        while payload:
-            payload = payload[os.write(write, payload):]
+            _send({"ran": item.nodeid})
+            if stop and _FAILED:
+                break
+        _send({"done": True})
     except BaseException:  # noqa: BLE001 - whatever happens, the child must never return into the session
         code = 70
     finally:
         os._exit(code)
 
 
-def _collect(pid: int, read: int, timeout: float) -> tuple[str, str, str]:
-    """Read the child's result until it exits or ``timeout`` passes (then its group is killed)."""
+def _collect(pid: int, read: int, timeout: float) -> tuple[str, list[dict[str, Any]], str]:
+    """The child's messages, read until it exits or ``timeout`` passes (then its group is killed):
+    (end, every message heard, detail). A killed child's messages are kept: its failures stand."""
     deadline = time.monotonic() + timeout
-    chunks: list[bytes] = []
+    buffer = b""
+    heard: list[dict[str, Any]] = []
     while True:
         left = deadline - time.monotonic()
         if left <= 0:
             _kill(pid)
             os.close(read)
-            return "timeout", "", f"no result after {timeout:g} s; its process group was killed"
+            return "timeout", heard, f"no result after {timeout:g} s; its process group was killed"
         ready, _, _ = select.select([read], [], [], min(left, 1.0))
         if ready:
             chunk = os.read(read, 65536)
             if not chunk:
                 break
-            chunks.append(chunk)
+            buffer += chunk
+            *lines, buffer = buffer.split(b"\n")
+            heard.extend(_parsed(lines))
     os.close(read)
     _, status = os.waitpid(pid, 0)
     code = os.waitstatus_to_exitcode(status)
@@ -171,8 +242,18 @@ def _collect(pid: int, read: int, timeout: float) -> tuple[str, str, str]:
         pass
     if code != 0:
         why = f"killed by signal {-code}" if code < 0 else f"exited {code} before writing its result"
-        return "crash", "", why
-    return "completed", b"".join(chunks).decode("utf-8", "replace"), ""
+        return "crash", heard, why
+    return "completed", heard, ""
+
+
+def _parsed(lines: list[bytes]) -> list[dict[str, Any]]:
+    found = []
+    for line in lines:
+        try:
+            found.append(json.loads(line))
+        except ValueError:
+            continue
+    return found
 
 
 def _kill(pid: int) -> None:

@@ -1,4 +1,5 @@
-"""The sweep: every mutant mutmut generates in a scope is a row of the kill matrix, run without fail-fast.
+"""The sweep: every mutant mutmut generates in a scope is a row of the kill matrix, stopped at its first killer
+unless ``--all-killers`` asks for every one.
 
 ``seamgate sweep [PATHS]`` (``harness/sweep/cli.py`` parses it). In order:
 
@@ -12,8 +13,11 @@
 4. Running: one copy of the project whose swept files are mutmut's trampolined form; batches of
    mutants, ``--jobs`` at a time, each ONE pytest session through our executor (fork server,
    off-tree copy) that collects once and forks a child per mutant running exactly its cases
-   (``harness/sweep/pytest_sweep.py``), after a clean child with no mutant active. Every failing case is
-   a killer. A mutant whose function also ran while the files were imported or collected cannot be
+   (``harness/sweep/pytest_sweep.py``), after a clean child with no mutant active. The cases run in
+   the order most likely to kill fast (those that killed a neighbouring mutant, then cheapest first by
+   the baseline's time) and the child stops at the first killer; ``--all-killers`` runs them all and
+   records every killer. A failing case is a killer, even when a later case ran past the time limit
+   (``FACTOR`` x the baseline's time of the mutant's cases + ``CONSTANT``). A mutant whose function also ran while the files were imported or collected cannot be
    switched on after collection: it runs in a session of its own, on a copy holding it as plain source.
 5. Equivalents (``harness/sweep/equivalents.py``) turn reviewed survivors into ``equivalent``.
 
@@ -56,8 +60,10 @@ from reports.outcome import RunOutcome
 SWEEP_ENV = {"OMP_NUM_THREADS": "1", "MKL_NUM_THREADS": "1"}
 #: The kept folder of the newest sweep, beside ``.seamgate/runs/latest`` (which stays the gate run's).
 LATEST_SWEEP = "latest-sweep"
-#: A mutant's time limit: ``FACTOR`` x its cases' baseline time, plus ``SLACK``, at least ``FLOOR``.
-FACTOR, SLACK, FLOOR = 10.0, 10.0, 20.0
+#: A mutant's time limit, as PIT's: ``FACTOR`` x the baseline's measured time of the cases it runs, plus
+#: ``CONSTANT`` seconds (a forked child's start, a slower machine). A case the baseline did not time
+#: counts ``UNTIMED`` seconds.
+FACTOR, CONSTANT, UNTIMED = 10.0, 10.0, 1.0
 
 
 class BaselineRed(Exception):
@@ -91,6 +97,9 @@ class SweepOptions:
     #: The platform arm every run exports as ``SEAM_ARMS`` (``--arm``; ``cuda`` on a GPU machine sweeps
     #: what only the cuda arm's cases reach). Kept outcomes are per arm.
     arm: str = DEFAULT_ARM
+    #: Run every reaching case of every mutant and record every killer (``--all-killers``: the full kill
+    #: matrix); by default a mutant stops at its first killing case.
+    all_killers: bool = False
 
 
 @dataclass
@@ -196,7 +205,10 @@ class Sweep:
             sweep_cache.save(self.root, cache)
             ordered = [outcomes[m_id] for m_id in self._order]
             mutants = tuple(self.equivalent(o) for o in ordered)
-            self.facts.update(select=list(self.options.tests), prove=self.options.prove, jobs=self.options.jobs,
+            self.facts.update(killers="all" if self.options.all_killers else "first",
+                              case_runs=sum(len(o.covered_by) for o in ran.values()),
+                              time_limit=f"{FACTOR:g} x the baseline's time of a mutant's cases + {CONSTANT:g} s",
+                              select=list(self.options.tests), prove=self.options.prove, jobs=self.options.jobs,
                               baseline_cases=len(baseline.cases), ran=len(ran),
                               reused=sum(1 for p in planned if p.mutant.id not in ran),
                               equivalents_file=self.options.equivalents_file)
@@ -338,17 +350,31 @@ class Sweep:
         return tree
 
     def limit(self, cases: Iterable[str] | None) -> float:
+        """``FACTOR`` x the baseline's time of ``cases`` (``None``: every case) + ``CONSTANT``, in seconds."""
+        return round(FACTOR * self.baseline_time(cases) + CONSTANT, 3)
+
+    def baseline_time(self, cases: Iterable[str] | None) -> float:
         chosen = self._all if cases is None else cases
-        return max(FLOOR, FACTOR * sum(self._durations.get(c, 0.0) for c in chosen) + SLACK)
+        return sum(self._durations.get(c, UNTIMED) for c in chosen)
+
+    def limit_source(self, cases: Iterable[str] | None) -> str:
+        """Where a mutant's time limit came from, in words (a timeout's reason says it)."""
+        chosen = list(self._all if cases is None else cases)
+        untimed = sum(1 for c in chosen if c not in self._durations)
+        extra = f", {untimed} of them untimed, counted {UNTIMED:g} s each" if untimed else ""
+        return (f"limit {self.limit(chosen):g} s = {FACTOR:g} x {self.baseline_time(chosen):.3f} s (the baseline's time "
+                f"of its {len(chosen)} case(s){extra}) + {CONSTANT:g} s")
 
     def run_batch(self, index: int, batch: Sequence[Planned], tree: Path) -> dict[str, MutantOutcome]:
         """One pytest session over ``tree``: a clean child, then a child per mutant of ``batch``."""
         union = None if any(p.cases is None for p in batch) else sorted(set().union(*(p.cases or () for p in batch)))
-        entries = [{"id": "", "cases": union, "timeout": self.limit(union)}]
+        # the clean check runs every case: a case red there is never a killer, wherever it fails
+        entries = [{"id": "", "cases": union, "timeout": self.limit(union), "stop": False}]
         entries += [{"id": p.mutant.id, "cases": None if p.cases is None else sorted(p.cases),
-                     "timeout": self.limit(p.cases)} for p in batch]
+                     "timeout": self.limit(p.cases), "stop": not self.options.all_killers} for p in batch]
         plan, results = self.workdir / f"plan-{index}.json", self.workdir / f"results-{index}.jsonl"
-        plan.write_text(json.dumps({"out": str(results), "mutants": entries}), encoding="utf-8")
+        plan.write_text(json.dumps({"out": str(results), "durations": self._durations, "mutants": entries}),
+                        encoding="utf-8")
         select = self.options.tests if union is None else tuple(dict.fromkeys(c.split("::", 1)[0] for c in union))
         env = {**SWEEP_ENV, "SEAMGATE_SWEEP_PLAN": str(plan), "PYTEST_PLUGINS": "harness.sweep.pytest_sweep"}
         timeout = sum(e["timeout"] for e in entries) + 60.0
@@ -371,16 +397,21 @@ class Sweep:
                 out[p.mutant.id] = _outcome(p.mutant, "owed", reason=f"not run: the session ended {run.end} "
                                                                      f"{run.detail} first; log: {run.log}")
                 continue
-            out[p.mutant.id] = self.judged(p.mutant, result, clean_red, run.log)
+            out[p.mutant.id] = self.judged(p, result, clean_red, run.log)
         return out
 
-    def judged(self, mutant: Mutant, result: Mapping[str, Any], clean_red: set[str], log: str) -> MutantOutcome:
+    def judged(self, planned: Planned, result: Mapping[str, Any], clean_red: set[str], log: str) -> MutantOutcome:
+        mutant = planned.mutant
         ran = tuple(result.get("ran", ()))
-        inferred = len(self._all) - len(ran)
+        # the cases not planned are inferred from the baseline; planned ones a stop at a killer skipped are not
+        inferred = len(self._all) - (len(self._all) if planned.cases is None else len(planned.cases))
         killers = tuple(f for f in result.get("failed", ()) if f not in clean_red)
         base = _outcome(mutant, "survived", covered_by=ran, inferred=inferred, wall=float(result.get("wall", 0.0)))
+        if result["end"] == "timeout" and killers:  # it had failed before the limit: killed, by those cases
+            return replace(base, status="killed", killers=killers, reason=(
+                f"killed before its time limit ended the run ({self.limit_source(planned.cases)})"))
         if result["end"] == "timeout":
-            return replace(base, status="timeout", killers=killers, reason=result.get("detail", ""))
+            return replace(base, status="timeout", reason=f"{result.get('detail', '')}; {self.limit_source(planned.cases)}")
         if result["end"] != "completed":
             return replace(base, status="error", killers=killers, reason=f"{result.get('detail', '')}; log: {log}")
         if result.get("missing") and not killers:  # not judged on all its cases: never a survivor
@@ -394,8 +425,15 @@ class Sweep:
         shutil.copytree(self.tree(), tree, symlinks=True)
         try:
             (tree / one.mutant.file).write_text(one.mutant.text, encoding="utf-8")
-            run = self._execute(label=f"sweep alone {one.mutant.id}", tree=tree, select=self.options.tests,
-                                env=SWEEP_ENV, timeout=self.limit(one.cases) + 30.0, only=one.cases)
+            # by default the session stops at its first failure, as a batch's child does
+            env = SWEEP_ENV if self.options.all_killers else {
+                **SWEEP_ENV, "SEAMGATE_SWEEP_STOP_FIRST": "1", "PYTEST_PLUGINS": "harness.sweep.pytest_sweep"}
+            # only the files that hold its cases are collected (as a batch's session does): the others
+            # hold no case that can see it
+            select = self.options.tests if one.cases is None else tuple(dict.fromkeys(
+                c.split("::", 1)[0] for c in sorted(one.cases)))
+            run = self._execute(label=f"sweep alone {one.mutant.id}", tree=tree, select=select,
+                                env=env, timeout=self.limit(one.cases) + 30.0, only=one.cases)
         finally:
             shutil.rmtree(tree, ignore_errors=True)
         ran = tuple(c.nodeid for c in run.cases if c.nodeid)
@@ -404,7 +442,7 @@ class Sweep:
         base = _outcome(one.mutant, "survived", covered_by=ran, inferred=len(self._all) - len(ran), wall=run.wall,
                         killers=failed + tuple(c.nodeid for c in errors if c.nodeid))
         if run.end == "timeout":
-            return {one.mutant.id: replace(base, status="timeout", reason=run.detail)}
+            return {one.mutant.id: replace(base, status="timeout", reason=f"{run.detail}; {self.limit_source(one.cases)} + 30 s")}
         if run.end != "completed":
             return {one.mutant.id: replace(base, status="error", reason=f"{run.detail}; log: {run.log}")}
         if errors:

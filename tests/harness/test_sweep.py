@@ -78,7 +78,7 @@ def by_id(result: SweepResult) -> dict[str, object]:
 @pytest.fixture(scope="module")
 def swept(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, SweepResult]:
     root = write_project(tmp_path_factory.mktemp("sweep") / "calc", PROJECT)
-    return root, sweep(root)
+    return root, sweep(root, all_killers=True)  # the full kill matrix: every killer of a mutant
 
 
 def test_a_killed_mutant_lists_every_test_that_kills_it_not_the_first(swept: tuple[Path, SweepResult]) -> None:

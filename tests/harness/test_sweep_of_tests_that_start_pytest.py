@@ -48,7 +48,8 @@ BOTH = ("tests/test_ops.py::test_add", INNER_CASE)
 
 @pytest.fixture(scope="module")
 def swept(tmp_path_factory: pytest.TempPathFactory) -> SweepResult:
-    return sweep_calc(write_project(tmp_path_factory.mktemp("sweep") / "calc", PROJECT))
+    # the full kill matrix: the case that starts pytest and the inner one both kill `a - b`
+    return sweep_calc(write_project(tmp_path_factory.mktemp("sweep") / "calc", PROJECT), all_killers=True)
 
 
 def test_every_mutant_is_decided_on_the_cases_that_start_pytest(swept: SweepResult) -> None:
