@@ -42,6 +42,7 @@ from typing import Any, Callable, Mapping, Sequence
 
 from harness.errors import EnvironmentProblem
 from harness.exit_codes import ExitCode
+from harness.gates.collect_check import check_against_baselines
 from harness.gates.gatefile import load_gate_files
 from harness.gates.model import Gate, SourceState
 from harness.judge.evaluate import error_outcome, exit_code_for, expect_for_arm, owed_outcome, red_of_baseline, run_timeout
@@ -368,6 +369,10 @@ class Session:
 
     def _run_plan(self, plan: Plan, platform: Platform, progress: GateProgress) -> Report:
         self.run_baselines(plan)
+        # A node id the gate file names but the baseline did not collect is the gate file's typo
+        # (USAGE_ERROR naming file:line), found before it can read as a broken gate or a red baseline.
+        check_against_baselines([(c.gate, c.arm, run) for c in plan.checks if c.row is not None
+                                 and isinstance(run := self.rows.get(c.row.baseline), RunOutcome)], self.project)
         red = tuple(run for key in plan.baselines if isinstance(run := self.rows[key], RunOutcome)
                     and (red_of_baseline(run) or run.end != "completed"))
         if red:
