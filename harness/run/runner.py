@@ -57,7 +57,7 @@ from harness.results.evidence import Record, load_records, resolve
 from harness.results.lock import Locked, RepositoryLock
 from harness.results.platforms import Platform
 from harness.results.reuse import KeptRuns, write_kept_rows
-from harness.results.workspace import new_kept_folder, point_latest, reach_file_name, write_matrix
+from harness.results.workspace import latest, new_kept_folder, point_latest, prune, reach_file_name, write_matrix
 from harness.rows.executor import Call, Executor, Run, threads_per_run
 from harness.rows.forkserver import ServerDied, launcher as start_launcher
 from harness.rows.import_roots import project_names
@@ -230,6 +230,8 @@ def run_gates(gates: Sequence[Gate], *, project: Path, options: RunOptions, mate
     session.keep(report, code)
     for line in session.flaky_lines():
         console.print(line, markup=False, soft_wrap=True)
+    if note := session.partial_note():
+        console.print(note, markup=False, soft_wrap=True)
     print_report(report, console, code.name, kept=session.kept)
     return report, code
 
@@ -342,8 +344,30 @@ class Session:
         write_matrix(self.kept / "matrix.json", rows)
         write_kept_rows(self.kept, self.previous.kept_rows, files=self.hashing.hashes())
         write_sources(self.kept, self.project, self.reach.values())
-        if self.options.output is None:
+        if self.options.output is None and not self.partial():
             point_latest(self.kept)
+        elif self.options.output is None:
+            prune(self.kept.parent)
+
+    def partial(self) -> str:
+        """The options that made this run part of the suite (``--arm``, ``--gate``, ``--shard``); "" for a whole run.
+
+        A partial run's folder is kept, but ``latest`` goes on naming the last whole run: ``seamgate
+        report`` and a reader of ``latest`` must not take part of the suite for all of it.
+        """
+        parts = [f"--arm {a}" for a in self.options.arms] + [f"--gate {g}" for g in self.options.gate_ids]
+        if self.options.shard:
+            parts.append(f"--shard {self.options.shard[0]}/{self.options.shard[1]}")
+        return " ".join(parts)
+
+    def partial_note(self) -> str:
+        """What a partial run says about ``latest`` (empty for a whole run or ``--output``)."""
+        if self.kept is None or self.options.output is not None or not self.partial():
+            return ""
+        whole = latest(self.project)
+        names = f"latest still names {whole.name} (the last whole run)" if whole else "no whole run is kept yet"
+        return (f"partial run ({self.partial()}): .seamgate/runs/latest was not moved to it; {names}; "
+                f"this run is kept in {self.kept}")
 
     def probe(self, gates: Sequence[Gate]) -> Platform:
         """Ask a child what this machine offers (only GPU arms need torch's answer)."""
