@@ -111,6 +111,37 @@ def collect(project_root: Path, files: Sequence[str], arms: Sequence[str]) -> tu
     return ids, errors, done.stdout + done.stderr
 
 
+def users_collection_errors(tree: Path, files: Sequence[str]) -> dict[str, str]:
+    """What the user's own plain ``pytest`` cannot collect of ``files``, run in ``tree`` (a copy): file -> error.
+
+    As the user's ``pytest`` console script runs: ``python -P`` (the current folder is NOT put on
+    ``sys.path``, as ``python -m pytest`` would), the user's rootdir, ini (``pythonpath``, ``addopts``,
+    plugins), ``conftest.py`` and ``PYTHONPATH``, and none of seamgate's import roots. ``addopts`` that
+    pytest refuses under ``--collect-only`` (exit 4) are dropped for a second try. ``(pytest)`` names
+    a session that could not start at all (a conftest that cannot be imported).
+    """
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("SEAMGATE_", "PYTEST_XDIST"))}
+    env.update(PYTHONDONTWRITEBYTECODE="1")
+    base = [sys.executable, "-P", "-m", "pytest", "--collect-only", "-q", "-p", "no:cacheprovider",
+            "--continue-on-collection-errors"]
+    def collect_only(*extra: str) -> subprocess.CompletedProcess[str]:
+        return subprocess.run([*base, *extra, "--", *files], cwd=tree, env=env, capture_output=True, text=True,
+                              timeout=COLLECT_TIMEOUT, stdin=subprocess.DEVNULL)
+
+    done = collect_only()
+    if done.returncode == 4:
+        done = collect_only("-o", "addopts=")
+    errors = {m.group(1): (m.group(2) or "").strip() for m in re.finditer(r"(?m)^ERROR (\S+)(?: - (.*))?$", done.stdout)
+              if "::" not in m.group(1)}
+    for section in re.finditer(r"(?ms)^_+ ERROR collecting (\S+) _+$(.*?)(?=^_{3,} |^={3,} )", done.stdout):
+        lines = [line[1:].strip() for line in section.group(2).splitlines() if line.startswith("E ")]
+        if lines:
+            errors[section.group(1)] = " ".join(lines)[-400:]
+    if done.returncode in (3, 4) or (done.returncode not in (0, 1, 2, 5) and not errors):
+        errors.setdefault("(pytest)", f"exit {done.returncode}: " + (done.stderr or done.stdout).strip()[-400:])
+    return errors
+
+
 def _found(entry: str, ids: set[str]) -> bool:
     return entry in ids or any(i.startswith((entry + "::", entry + "[")) for i in ids)
 

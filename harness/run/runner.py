@@ -42,7 +42,7 @@ from typing import Any, Callable, Mapping, Sequence
 
 from harness.errors import EnvironmentProblem
 from harness.exit_codes import ExitCode
-from harness.gates.collect_check import check_against_baselines
+from harness.gates.collect_check import check_against_baselines, users_collection_errors
 from harness.gates.gatefile import load_gate_files
 from harness.gates.model import Gate, SourceState
 from harness.judge.evaluate import error_outcome, exit_code_for, expect_for_arm, owed_outcome, red_of_baseline, run_timeout
@@ -283,6 +283,8 @@ class Session:
                                      rows=self.rows, reach=self.reach, flaky=self.flaky)
         #: The user's tree, watched around every run: a test writing into it makes its gates ERROR.
         self.tree_guard: TreeGuard | None = None
+        #: What the user's own plain pytest cannot collect of the gates' selections (``users_pytest_errors``).
+        self.users_errors: dict[str, str] = {}
         #: Digest of every gate and arm selected before sharding (``reports.json_out.plan_digest``).
         self.plan_id = ""
 
@@ -401,10 +403,43 @@ class Session:
                     and (red_of_baseline(run) or run.end != "completed"))
         if red:
             return Report(baseline_red=red, unfinished=plan.gates)
+        self.users_errors = self.users_pytest_errors(plan)
+        return self._judge_plan(plan, platform, progress)
+
+    def users_pytest_errors(self, plan: Plan) -> dict[str, str]:
+        """What the user's own plain ``pytest`` cannot collect of the gates' selections: file -> error.
+
+        seamgate's runs put the project's import roots on the path; the user's ``pytest`` may not
+        (no ``pythonpath`` setting, no installed package): a PASS there would be a verdict on a suite
+        the user cannot run. One ``--collect-only`` of the gates' selections, as the user's ``pytest``
+        runs (``collect_check.users_collection_errors``), decides; ``as_users_pytest_sees`` applies it.
+        """
+        tree = self.copies.tree(SourceState())
+        selects = sorted({entry.split("::", 1)[0] for c in plan.checks if c.owed is None for entry in c.gate.select})
+        if not isinstance(tree, Path) or not selects:
+            return {}
+        return users_collection_errors(tree, selects)
+
+    def as_users_pytest_sees(self, outcome: ArmOutcome, gate: Gate) -> ArmOutcome:
+        """``outcome``, or an ERROR when the user's own ``pytest`` cannot collect a file ``gate`` selects."""
+        errors = self.users_errors
+        files = [f for f in errors if f != "(pytest)" and any(_covers(e, f) for e in gate.select)]
+        files = files or (["(pytest)"] if "(pytest)" in errors and gate.select else [])
+        if not files:
+            return outcome
+        what = "; ".join(f"{f}: {errors[f] or 'see pytest --collect-only'}" for f in files[:3])
+        return outcome.with_verdict(Verdict.ERROR, (
+            f"your own pytest cannot collect {', '.join(files)} ({what}); seamgate's runs put the project "
+            f"root on the import path and yours does not, so the {outcome.verdict.value} seamgate found is not a "
+            "verdict on the suite you run: make your own `pytest` collect it (e.g. pythonpath = [\".\"] under "
+            "[tool.pytest.ini_options], or install the package), then run again"))
+
+    def _judge_plan(self, plan: Plan, platform: Platform, progress: GateProgress) -> Report:
         outcomes: dict[tuple[str, str], ArmOutcome] = {}
 
         def done(judged: list[tuple[Check, ArmOutcome]]) -> None:
             for check, outcome in judged:
+                outcome = self.as_users_pytest_sees(outcome, check.gate)
                 outcomes[(check.gate.id, check.arm)] = outcome
                 self.finished.append(outcome)
                 progress.finished(check.gate.id, check.arm, outcome.verdict.value)
@@ -675,6 +710,12 @@ def _flaky_cases(first: RunOutcome, second: RunOutcome) -> dict[str, tuple[str, 
     red = ("failed", "error")
     return {c.nodeid: (c.kind, kinds[c.nodeid]) for c in first.cases
             if c.nodeid in kinds and (c.kind in red) != (kinds[c.nodeid] in red)}
+
+
+def _covers(entry: str, file: str) -> bool:
+    """The ``select`` entry ``entry`` (a file, folder or node id) takes in the test file ``file``."""
+    path = entry.split("::", 1)[0].rstrip("/")
+    return path in ("", ".") or file == path or file.startswith(path + "/")
 
 
 def _all_arms(gates: Sequence[Gate]) -> tuple[str, ...]:

@@ -16,7 +16,7 @@ from harness.cli.main import main
 from harness.exit_codes import ExitCode
 
 FILES = {
-    "pyproject.toml": "[project]\nname = 'fixture'\n\n[tool.seamgate]\ngates = ['gates']\n",
+    "pyproject.toml": "[project]\nname = 'fixture'\n\n[tool.seamgate]\ngates = ['gates']\n\n[tool.pytest.ini_options]\npythonpath = ['.']\n",
     "seam/__init__.py": "",
     "seam/scope.py": "def close(scope):\n    return scope + 1\n",
     "tests/test_scope.py": (
