@@ -128,9 +128,12 @@ def users_collection_errors(tree: Path, files: Sequence[str]) -> dict[str, str]:
         return subprocess.run([*base, *extra, "--", *files], cwd=tree, env=env, capture_output=True, text=True,
                               timeout=COLLECT_TIMEOUT, stdin=subprocess.DEVNULL)
 
-    done = collect_only()
-    if done.returncode == 4:
-        done = collect_only("-o", "addopts=")
+    try:
+        done = collect_only()
+        if done.returncode == 4:
+            done = collect_only("-o", "addopts=")
+    except subprocess.TimeoutExpired:
+        return {"(pytest)": f"--collect-only took over {COLLECT_TIMEOUT:g} s"}
     errors = {m.group(1): (m.group(2) or "").strip() for m in re.finditer(r"(?m)^ERROR (\S+)(?: - (.*))?$", done.stdout)
               if "::" not in m.group(1)}
     for section in re.finditer(r"(?ms)^_+ ERROR collecting (\S+) _+$(.*?)(?=^_{3,} |^={3,} )", done.stdout):

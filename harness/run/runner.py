@@ -421,8 +421,11 @@ class Session:
         return users_collection_errors(tree, selects)
 
     def as_users_pytest_sees(self, outcome: ArmOutcome, gate: Gate) -> ArmOutcome:
-        """``outcome``, or an ERROR when the user's own ``pytest`` cannot collect a file ``gate`` selects."""
+        """``outcome``, or an ERROR when it is a PASS and the user's own ``pytest`` cannot collect a file
+        ``gate`` selects (a FAIL or ERROR is already not green, and keeps its own reason)."""
         errors = self.users_errors
+        if outcome.verdict is not Verdict.PASS or not errors:
+            return outcome
         files = [f for f in errors if f != "(pytest)" and any(_covers(e, f) for e in gate.select)]
         files = files or (["(pytest)"] if "(pytest)" in errors and gate.select else [])
         if not files:
@@ -430,7 +433,7 @@ class Session:
         what = "; ".join(f"{f}: {errors[f] or 'see pytest --collect-only'}" for f in files[:3])
         return outcome.with_verdict(Verdict.ERROR, (
             f"your own pytest cannot collect {', '.join(files)} ({what}); seamgate's runs put the project "
-            f"root on the import path and yours does not, so the {outcome.verdict.value} seamgate found is not a "
+            f"root on the import path and yours does not, so the PASS seamgate found is not a "
             "verdict on the suite you run: make your own `pytest` collect it (e.g. pythonpath = [\".\"] under "
             "[tool.pytest.ini_options], or install the package), then run again"))
 
