@@ -25,7 +25,7 @@ class ExitCode(enum.IntEnum):
     #: The environment refused us (read-only output location, full disk, missing tool).
     ENVIRONMENT = 7
     #: No gate was judged: no gate file, ``gates = []``, an ``--arm`` no gate lists, an empty shard,
-    #: or every arm OWED/STALE; like pytest's exit 5, checking nothing is never green.
+    #: or every arm OWED/STALE, ``validate`` with no gate; like pytest's exit 5, checking nothing is never green.
     NOTHING_JUDGED = 8
     #: ``seamgate report --merge`` was given parts that are not one run's complete set of shards
     #: (one missing, given twice, of another N or another plan); each is named, nothing is written.

@@ -32,7 +32,7 @@ class CopyRules:
     """What a copy holds besides git's tracked + untracked-not-ignored files (``[tool.seamgate]``).
 
     ``include``: glob patterns (relative to the project) of files copied even when git ignores them,
-    e.g. a generated ``src/pkg/_version.py``. ``exclude``: glob patterns never copied. The keys are
+    e.g. a generated ``src/pkg/_version.py``; a pattern that names a folder copies every file under it. ``exclude``: glob patterns never copied. The keys are
     validated by ``harness/config.py`` (``copy_include``, ``copy_exclude``); this reads them leniently.
     """
 
@@ -83,7 +83,10 @@ def project_files(project_root: Path, rules: CopyRules | None = None) -> list[st
                              if not _under_environment(project_root, n))
     names = {n for n in names if n != ".seamgate" and not n.startswith(".seamgate/")}
     for pattern in rules.include:
-        names.update(p.relative_to(project_root).as_posix() for p in project_root.glob(pattern)
+        # A folder named (`toolz.egg-info`) is copied whole, as `toolz.egg-info/**` would be.
+        found = [p for match in project_root.glob(pattern)
+                 for p in ([match] if not match.is_dir() else sorted(match.rglob("*")))]
+        names.update(p.relative_to(project_root).as_posix() for p in found
                      if p.is_file() and ".seamgate" not in p.relative_to(project_root).parts)
     return sorted(n for n in names if not any(_matches(n, pattern) for pattern in rules.exclude))
 

@@ -131,13 +131,16 @@ def count_phrase(cases: Iterable[CaseOutcome]) -> str:
     """State cases as the seeds do: cases, passed, assertions, failed assertions.
 
     When any case's passing assertions were not counted, the phrase says so ("assertions not
-    counted") rather than print a total that would read as 0 or too few.
+    counted") rather than print a total that would read as 0 or too few, and its "failed" counts
+    failed CASES, as ``expect.counts.failed`` does ("3 cases, 0 passed, 2 failed, assertions not
+    counted"); with assertions counted the seeds' "A assertions, F failed" reads as F of A failed.
     """
     cases = tuple(cases)
     passed = sum(1 for c in cases if c.kind == "passed")
     failed = sum(c.assertions_failed for c in cases)
     if any(c.assertions_passed is None for c in cases):
-        return f"{len(cases)} cases, {passed} passed, assertions not counted, {failed} failed"
+        failed_cases = sum(1 for c in cases if c.kind == "failed")
+        return f"{len(cases)} cases, {passed} passed, {failed_cases} failed, assertions not counted"
     assertions = sum(c.assertions_passed + c.assertions_failed for c in cases)  # type: ignore[operator]
     return f"{len(cases)} cases, {passed} passed, {assertions} assertions, {failed} failed"
 

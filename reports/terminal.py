@@ -11,7 +11,7 @@ from rich.progress import (
 )
 from rich.table import Table
 
-from reports.outcome import Report, Verdict
+from reports.outcome import ArmOutcome, Report, Verdict
 
 _STYLE = {
     Verdict.PASS: "green", Verdict.FAIL: "bold red", Verdict.ERROR: "bold magenta",
@@ -94,8 +94,16 @@ def results_table(report: Report) -> Table:
     for column in ("gate", "arm", "verdict"):
         table.add_column(column, no_wrap=True)
     for o in report.outcomes:
-        table.add_row(o.gate, o.arm, f"[{_STYLE[o.verdict]}]{o.verdict.value}[/]")
+        table.add_row(o.gate, o.arm, f"[{_STYLE[o.verdict]}]{o.verdict.value}[/]{_from_evidence(o)}")
     return table
+
+
+def _from_evidence(outcome: ArmOutcome) -> str:
+    """`` (evidence <commit>)`` for a verdict taken from a stored record, not measured by this run."""
+    record = outcome.facts.get("evidence")
+    if not isinstance(record, dict):
+        return ""
+    return f" (evidence {str(record.get('commit') or 'unknown')[:10]})"
 
 
 def message_lines(report: Report) -> list[str]:

@@ -269,6 +269,12 @@ def cmd_validate(args: argparse.Namespace) -> ExitCode:
     if problems:
         raise GateFileError(problems)
     files = catalog_files([p for p in paths if p.exists()])
+    if not gates:
+        # Like pytest's exit 5: checking nothing is never OK (a CI step would read "OK: 0 gates" as green).
+        why = Project(root, config).why_no_gate_files(paths if args.gate_files else ()) if not files \
+            else f"the gate files hold no gates ({', '.join(str(f) for f in files)}); add gates (docs/gates.md)"
+        print(f"seamgate validate: nothing was checked: {why} -> exit NOTHING_JUDGED", file=sys.stderr)
+        return ExitCode.NOTHING_JUDGED
     checked = ""
     if getattr(args, "collect", False):
         # this command's machinery, loaded when it runs: every `seamgate` command imports this module

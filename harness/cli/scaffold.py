@@ -11,9 +11,12 @@ What it writes (the texts are in ``harness/cli/templates/``):
 * ``seamgate_example/test_seamgate_example.py``: a step captured through the seam (the code under
   test, standing in for the user's driver) and two tests using the ``backend`` fixture, which needs
   torch (``pip install "seamgate[seam]"``). It has a folder of its own, outside the project's
-  ``tests/``: the project's own ``pytest`` (``testpaths``) does not start needing torch, and the
-  example is code under test (the evidence hash covers ``.py`` files outside ``tests/``), so
-  ``seamgate run`` works on a project that has no code of its own yet.
+  ``tests/``: the example is code under test (the evidence hash covers ``.py`` files outside
+  ``tests/``), so ``seamgate run`` works on a project that has no code of its own yet;
+* ``seamgate_example/conftest.py``: ignores the folder unless ``SEAM_ARMS`` is set (seamgate exports
+  it to every pytest it starts), so the project's own plain ``pytest`` stays exactly as green as
+  before, with or without ``testpaths``, with or without torch (a project without ``testpaths``
+  would otherwise collect the example, and fail without torch or under ``filterwarnings = error``).
 
 Nothing is overwritten: when ``gates/``, ``mutations/`` or ``seamgate_example/`` exists, or the
 pyproject already has ``[tool.seamgate]`` (or would not stay valid TOML), every such thing is listed
@@ -34,6 +37,8 @@ TEMPLATES = Path(__file__).with_name("templates")
 GATE_FILE = "gates/seamgate_example.yaml"
 CATALOG_FILE = "mutations/seamgate_example.yaml"
 TEST_FILE = "seamgate_example/test_seamgate_example.py"
+#: Makes the user's own plain ``pytest`` ignore ``seamgate_example/`` (seamgate's children export ``SEAM_ARMS``).
+CONFTEST_FILE = "seamgate_example/conftest.py"
 #: The example mutation and gate ids (``seamgate mutations reds`` / ``--gate`` in the printed next steps).
 MUTATION_ID = "seamgate-example-eager"
 GATE_ID = "seamgate-example"
@@ -70,7 +75,9 @@ def plan(root: Path) -> list[Planned]:
             Planned(GATE_FILE, _template("example_gate.yaml"), "one commented example gate"),
             Planned(CATALOG_FILE, _template("example_catalog.yaml"), "a catalog with one example mutation"),
             Planned(TEST_FILE, _template("example_test.py"),
-                    'a captured step and its tests on the `backend` fixture (needs torch: pip install "seamgate[seam]")')]
+                    'a captured step and its tests on the `backend` fixture (needs torch: pip install "seamgate[seam]")'),
+            Planned(CONFTEST_FILE, _template("example_conftest.py"),
+                    "keeps the example out of your own plain `pytest` (seamgate run still runs it)")]
 
 
 def _template(name: str) -> str:

@@ -16,6 +16,7 @@ node ids unchecked. Both name every problem at once.
 
 from __future__ import annotations
 
+import difflib
 import os
 import re
 import subprocess
@@ -31,6 +32,7 @@ from harness.gates.model import Gate
 from mutations.catalog import catalog_files, display_path
 from mutations.document import DocumentError, Node, read_document
 from mutations.offtree import materialize
+from reports.outcome import RunOutcome
 
 #: Seconds the collecting child may take.
 COLLECT_TIMEOUT = 600.0
@@ -109,8 +111,93 @@ def collect(project_root: Path, files: Sequence[str], arms: Sequence[str]) -> tu
     return ids, errors, done.stdout + done.stderr
 
 
+def users_collection_errors(tree: Path, files: Sequence[str]) -> dict[str, str]:
+    """What the user's own plain ``pytest`` cannot collect of ``files``, run in ``tree`` (a copy): file -> error.
+
+    As the user's ``pytest`` console script runs: ``python -P`` (the current folder is NOT put on
+    ``sys.path``, as ``python -m pytest`` would), the user's rootdir, ini (``pythonpath``, ``addopts``,
+    plugins), ``conftest.py`` and ``PYTHONPATH``, and none of seamgate's import roots. ``addopts`` that
+    pytest refuses under ``--collect-only`` (exit 4) are dropped for a second try. ``(pytest)`` names
+    a session that could not start at all (a conftest that cannot be imported).
+    """
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("SEAMGATE_", "PYTEST_XDIST"))}
+    env.update(PYTHONDONTWRITEBYTECODE="1")
+    base = [sys.executable, "-P", "-m", "pytest", "--collect-only", "-q", "-p", "no:cacheprovider",
+            "--continue-on-collection-errors"]
+    def collect_only(*extra: str) -> subprocess.CompletedProcess[str]:
+        return subprocess.run([*base, *extra, "--", *files], cwd=tree, env=env, capture_output=True, text=True,
+                              timeout=COLLECT_TIMEOUT, stdin=subprocess.DEVNULL)
+
+    try:
+        done = collect_only()
+        if done.returncode == 4:
+            done = collect_only("-o", "addopts=")
+    except subprocess.TimeoutExpired:
+        return {"(pytest)": f"--collect-only took over {COLLECT_TIMEOUT:g} s"}
+    errors = {m.group(1): (m.group(2) or "").strip() for m in re.finditer(r"(?m)^ERROR (\S+)(?: - (.*))?$", done.stdout)
+              if "::" not in m.group(1)}
+    for section in re.finditer(r"(?ms)^_+ ERROR collecting (\S+) _+$(.*?)(?=^_{3,} |^={3,} )", done.stdout):
+        lines = [line[1:].strip() for line in section.group(2).splitlines() if line.startswith("E ")]
+        if lines:
+            errors[section.group(1)] = " ".join(lines)[-400:]
+    if done.returncode in (3, 4) or (done.returncode not in (0, 1, 2, 5) and not errors):
+        errors.setdefault("(pytest)", f"exit {done.returncode}: " + (done.stderr or done.stdout).strip()[-400:])
+    return errors
+
+
 def _found(entry: str, ids: set[str]) -> bool:
     return entry in ids or any(i.startswith((entry + "::", entry + "[")) for i in ids)
+
+
+def _not_collected(entry: Entry, value: str, ids: set[str]) -> str:
+    """The problem line for ``value`` (of ``entry``) that pytest did not collect, with the nearest collected ids."""
+    file_part = value.split("::", 1)[0]
+    near = nearest(value, ids)
+    hint = f" (collected in {file_part}: {', '.join(near)}{', ...' if len(near) == 3 else ''})" if near \
+        else f" (pytest collects nothing in {file_part})"
+    return (f"{entry.where}: gate {entry.gate!r}: {entry.key} entry {value!r} is not a node id "
+            f"pytest collects{hint}; fix the id, or remove the entry")
+
+
+def nearest(value: str, ids: set[str], n: int = 3) -> list[str]:
+    """Up to ``n`` collected ids of ``value``'s file, the most alike first (a typo's likely meaning)."""
+    file_part = value.split("::", 1)[0]
+    same_file = sorted(i for i in ids if i.startswith(file_part + "::"))
+    close = difflib.get_close_matches(value, same_file, n=n, cutoff=0.0)
+    return close or same_file[:n]
+
+
+def check_against_baselines(gates_runs: Sequence[tuple[Gate, str, RunOutcome]], project_root: Path) -> None:
+    """Raise ``CollectionProblems`` (``USAGE_ERROR``) for each node id a gate names that its baseline did not collect.
+
+    ``seamgate run``'s check, from the baselines it ran anyway (no extra pytest session): for each gate
+    and arm, every ``select`` node id and expected red node id (``{arm}`` read as that arm) must be, or
+    prefix, a case of the baseline. An id in a file the baseline could not collect (a collection error)
+    is left to the run, which reports that error; a baseline that did not complete is left to the
+    baseline-red report.
+    """
+    problems: list[str] = []
+    located: dict[str, list[Entry]] = {}
+    for gate, arm, run in gates_runs:
+        if run.end != "completed":
+            continue
+        file = Path(gate.origin.file)
+        path = file if file.is_absolute() else project_root / file
+        if str(path) not in located:
+            located[str(path)] = located_entries([path], project_root) if path.is_file() else []
+        ids = {c.nodeid for c in run.cases}
+        broken = {c.nodeid.split("::", 1)[0] for c in run.errors}
+        for entry in located[str(path)]:
+            if entry.gate != gate.id or "::" not in entry.value:
+                continue
+            value = entry.value.replace("{arm}", arm)
+            if value.split("::", 1)[0] in broken or _found(value, ids):
+                continue
+            line = _not_collected(entry, value, ids)
+            if line not in problems:
+                problems.append(line)
+    if problems:
+        raise CollectionProblems(problems, ExitCode.USAGE_ERROR)
 
 
 def check_collected(gates: Sequence[Gate], paths: Sequence[Path], project_root: Path) -> int:
@@ -132,13 +219,7 @@ def check_collected(gates: Sequence[Gate], paths: Sequence[Path], project_root: 
             continue
         wanted = [entry.value.replace("{arm}", arm) for arm in arms_of[entry.gate]] \
             if "{arm}" in entry.value else [entry.value]
-        for value in wanted:
-            if not _found(value, ids):
-                near = sorted(i for i in ids if i.startswith(file_part + "::"))[:3]
-                hint = f" (collected in {file_part}: {', '.join(near)}{', ...' if len(near) == 3 else ''})" if near \
-                    else f" (pytest collects nothing in {file_part})"
-                missing.append(f"{entry.where}: gate {entry.gate!r}: {entry.key} entry {value!r} is not a node id "
-                               f"pytest collects{hint}; fix the id, or remove the entry")
+        missing += [_not_collected(entry, value, ids) for value in wanted if not _found(value, ids)]
     if "(pytest)" in errors:
         broken.append(f"pytest --collect-only failed: {errors['(pytest)']}")
     if missing or broken:

@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import dataclasses
 
-from typing import Iterable
+from typing import Iterable, Sequence
 
 from harness.exit_codes import ExitCode
 from harness.gates.model import Counts, Expectation, Gate
@@ -97,11 +97,11 @@ def red_set_problems(expect: Expectation, run: RunOutcome, *, green_hint: str = 
     not_run = sorted(expected - seen)
     green = sorted(expected - red - owed - set(not_run))
     if extra:
-        problems.append(f"extra red: {', '.join(extra)}")
+        problems.append(f"extra red{_many(extra)}: {listed(extra)}")
     if green:
-        problems.append(f"expected red but green{green_hint}: {', '.join(green)}")
+        problems.append(f"expected red but green{green_hint}{_many(green)}: {listed(green)}")
     if not_run:
-        problems.append(f"expected red but not run: {', '.join(not_run)}")
+        problems.append(f"expected red but not run{_many(not_run)}: {listed(not_run)}")
     return problems
 
 
@@ -197,9 +197,26 @@ def exit_code_for(report: Report, *, fail_on_owed: bool = False) -> ExitCode:
     return ExitCode.OK
 
 
+#: A message names at most this many node ids; the rest are counted (every case is in the kept results).
+SHOWN_IDS = 10
+
+
+def listed(nodeids: Iterable[str]) -> str:
+    """``a, b, c``; past ``SHOWN_IDS``, the first few and how many more (one FAIL line once inlined 344 ids)."""
+    names = list(nodeids)
+    if len(names) <= SHOWN_IDS:
+        return ", ".join(names)
+    return (", ".join(names[:SHOWN_IDS]) + f", ... and {len(names) - SHOWN_IDS} more "
+            "(every case is in the kept results: outcomes.json)")
+
+
+def _many(nodeids: Sequence[str]) -> str:
+    return f" ({len(nodeids)})" if len(nodeids) > SHOWN_IDS else ""
+
+
 def _names(nodeids: Iterable[str]) -> str:
     names = sorted(nodeids)
-    return ", ".join(names) if names else "none"
+    return listed(names) if names else "none"
 
 
 def _one_line(text: str) -> str:

@@ -22,7 +22,7 @@ from pathlib import Path
 from typing import Iterable
 
 from harness.gates.model import Gate
-from harness.judge.evaluate import judge_red, red_of_baseline, trouble
+from harness.judge.evaluate import judge_red, listed, red_of_baseline, trouble
 from reports.outcome import ArmOutcome, CaseOutcome, RunOutcome, Verdict, count_phrase
 
 
@@ -107,7 +107,7 @@ def judge_red_first(gate: Gate, arm: str, red_run: RunOutcome, green_run: RunOut
         return replace(red.with_verdict(*bad), runs=(red_run, green_run))
     still_red = sorted(c.nodeid for c in red_of_baseline(green_run))
     if gate.expect.green_after and still_red:
-        return replace(red.with_verdict(Verdict.FAIL, f"not green after: {', '.join(still_red)}"),
+        return replace(red.with_verdict(Verdict.FAIL, f"not green after: {listed(still_red)}"),
                        runs=(red_run, green_run))
     after = f"; green after ({count_phrase(green_run.cases)}, exit {green_run.exit_code})"
     return replace(red.with_verdict(Verdict.PASS, red.message + after), runs=(red_run, green_run))

@@ -93,7 +93,9 @@ def resolve(outcome: ArmOutcome, records: list[Record], current_hash: str) -> Ar
     same = [r for r in records if not r.provenance.stale_against(current_hash)]
     if same:
         r = same[-1]
+        # `facts["evidence"]` marks the verdict as taken from a record (the table shows "PASS (evidence <commit>)").
         return replace(outcome, verdict=r.verdict, provenance=r.provenance,
+                       facts={**outcome.facts, "evidence": {"commit": r.provenance.commit, "source": r.source}},
                        message=f"measured on {_where(r.provenance)} [{r.source}]: {r.message}")
     r = records[-1]
     return replace(outcome, verdict=Verdict.STALE, provenance=r.provenance,

@@ -46,10 +46,15 @@ def runs_root(project: Path) -> Path:
             return folder
     except OSError:
         pass
-    digest = hashlib.sha256(str(project.resolve()).encode()).hexdigest()[:16]
-    fallback = Path(tempfile.gettempdir()) / f"seamgate-kept-{digest}"
+    fallback = temp_runs_root(project)
     fallback.mkdir(parents=True, exist_ok=True)
     return fallback
+
+
+def temp_runs_root(project: Path) -> Path:
+    """Where a project whose ``.seamgate/`` cannot be written keeps its runs (the run prints it)."""
+    digest = hashlib.sha256(str(project.resolve()).encode()).hexdigest()[:16]
+    return Path(tempfile.gettempdir()) / f"seamgate-kept-{digest}"
 
 
 def new_kept_folder(project: Path, output: Path | None = None) -> Path:

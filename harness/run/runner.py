@@ -42,6 +42,7 @@ from typing import Any, Callable, Mapping, Sequence
 
 from harness.errors import EnvironmentProblem
 from harness.exit_codes import ExitCode
+from harness.gates.collect_check import check_against_baselines, users_collection_errors
 from harness.gates.gatefile import load_gate_files
 from harness.gates.model import Gate, SourceState
 from harness.judge.evaluate import error_outcome, exit_code_for, expect_for_arm, owed_outcome, red_of_baseline, run_timeout
@@ -56,7 +57,7 @@ from harness.results.evidence import Record, load_records, resolve
 from harness.results.lock import Locked, RepositoryLock
 from harness.results.platforms import Platform
 from harness.results.reuse import KeptRuns, write_kept_rows
-from harness.results.workspace import new_kept_folder, point_latest, reach_file_name, write_matrix
+from harness.results.workspace import latest, new_kept_folder, point_latest, prune, reach_file_name, write_matrix
 from harness.rows.executor import Call, Executor, Run, threads_per_run
 from harness.rows.forkserver import ServerDied, launcher as start_launcher
 from harness.rows.import_roots import project_names
@@ -235,6 +236,8 @@ def run_gates(gates: Sequence[Gate], *, project: Path, options: RunOptions, mate
     session.keep(report, code)
     for line in session.flaky_lines():
         console.print(line, markup=False, soft_wrap=True)
+    if note := session.partial_note():
+        console.print(note, markup=False, soft_wrap=True)
     print_report(report, console, code.name, kept=session.kept)
     return report, code
 
@@ -292,6 +295,8 @@ class Session:
                                      rows=self.rows, reach=self.reach, flaky=self.flaky)
         #: The user's tree, watched around every run: a test writing into it makes its gates ERROR.
         self.tree_guard: TreeGuard | None = None
+        #: What the user's own plain pytest cannot collect of the gates' selections (``users_pytest_errors``).
+        self.users_errors: dict[str, str] = {}
         #: Digest of every gate and arm selected before sharding (``reports.json_out.plan_digest``).
         self.plan_id = ""
 
@@ -353,8 +358,30 @@ class Session:
         write_matrix(self.kept / "matrix.json", rows)
         write_kept_rows(self.kept, self.previous.kept_rows, files=self.hashing.hashes())
         write_sources(self.kept, self.project, self.reach.values())
-        if self.options.output is None:
+        if self.options.output is None and not self.partial():
             point_latest(self.kept)
+        elif self.options.output is None:
+            prune(self.kept.parent)
+
+    def partial(self) -> str:
+        """The options that made this run part of the suite (``--arm``, ``--gate``, ``--shard``); "" for a whole run.
+
+        A partial run's folder is kept, but ``latest`` goes on naming the last whole run: ``seamgate
+        report`` and a reader of ``latest`` must not take part of the suite for all of it.
+        """
+        parts = [f"--arm {a}" for a in self.options.arms] + [f"--gate {g}" for g in self.options.gate_ids]
+        if self.options.shard:
+            parts.append(f"--shard {self.options.shard[0]}/{self.options.shard[1]}")
+        return " ".join(parts)
+
+    def partial_note(self) -> str:
+        """What a partial run says about ``latest`` (empty for a whole run or ``--output``)."""
+        if self.kept is None or self.options.output is not None or not self.partial():
+            return ""
+        whole = latest(self.project)
+        names = f"latest still names {whole.name} (the last whole run)" if whole else "no whole run is kept yet"
+        return (f"partial run ({self.partial()}): .seamgate/runs/latest was not moved to it; {names}; "
+                f"this run is kept in {self.kept}")
 
     def probe(self, gates: Sequence[Gate]) -> Platform:
         """Ask a child what this machine offers (only GPU arms need torch's answer)."""
@@ -380,14 +407,54 @@ class Session:
 
     def _run_plan(self, plan: Plan, platform: Platform, progress: GateProgress) -> Report:
         self.run_baselines(plan)
+        # A node id the gate file names but the baseline did not collect is the gate file's typo
+        # (USAGE_ERROR naming file:line), found before it can read as a broken gate or a red baseline.
+        check_against_baselines([(c.gate, c.arm, run) for c in plan.checks if c.row is not None
+                                 and isinstance(run := self.rows.get(c.row.baseline), RunOutcome)], self.project)
         red = tuple(run for key in plan.baselines if isinstance(run := self.rows[key], RunOutcome)
                     and (red_of_baseline(run) or run.end != "completed"))
         if red:
             return Report(baseline_red=red, unfinished=plan.gates)
+        self.users_errors = self.users_pytest_errors(plan)
+        return self._judge_plan(plan, platform, progress)
+
+    def users_pytest_errors(self, plan: Plan) -> dict[str, str]:
+        """What the user's own plain ``pytest`` cannot collect of the gates' selections: file -> error.
+
+        seamgate's runs put the project's import roots on the path; the user's ``pytest`` may not
+        (no ``pythonpath`` setting, no installed package): a PASS there would be a verdict on a suite
+        the user cannot run. One ``--collect-only`` of the gates' selections, as the user's ``pytest``
+        runs (``collect_check.users_collection_errors``), decides; ``as_users_pytest_sees`` applies it.
+        """
+        tree = self.copies.tree(SourceState())
+        selects = sorted({entry.split("::", 1)[0] for c in plan.checks if c.owed is None for entry in c.gate.select})
+        if not isinstance(tree, Path) or not selects:
+            return {}
+        return users_collection_errors(tree, selects)
+
+    def as_users_pytest_sees(self, outcome: ArmOutcome, gate: Gate) -> ArmOutcome:
+        """``outcome``, or an ERROR when it is a PASS and the user's own ``pytest`` cannot collect a file
+        ``gate`` selects (a FAIL or ERROR is already not green, and keeps its own reason)."""
+        errors = self.users_errors
+        if outcome.verdict is not Verdict.PASS or not errors:
+            return outcome
+        files = [f for f in errors if f != "(pytest)" and any(_covers(e, f) for e in gate.select)]
+        files = files or (["(pytest)"] if "(pytest)" in errors and gate.select else [])
+        if not files:
+            return outcome
+        what = "; ".join(f"{f}: {errors[f] or 'see pytest --collect-only'}" for f in files[:3])
+        return outcome.with_verdict(Verdict.ERROR, (
+            f"your own pytest cannot collect {', '.join(files)} ({what}); seamgate's runs put the project "
+            f"root on the import path and yours does not, so the PASS seamgate found is not a "
+            "verdict on the suite you run: make your own `pytest` collect it (e.g. pythonpath = [\".\"] under "
+            "[tool.pytest.ini_options], or install the package), then run again"))
+
+    def _judge_plan(self, plan: Plan, platform: Platform, progress: GateProgress) -> Report:
         outcomes: dict[tuple[str, str], ArmOutcome] = {}
 
         def done(judged: list[tuple[Check, ArmOutcome]]) -> None:
             for check, outcome in judged:
+                outcome = self.as_users_pytest_sees(outcome, check.gate)
                 outcomes[(check.gate.id, check.arm)] = outcome
                 self.finished.append(outcome)
                 progress.finished(check.gate.id, check.arm, outcome.verdict.value)
@@ -658,6 +725,12 @@ def _flaky_cases(first: RunOutcome, second: RunOutcome) -> dict[str, tuple[str, 
     red = ("failed", "error")
     return {c.nodeid: (c.kind, kinds[c.nodeid]) for c in first.cases
             if c.nodeid in kinds and (c.kind in red) != (kinds[c.nodeid] in red)}
+
+
+def _covers(entry: str, file: str) -> bool:
+    """The ``select`` entry ``entry`` (a file, folder or node id) takes in the test file ``file``."""
+    path = entry.split("::", 1)[0].rstrip("/")
+    return path in ("", ".") or file == path or file.startswith(path + "/")
 
 
 def _all_arms(gates: Sequence[Gate]) -> tuple[str, ...]:

@@ -51,7 +51,7 @@ def test_without_count_assertions_a_run_does_not_change_weakref_tests_and_says_a
     run = executor.execute(Run("weak", tree, ("tests",), timeout=60))
     assert sorted((c.nodeid.split("::")[1], c.kind) for c in run.cases) == [(n, "passed") for n in WEAK_IDS]
     assert all(c.assertions_passed is None for c in run.cases)
-    assert run.summary() == "4 cases, 4 passed, assertions not counted, 0 failed, exit 0"
+    assert run.summary() == "4 cases, 4 passed, 0 failed, assertions not counted, exit 0"
 
 
 def test_with_count_assertions_the_hook_is_on_and_counts_are_numbers(tmp_path: Path, executor: Executor) -> None:
@@ -83,10 +83,18 @@ def test_the_command_line_turns_the_hook_on_only_when_the_run_counts(tmp_path: P
 def test_count_phrase_says_not_counted_rather_than_zero() -> None:
     uncounted = [CaseOutcome("t::a", "failed", assertions_passed=None, assertions_failed=1),
                  CaseOutcome("t::b", "passed", assertions_passed=None)]
-    assert count_phrase(uncounted) == "2 cases, 1 passed, assertions not counted, 1 failed"
+    assert count_phrase(uncounted) == "2 cases, 1 passed, 1 failed, assertions not counted"
     counted = [CaseOutcome("t::a", "failed", assertions_passed=3, assertions_failed=1)]
     assert count_phrase(counted) == "1 cases, 0 passed, 4 assertions, 1 failed"
     assert CaseOutcome("t::b", "passed", assertions_passed=None).assertions is None
+
+
+def test_uncounted_the_failed_figure_counts_failed_cases_as_expect_counts_failed_does() -> None:
+    # One case failed on an assert, one on an exception (no failed assertion), one errored: 2 failed cases.
+    cases = [CaseOutcome("t::a", "failed", assertions_passed=None, assertions_failed=1),
+             CaseOutcome("t::b", "failed", assertions_passed=None, assertions_failed=0),
+             CaseOutcome("t::c", "error", assertions_passed=None)]
+    assert count_phrase(cases) == "3 cases, 0 passed, 2 failed, assertions not counted"
 
 
 _GATE = """version: 1
@@ -204,7 +212,7 @@ def test_the_json_report_writes_null_and_not_counted_and_the_terminal_line_says_
     run = RunOutcome("r", "completed", 1, (CaseOutcome("t::a", "failed", assertions_passed=None, assertions_failed=1),))
     data = run_to_json(run)
     assert data["cases"][0]["assertions_passed"] is None
-    assert data["summary"] == "1 cases, 0 passed, assertions not counted, 1 failed, exit 1"
+    assert data["summary"] == "1 cases, 0 passed, 1 failed, assertions not counted, exit 1"
 
 
 def test_a_counting_gate_and_a_plain_one_on_the_same_mutation_get_their_own_rows(tmp_path: Path) -> None:
@@ -227,7 +235,7 @@ def test_a_counting_gate_and_a_plain_one_on_the_same_mutation_get_their_own_rows
                           stdout=open("/dev/null", "w"))
     messages = {o.gate: o.message for o in report.outcomes}
     assert {o.gate: o.verdict.value for o in report.outcomes} == {"plain": "PASS", "counted": "PASS"}, messages
-    assert "(2 cases, 0 passed, assertions not counted, 2 failed)" in messages["plain"]
+    assert "(2 cases, 0 passed, 2 failed, assertions not counted)" in messages["plain"]
     assert "(2 cases, 0 passed, 2 assertions, 2 failed)" in messages["counted"]
 
 

@@ -32,7 +32,7 @@ def test_a_named_files_collection_error_is_one_red_case_per_case_the_working_tre
     outcome = judge_red_first(the_gate((NEW,)), "cpu-emulated", RED, GREEN)
     assert outcome.verdict is Verdict.PASS, outcome.message
     assert outcome.message.startswith("red-first against ref HEAD~1: reds exactly tests/test_new.py (2 cases, 0 passed, "
-                                      "assertions not counted, 0 failed), exit 1; 0 of 2 cases passing; 2 cases red "
+                                      "2 failed, assertions not counted), exit 1; 0 of 2 cases passing; 2 cases red "
                                       "by a collection error (collection_errors_are_red); green after"), outcome.message
     red_run, green_run = outcome.runs
     assert green_run is GREEN

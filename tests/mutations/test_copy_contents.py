@@ -53,3 +53,16 @@ def test_outside_git_the_walk_skips_environments_and_seamgate(tmp_path: Path) ->
     files = project_files(root)
     assert not [f for f in files if f.startswith((".venv/", "venv/", "env312/", ".seamgate/"))]
     assert "src/pkg/_version.py" in files and "data/big.bin" not in files
+
+
+def test_a_folder_named_in_copy_include_is_copied_whole_as_its_glob_would_be(tmp_path: Path) -> None:
+    # `copy_include = ["toolz.egg-info"]` used to copy nothing (only `toolz.egg-info/*` worked).
+    files = {"pyproject.toml": "[tool.seamgate]\ncopy_include = ['toolz.egg-info']\n", ".gitignore": "*.egg-info/\n",
+             "toolz/__init__.py": "", "toolz.egg-info/PKG-INFO": "Name: toolz\n",
+             "toolz.egg-info/entry_points.txt": "", "toolz.egg-info/sub/x.txt": ""}
+    root = write_project(tmp_path / "p", files)
+    git(root, "init", "-q")
+    git(root, "add", "pyproject.toml", ".gitignore", "toolz/__init__.py")
+    git(root, "commit", "-qm", "init")
+    assert [f for f in project_files(root) if f.startswith("toolz.egg-info")] == [
+        "toolz.egg-info/PKG-INFO", "toolz.egg-info/entry_points.txt", "toolz.egg-info/sub/x.txt"]

@@ -3,8 +3,10 @@
 - ``srcpkg``: src layout configured in pyproject (``package-dir = {"" = "src"}``), installed EDITABLE
   into a temporary venv (a real ``pip install -e --no-build-isolation --no-deps``; setuptools then
   writes ``__editable__.rw_srcpkg-0.1.pth`` holding the ORIGINAL ``src/`` path);
-- ``flatpkg``: flat layout, ``filterwarnings = error`` in its pytest settings;
-- ``cfgpkg``: packages under ``lib/``, configured in setup.cfg (``[options] package_dir = =lib``).
+- ``flatpkg``: flat layout, ``filterwarnings = error`` and ``pythonpath = ["."]`` in its pytest settings
+  (without it the project's own ``pytest`` cannot import ``flatpkg``, and seamgate says so: issue 27);
+- ``cfgpkg``: packages under ``lib/``, configured in setup.cfg (``[options] package_dir = =lib``), with
+  ``pythonpath = ["lib"]`` for its own ``pytest``.
 
 The temporary venv is made with ``--system-site-packages`` from the interpreter running the tests; a
 ``.pth`` file in it runs ``site.addsitedir`` on that interpreter's own site-packages (a venv made from
@@ -64,7 +66,7 @@ PROJECTS: dict[str, dict[str, str]] = {
     "flatpkg": {
         "pyproject.toml": (
             "[project]\nname = \"rw-flatpkg\"\nversion = \"0.1\"\n\n"
-            "[tool.pytest.ini_options]\nfilterwarnings = [\"error\"]\n" + _SEAMGATE
+            "[tool.pytest.ini_options]\nfilterwarnings = [\"error\"]\npythonpath = [\".\"]\n" + _SEAMGATE
         ),
         "flatpkg/__init__.py": "",
         "flatpkg/core.py": _CORE,
@@ -73,7 +75,7 @@ PROJECTS: dict[str, dict[str, str]] = {
         "gates/rule.yaml": _GATE,
     },
     "cfgpkg": {
-        "pyproject.toml": _SEAMGATE.lstrip(),
+        "pyproject.toml": "[tool.pytest.ini_options]\npythonpath = [\"lib\"]\n" + _SEAMGATE,
         "setup.cfg": "[metadata]\nname = rw-cfgpkg\nversion = 0.1\n\n[options]\npackage_dir =\n    =lib\n"
                      "packages = find:\n\n[options.packages.find]\nwhere = lib\n",
         "lib/cfgpkg/__init__.py": "",
@@ -132,7 +134,8 @@ def install_editable(python: Path, project: Path) -> str:
 #: adds ``new_function`` and ``tests/test_new.py`` (``from featpkg import new_function``), which cannot
 #: even be collected against commit 1. The gate lays the new test over ``HEAD~1``.
 FEATURE_OLD = {
-    "pyproject.toml": "[project]\nname = \"rw-featpkg\"\nversion = \"0.1\"\n" + _SEAMGATE,
+    "pyproject.toml": ("[project]\nname = \"rw-featpkg\"\nversion = \"0.1\"\n\n[tool.pytest.ini_options]\n"
+                       "pythonpath = [\".\"]\n" + _SEAMGATE),
     "featpkg/__init__.py": "def old_function(x):\n    return x + 1\n",
     "tests/test_old.py": "from featpkg import old_function\n\n\ndef test_old():\n    assert old_function(1) == 2\n",
     "mutations/catalog.yaml": "version: 1\nmutations: []\n",

@@ -22,6 +22,7 @@ import contextlib
 import json
 import os
 import re
+import shutil
 import signal
 import stat
 import subprocess
@@ -34,6 +35,8 @@ from pathlib import Path
 from typing import Callable, Iterator
 
 from harness.exit_codes import ExitCode
+from harness.results.lock import temp_lock_path
+from harness.results.workspace import temp_runs_root
 from tests.reliability.corpus import Observed, first_line, problems_of, run_cli
 from tests.reliability.project import BASE, GATE_OK as GATE_OK_TEXT, tree_changes, tree_snapshot, write_project
 
@@ -181,7 +184,8 @@ FAULT_CASES: tuple[FaultCase, ...] = (
               "misbehaving_tests", "nocompile"),
     FaultCase("test-writes-user-tree", "a test that appends to calc/ops.py of the USER's tree by absolute path",
               ExitCode.GATE_ERROR, r"^ERROR: the project tree itself changed while this gate's runs ran: changed "
-              r"calc/ops\.py; a test wrote into the user's tree", "user_tree_write"),
+              r"calc/ops\.py; a test wrote into the user's tree .*; restored calc/ops\.py from the snapshot taken before the run",
+              "user_tree_write"),
     FaultCase("output-json-dev-full", "`run --json FULL`, FULL a character device like /dev/full (used to be "
               "replaced by a regular file)", ExitCode.ENVIRONMENT,
               r"^seamgate: error: cannot write .*/full: No space left on device", "report_devices"),
@@ -352,20 +356,17 @@ def misbehaving_tests(workdir: Path) -> list[Observed]:
 
 
 def user_tree_write(workdir: Path) -> list[Observed]:
-    """A test appends to calc/ops.py of the user's tree: the gate is an ERROR naming the file, never a PASS.
-
-    That write is the one change the tree may show (it is the fault itself); the proof checks it is
-    exactly that, and the corpus restores the file before the tree is compared again.
-    """
+    """A test appends to calc/ops.py of the user's tree: the gate is an ERROR naming the file, never a PASS,
+    and seamgate restores the file from the snapshot taken before the run (the proof: the tree is
+    unchanged after the run, with no help from the corpus)."""
     project = fault_project(workdir / "project", _fault_gate("scribble", "scribble"))
     report = workdir / "report.json"
     before = tree_snapshot(project)
     with _environ(CALC_USER_TREE=str(project)), shared_fork_server():
         code, out, err = run_cli(project, ("run", "--json", str(report)))
     seen = tree_changes(before, tree_snapshot(project))
-    proof = [] if seen == ["changed calc/ops.py"] else [f"expected the test's own write only, saw {seen}"]
-    (project / "calc/ops.py").write_text(BASE["calc/ops.py"], encoding="utf-8")
-    changes = tree_changes(before, tree_snapshot(project))
+    proof = [] if seen == [] else [f"expected seamgate to undo the test's write, saw {seen}"]
+    changes = seen
     outcome = json.loads(report.read_text())["outcomes"][0] if report.exists() else None
     line = f"{outcome['verdict']}: {outcome['message']}" if outcome else first_line(err, out)
     return [_observed("test-writes-user-tree", code, first_line(line), out + err, changes, proof)]
@@ -507,10 +508,14 @@ def read_only_checkout(workdir: Path) -> list[Observed]:
             code, out, err = run_cli(view, ("run",))
             json_code, json_out, json_err = run_cli(view, ("run", "--json", "report.json"))
         changes = tree_changes(before, tree_snapshot(source))
+        # The run's lock in the temp folder is removed on release (issue 27, item 5); its kept results
+        # there are the run's output (printed as such), removed here so the suite leaves nothing in /tmp.
+        left = [f"left behind {temp_lock_path(view)}"] if temp_lock_path(view).exists() else []
     finally:
         _umount(view)
+        shutil.rmtree(temp_runs_root(view), ignore_errors=True)
     lines = [line for line in out.splitlines() if line.strip()]
-    return [_observed("read-only-checkout", code, lines[-1] if lines else "", out + err, changes),
+    return [_observed("read-only-checkout", code, lines[-1] if lines else "", out + err, changes, left),
             _observed("read-only-output", json_code, first_line(json_err, json_out), json_out + json_err, changes)]
 
 

@@ -98,3 +98,25 @@ def cost(root: Path, rounds: int = 50) -> str:
 
 if __name__ == "__main__":
     print(cost(Path(sys.argv[1] if len(sys.argv) > 1 else ".").resolve()))
+
+
+def test_what_a_run_wrote_into_the_users_tree_is_undone_and_the_error_says_both(tmp_path: Path) -> None:
+    project, guard = _guard(tmp_path)
+    before = {rel: (project / rel).read_bytes() for rel in FILES}
+    mode = (project / "calc/ops.py").stat().st_mode
+    with guard.watch("mutation m cpu-emulated"):
+        with open(project / "calc/ops.py", "a") as fh:
+            fh.write("# scribbled\n")
+        (project / "calc/new.py").write_text("x = 1\n")
+        (project / "tests/test_add.py").unlink()
+    assert {rel: (project / rel).read_bytes() for rel in FILES} == before
+    assert (project / "calc/ops.py").stat().st_mode == mode
+    assert not (project / "calc/new.py").exists()
+    judged = guard.verdict(_pass("mutation m cpu-emulated"), [])
+    assert judged.verdict is Verdict.ERROR
+    assert "seamgate removed calc/new.py (created during the run)" in judged.message
+    assert "restored calc/ops.py, tests/test_add.py from the snapshot taken before the run" in judged.message
+    assert "restored nothing" not in judged.message
+    with guard.watch("mutation other cpu-emulated"):
+        pass
+    assert guard.verdict(_pass("mutation other cpu-emulated"), []).verdict is Verdict.PASS

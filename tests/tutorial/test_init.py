@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 import tomllib
 from pathlib import Path
 
@@ -18,7 +19,7 @@ from tests.reports.fixture_projects import run_quietly, tree_digest
 
 PYTEST_ONLY = '[tool.pytest.ini_options]\ntestpaths = ["tests"]\n'
 WRITTEN = ["gates/seamgate_example.yaml", "mutations/seamgate_example.yaml",
-           "seamgate_example/test_seamgate_example.py"]
+           "seamgate_example/test_seamgate_example.py", "seamgate_example/conftest.py"]
 
 
 def empty_project(root: Path, pyproject: str | None = PYTEST_ONLY) -> Path:
@@ -182,3 +183,48 @@ def test_where_torch_is_missing_init_says_the_examples_tests_need_it(
     monkeypatch.undo()
     code, out, _ = init(empty_project(tmp_path / "with"), capsys)
     assert code == ExitCode.OK and "torch is not installed here" not in out
+
+
+#: A user's own project as cachetools and python-dateutil lay theirs out: a package, its tests, warnings as errors.
+OWN_FILES = {
+    "pkg/__init__.py": "def add(a, b):\n    return a + b\n",
+    "tests/test_pkg.py": "from pkg import add\n\n\ndef test_add():\n    assert add(1, 2) == 3\n",
+}
+
+
+def plain_pytest(root: Path, hide_torch: Path | None) -> tuple[int, str]:
+    """The user's own ``pytest -q`` in ``root`` (a child; no cache, no bytecode); ``hide_torch``: a folder
+    whose ``torch`` package raises ModuleNotFoundError, first on the path, as on a machine without torch."""
+    import os
+    import subprocess
+    import sys
+
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("PYTEST_", "SEAM"))}
+    env["PYTHONDONTWRITEBYTECODE"] = "1"
+    if hide_torch is not None:
+        env["PYTHONPATH"] = str(hide_torch)
+    done = subprocess.run([sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider"], cwd=root, env=env,
+                          capture_output=True, text=True, timeout=300)
+    summary = [line for line in done.stdout.splitlines() if line.strip()][-1:]
+    return done.returncode, re.sub(r" in [0-9.]+s", "", (summary or [done.stderr[-300:]])[0])
+
+
+@pytest.mark.parametrize("testpaths", [True, False], ids=["testpaths", "no-testpaths"])
+@pytest.mark.parametrize("torch_here", [True, False], ids=["torch", "no-torch"])
+def test_init_leaves_the_projects_own_plain_pytest_exactly_as_green_as_before(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str], testpaths: bool, torch_here: bool) -> None:
+    ini = '[tool.pytest.ini_options]\nfilterwarnings = ["error"]\n' + ('testpaths = ["tests"]\n' if testpaths else "")
+    root = empty_project(tmp_path / "proj", ini)
+    for name, text in OWN_FILES.items():
+        (root / name).parent.mkdir(parents=True, exist_ok=True)
+        (root / name).write_text(text)
+    hide = None
+    if not torch_here:
+        hide = tmp_path / "no-torch"
+        (hide / "torch").mkdir(parents=True)
+        (hide / "torch" / "__init__.py").write_text("raise ModuleNotFoundError(\"No module named 'torch'\", name='torch')\n")
+    before = plain_pytest(root, hide)
+    assert before[0] == 0 and "1 passed" in before[1], before
+    code, out, _ = init(root, capsys)
+    assert code == ExitCode.OK, out
+    assert plain_pytest(root, hide) == before

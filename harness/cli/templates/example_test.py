@@ -2,7 +2,7 @@
 
 ``double_each`` stands in for YOUR engine's step: import your own driver instead, and point the
 example mutation (mutations/seamgate_example.yaml) at your driver's module. This file has a folder
-of its own, outside your tests/, so your own ``pytest`` does not start needing torch. The
+of its own, which your own plain ``pytest`` ignores (conftest.py here), so it never needs torch. The
 ``backend`` fixture comes with seamgate's pytest plugin and runs each test once per platform arm
 (cpu-emulated, cuda); it needs torch and seamgate's seam: ``pip install "seamgate[seam]"``.
 """
