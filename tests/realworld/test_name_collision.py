@@ -14,7 +14,9 @@ from tests.realworld.projects import GIT_ENV
 
 _OURS = "WHO = 'the user'\n"
 PROJECT = {
-    "pyproject.toml": "[tool.seamgate]\ngates = [\"gates\"]\ncatalog = [\"mutations/catalog.yaml\"]\n",
+    # pythonpath: the user's own `pytest` imports THEIR packages from the root (seamgate checks it can collect).
+    "pyproject.toml": ("[tool.pytest.ini_options]\npythonpath = [\".\"]\n\n"
+                       "[tool.seamgate]\ngates = [\"gates\"]\ncatalog = [\"mutations/catalog.yaml\"]\n"),
     "reports/__init__.py": _OURS,
     "reports/core.py": "def add(a, b):\n    return a + b\n",
     "harness/__init__.py": _OURS,
