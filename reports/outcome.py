@@ -159,19 +159,30 @@ class Provenance:
     torch: str = ""
     #: ``git rev-parse HEAD`` of the project, empty outside git.
     commit: str = ""
-    #: sha256 of the code under test (see ``code_hash``).
+    #: sha256 of what the verdict depends on (``harness/results/evidence.py``, ``evidence_hash``).
     code_hash: str = ""
+    #: The files that hash read in full, relative paths, sorted; ``None``: a record of an older seamgate,
+    #: whose hash read every file under the code roots byte for byte (``gate_hash``).
+    hashed_files: tuple[str, ...] | None = None
 
     def stale_against(self, current_hash: str) -> bool:
         """True when this measurement was taken on different code than ``current_hash`` names."""
         return self.code_hash != current_hash
 
-    def to_json(self) -> dict[str, str]:
-        return dict(self.__dict__)
+    def to_json(self) -> dict[str, Any]:
+        data: dict[str, Any] = {k: v for k, v in self.__dict__.items() if k != "hashed_files"}
+        if self.hashed_files is not None:
+            data["hashed_files"] = list(self.hashed_files)
+        return data
 
     @classmethod
     def from_json(cls, data: Mapping[str, Any]) -> Provenance:
-        return cls(**{k: str(data.get(k, "")) for k in cls.__dataclass_fields__})
+        """``TypeError`` when ``hashed_files`` is there and not a list of paths."""
+        files = data.get("hashed_files")
+        if files is not None and not (isinstance(files, list) and all(isinstance(f, str) for f in files)):
+            raise TypeError(f"provenance hashed_files must be a list of relative paths, not {files!r}")
+        return cls(**{k: str(data.get(k, "")) for k in cls.__dataclass_fields__ if k != "hashed_files"},
+                   hashed_files=None if files is None else tuple(files))
 
 
 def code_hash(root: Path, files: Iterable[str]) -> str:

@@ -3,17 +3,26 @@
 A GPU arm is OWED on a machine without the GPU. When ``evidence/`` (``[tool.seamgate] evidence``)
 holds a JSON report written by ``seamgate run --json`` on a machine that HAD it, the runner reads
 the recorded outcome of that gate and arm with its provenance (device, capability, driver, torch,
-commit, the sha256 of the code under test):
+commit, the sha256 of what the verdict depends on, and the files that hash read in full):
 
-* same code hash as the tree now: the recorded verdict stands, the message names the device,
-  commit and evidence file (a measurement of THIS code);
-* another code hash: STALE — a measurement of older code is never carried forward;
+* the same hash as this tree gives over the same files: the recorded verdict stands, the message
+  names the device, commit and evidence file (a measurement of THIS code);
+* another hash: STALE — a measurement of older code is never carried forward;
 * no record: the arm stays OWED with its reason.
 
-The hash a record is checked against is the GATE's (``gate_hash``): the code under test, the gate
-record itself, every test file its ``select`` reaches (with the ``conftest.py`` files above them),
-and its mutation's catalog entry. Changing any one of them makes the evidence STALE. A hash over
-no file at all is refused: it would name nothing and match any other empty hash.
+Of several records of one gate and arm (``load_records`` keeps them in file-name order, each
+file's outcomes in their order), the LAST whose hash matches counts; a record that does not match
+never outweighs one that does. Only when none matches is the arm STALE, named after the last record.
+
+What a record's hash covers (``evidence_hash``; docs/runner.md, "Evidence"): in full, the files the
+gate's cases reached on the measuring machine (``harness/run/hashing.py``), the mutated file, and
+every test file its ``select`` reaches with the ``conftest.py`` files above them; every other ``.py``
+file under the code roots as its skeleton (what importing it runs: ``harness/results/source_hash.py``);
+the gate record; its mutation's catalog entry. Files are read without comments, docstrings and blank
+lines. The record lists the files read in full, so the reader hashes the SAME files of its own tree
+(a listed file gone: another hash). A record with no list (an older seamgate's) is checked against
+``gate_hash``: every code file byte for byte, as it was written. A hash over no file at all is
+refused: it would name nothing and match any other empty hash.
 """
 
 from __future__ import annotations
@@ -30,6 +39,7 @@ if TYPE_CHECKING:
     from mutations.model import Mutation
 
 from harness.errors import SeamgateUsageError
+from harness.results.source_hash import SourceReader
 from reports.outcome import ArmOutcome, Provenance, Verdict
 
 
@@ -78,19 +88,27 @@ def _read(path: Path, project_root: Path, named: bool) -> list[Record]:
         data = json.loads(path.read_text(encoding="utf-8"))
         if not named and not (isinstance(data, dict) and "outcomes" in data and "schema" in data):
             return []  # other JSON beside the reports (bench figures, G1 tables)
-        return [Record(o["gate"], o["arm"], Verdict(o["verdict"]), o.get("message", ""),
-                       Provenance.from_json(o["provenance"]), shown)
-                for o in data["outcomes"] if o.get("provenance")]
+        records = [Record(o["gate"], o["arm"], Verdict(o["verdict"]), o.get("message", ""),
+                          Provenance.from_json(o["provenance"]), shown)
+                   for o in data["outcomes"] if o.get("provenance")]
     except (OSError, ValueError, KeyError, TypeError) as exc:
         raise EvidenceError(f"{shown}: not a seamgate JSON report ({type(exc).__name__}: {exc}); "
                             "evidence files are written by `seamgate run --json FILE` — fix or remove it") from exc
+    for r in records:
+        if r.provenance.hashed_files == ():
+            raise EvidenceError(f"{shown}: the record of gate {r.gate} arm {r.arm} says its code hash read no file "
+                                "(hashed_files is empty): a hash over nothing matches nothing it measured; "
+                                "re-measure that arm, or remove the record")
+    return records
 
 
-def resolve(outcome: ArmOutcome, records: list[Record], current_hash: str) -> ArmOutcome:
-    """An OWED outcome, judged again in the light of what was measured elsewhere."""
+def resolve(outcome: ArmOutcome, records: list[Record], current: Callable[[Provenance], str]) -> ArmOutcome:
+    """An OWED outcome, judged again in the light of what was measured elsewhere.
+
+    ``current(p)`` is this tree's hash over what the record of provenance ``p`` hashed (its files)."""
     if outcome.verdict is not Verdict.OWED or not records:
         return outcome
-    same = [r for r in records if not r.provenance.stale_against(current_hash)]
+    same = [r for r in records if not r.provenance.stale_against(current(r.provenance))]
     if same:
         r = same[-1]
         # `facts["evidence"]` marks the verdict as taken from a record (the table shows "PASS (evidence <commit>)").
@@ -100,7 +118,7 @@ def resolve(outcome: ArmOutcome, records: list[Record], current_hash: str) -> Ar
     r = records[-1]
     return replace(outcome, verdict=Verdict.STALE, provenance=r.provenance,
                    message=(f"STALE: {r.verdict.value} measured on {_where(r.provenance)} [{r.source}] for code "
-                            f"{r.provenance.code_hash[:12]}, the code under test is now {current_hash[:12]}; "
+                            f"{r.provenance.code_hash[:12]}, the code under test is now {current(r.provenance)[:12]}; "
                             f"re-run this arm on that hardware ({outcome.message})"))
 
 
@@ -153,7 +171,8 @@ def selected_test_files(project_root: Path, select: Iterable[str]) -> list[str]:
 
 def gate_hash(project_root: Path, gate: "Gate", mutation: "Mutation | None", code_files: Iterable[str],
               read: Callable[[Path], bytes] = Path.read_bytes) -> str:
-    """sha256 of what ``gate``'s verdict depends on (module docstring); ``EmptyHashError`` over no file.
+    """The hash of a record with no file list (an older seamgate's): every file of ``code_files`` and every
+    selected test file byte for byte, the gate, its mutation; ``EmptyHashError`` over no file.
 
     ``read`` reads one file's bytes: the runner passes a memoized reader, so hashing every gate and arm
     of a run reads each file once."""
@@ -167,3 +186,30 @@ def gate_hash(project_root: Path, gate: "Gate", mutation: "Mutation | None", cod
     digest.update(json.dumps(_canonical(gate), sort_keys=True).encode() + b"\0")
     digest.update(json.dumps(_canonical(mutation), sort_keys=True).encode())
     return digest.hexdigest()
+
+
+#: Marks a hash as ``evidence_hash``'s, so that it can never equal one of ``gate_hash``.
+_SCHEME = b"seamgate evidence hash 2\0"
+
+
+def evidence_hash(project_root: Path, gate: "Gate", mutation: "Mutation | None", hashed_files: Iterable[str],
+                  code_files: Iterable[str], reader: SourceReader | None = None) -> tuple[str, tuple[str, ...]]:
+    """sha256 of what ``gate``'s verdict depends on (module docstring), and the files it read in full.
+
+    ``hashed_files`` (and the gate's selected test files) are read in full, every other file of
+    ``code_files`` as its skeleton; all without comments, docstrings and blank lines. A file gone
+    hashes as gone. ``EmptyHashError`` when nothing would be read in full."""
+    reader = reader or SourceReader(project_root)
+    full = tuple(sorted(set(hashed_files) | set(selected_test_files(project_root, gate.select))))
+    if not full:
+        raise EmptyHashError(f"gate {gate.id}: the code hash would cover no file (no file its cases reached, no "
+                             "selected test file); check [tool.seamgate] and the gate's select")
+    digest = hashlib.sha256(_SCHEME)
+    for mark, files, reading in ((b"full", full, reader.normalized),
+                                 (b"skeleton", sorted(set(code_files) - set(full)), reader.skeleton)):
+        for rel in files:
+            text = reading(rel)
+            digest.update(mark + b"\0" + rel.encode() + b"\0" + (b"gone" if text is None else text) + b"\0")
+    digest.update(json.dumps(_canonical(gate), sort_keys=True).encode() + b"\0")
+    digest.update(json.dumps(_canonical(mutation), sort_keys=True).encode())
+    return digest.hexdigest(), full

@@ -73,8 +73,9 @@ class Platform:
         return {arm: why for arm in arms if (why := self.unavailable(arm)) is not None}
 
     def provenance(self, arm: str, project_root: Path, *, code_hash: str | None = None,
-                   commit: str | None = None) -> Provenance:
-        """Where ``arm`` was measured; ``code_hash``/``commit`` when the caller already read them."""
+                   commit: str | None = None, hashed_files: tuple[str, ...] | None = None) -> Provenance:
+        """Where ``arm`` was measured; ``code_hash``/``commit`` when the caller already read them, with the
+        files that hash read in full (``hashed_files``)."""
         gpu = arm in ("cuda", "rocm")
         return Provenance(
             arm=arm, device=str(self.facts.get("device", "")) if gpu else "cpu",
@@ -83,6 +84,7 @@ class Platform:
             torch=str(self.facts.get("torch", "")),
             commit=git_commit(project_root) if commit is None else commit,
             code_hash=hash_code_under_test(project_root) if code_hash is None else code_hash,
+            hashed_files=hashed_files,
         )
 
 

@@ -665,16 +665,28 @@ class Session:
             records = self.options.evidence.get((gate.id, arm), ())
             if not records:
                 return owed_outcome(gate, arm, check.owed)
-            return resolve(owed_outcome(gate, arm, check.owed), list(records), self.hashing.gate_hash(gate, arm))
+            return resolve(owed_outcome(gate, arm, check.owed), list(records), self.hashing.current(gate, arm))
         own = f"gate {gate.id} {arm}"  # a lane-identity gate runs its own children
         with self.tree_guard.watch(own) if self.tree_guard else contextlib.nullcontext():
             outcome = self.judge_seen(check)
         if self.tree_guard is not None:
             outcome = self.tree_guard.verdict(outcome, [own] + [k.label() for k in (check.row, check.proof_row) if k])
         if outcome.verdict is Verdict.PASS:
-            outcome = replace(outcome, provenance=platform.provenance(arm, self.project, code_hash=self.hashing.gate_hash(gate, arm),
-                                                                      commit=self.hashing.commit()))
+            code_hash, files = self.hashing.measured(gate, arm, self.reached(check))
+            outcome = replace(outcome, provenance=platform.provenance(arm, self.project, code_hash=code_hash,
+                                                                      commit=self.hashing.commit(), hashed_files=files))
         return outcome
+
+    def reached(self, check: Check) -> list[str] | None:
+        """The project files the check's cases ran in its baseline (``harness/run/hashing.py``, ``reached_files``);
+        ``None`` when unknown: a gate that runs its own children, no baseline, or no reach recorded."""
+        if check.row is None or check.gate.kind in RUNS_ITS_OWN:
+            return None
+        baseline = self.rows.get(check.row.baseline)
+        if baseline is None or isinstance(baseline, Exception):
+            return None
+        cases = [c.nodeid for c in view(baseline, check.gate.select).cases]
+        return self.hashing.reached(self.reach.get(check.row.baseline), cases, check.gate.select)
 
     def judge_seen(self, check: Check) -> ArmOutcome:
         """Read the gate's part of its rows, and hand it to the judge of its kind."""

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from harness.results.evidence import EvidenceError, Record, gate_hash, load_records, resolve
+from harness.results.evidence import EvidenceError, Record, evidence_hash, gate_hash, load_records, resolve
 from harness.exit_codes import ExitCode
 from harness.gates.model import RedSet
 from harness.results.platforms import code_under_test
@@ -22,19 +22,19 @@ OWED = ArmOutcome("g", "rocm", Verdict.OWED, "OWED: rocm arm needs an AMD GPU wi
 
 
 def test_a_record_of_the_same_code_stands_and_names_the_device_and_the_file():
-    out = resolve(OWED, [Record("g", "rocm", Verdict.PASS, "reds exactly x", H200, "evidence/r.json")], "a" * 64)
+    out = resolve(OWED, [Record("g", "rocm", Verdict.PASS, "reds exactly x", H200, "evidence/r.json")], lambda _: "a" * 64)
     assert out.verdict is Verdict.PASS and out.provenance == H200
     assert out.message.startswith("measured on AMD Instinct MI300X, sm 9.4, driver 6.2, torch 2.11, commit abc1234def [evidence/r.json]")
 
 
 def test_a_record_of_other_code_is_stale_never_carried_forward():
-    out = resolve(OWED, [Record("g", "rocm", Verdict.PASS, "ok", H200, "evidence/r.json")], "b" * 64)
+    out = resolve(OWED, [Record("g", "rocm", Verdict.PASS, "ok", H200, "evidence/r.json")], lambda _: "b" * 64)
     assert out.verdict is Verdict.STALE
     assert "for code aaaaaaaaaaaa, the code under test is now bbbbbbbbbbbb" in out.message
 
 
 def test_without_a_record_the_arm_stays_owed():
-    assert resolve(OWED, [], "a" * 64) is OWED
+    assert resolve(OWED, [], lambda _: "a" * 64) is OWED
 
 
 def test_a_broken_evidence_report_is_a_usage_error_naming_the_file(tmp_path):
@@ -54,13 +54,21 @@ def _run(project: Path, select: tuple[str, ...] = ("tests",), **options):
     return {o.arm: o for o in report.outcomes}, code
 
 
-def _record_rocm_evidence(project: Path, report: Path, select: tuple[str, ...]) -> None:
+def _record_rocm_evidence(project: Path, report: Path, select: tuple[str, ...], *, older: bool = False) -> None:
     """What a ROCm machine would have written: the same gate's outcome, measured there on this code. A
-    record hashes the gate as judged for ITS arm (what a machine running ``--arm rocm`` computes)."""
+    record hashes the gate as judged for ITS arm (what a machine running ``--arm rocm`` computes), over
+    the files the cpu-emulated run reached. ``older``: as an older seamgate wrote it (no file list, every
+    code file byte for byte)."""
     data = json.loads(report.read_text())
     measured = dict(data["outcomes"][0], arm="rocm")
-    rocm_hash = gate_hash(project, _gate(select, ("rocm",)), MUT_ADD, code_under_test(project))
-    measured["provenance"] = dict(measured["provenance"], arm="rocm", device="AMD Instinct MI300X", code_hash=rocm_hash)
+    provenance = dict(measured["provenance"], arm="rocm", device="AMD Instinct MI300X")
+    if older:
+        del provenance["hashed_files"]
+        provenance["code_hash"] = gate_hash(project, _gate(select, ("rocm",)), MUT_ADD, code_under_test(project))
+    else:
+        provenance["code_hash"], _ = evidence_hash(project, _gate(select, ("rocm",)), MUT_ADD,
+                                                   provenance["hashed_files"], code_under_test(project))
+    measured["provenance"] = provenance
     (project / "evidence").mkdir()
     (project / "evidence" / "rocm.json").write_text(json.dumps(dict(data, outcomes=[measured])))
 
@@ -76,7 +84,7 @@ def test_a_measured_arm_is_judged_from_evidence_and_turns_stale_when_the_code_ch
     assert code is ExitCode.OK
 
     ops = project / "calc" / "ops.py"
-    ops.write_text(ops.read_text() + "\n# a change to the code under test\n")
+    ops.write_text(ops.read_text() + "\n\nLIMIT = 10  # a statement added to the code under test\n")
     later, code = _run(project, evidence=load_records(project, ["evidence"]), fail_on_owed=True)
     assert later["rocm"].verdict is Verdict.STALE and code is ExitCode.OWED
 
@@ -92,3 +100,18 @@ def test_evidence_turns_stale_when_the_selected_test_file_changes(tmp_path: Path
     test.write_text(test.read_text() + "\n\ndef test_added_later():\n    assert add(2, 2) == 4\n")
     later, code = _run(project, select, evidence=load_records(project, ["evidence"]), fail_on_owed=True)
     assert later["rocm"].verdict is Verdict.STALE and code is ExitCode.OWED
+
+
+def test_a_record_with_no_file_list_is_checked_against_every_code_file_byte_for_byte(tmp_path: Path) -> None:
+    """An older seamgate's record: its hash read every file under the code roots as bytes, so it stands on
+    the same tree and a comment added to any code file makes it STALE (the fallback hashes no less)."""
+    project = write_project(tmp_path / "proj")
+    _run(project, json=tmp_path / "r.json")
+    _record_rocm_evidence(project, tmp_path / "r.json", ("tests",), older=True)
+    assert "hashed_files" not in json.loads((project / "evidence" / "rocm.json").read_text())["outcomes"][0]["provenance"]
+    now, _ = _run(project, evidence=load_records(project, ["evidence"]))
+    assert now["rocm"].verdict is Verdict.PASS
+    ops = project / "calc" / "ops.py"
+    ops.write_text(ops.read_text() + "# only a comment\n")
+    later, _ = _run(project, evidence=load_records(project, ["evidence"]))
+    assert later["rocm"].verdict is Verdict.STALE

@@ -7,7 +7,8 @@ from pathlib import Path
 
 import pytest
 
-from harness.results.evidence import EmptyHashError, gate_hash
+from harness.results.evidence import EmptyHashError, evidence_hash, gate_hash
+from harness.results.source_hash import normalized, skeleton
 from harness.gates.model import Origin, RedSet
 from harness.results.platforms import code_under_test, hash_code_under_test
 from tests.reports.fixture_projects import gate, mutation, write_project
@@ -53,3 +54,52 @@ def test_a_hash_over_zero_files_is_an_error_never_a_value(tmp_path: Path) -> Non
         hash_code_under_test(project)
     with pytest.raises(EmptyHashError, match="gate g: the code hash would cover no file"):
         gate_hash(project, dataclasses.replace(GATE, select=("tests/none",)), None, [])
+
+
+def test_the_evidence_hash_over_no_file_is_an_error_never_a_value(tmp_path: Path) -> None:
+    project = write_project(tmp_path / "p", {"tests/README.txt": "no code"})
+    with pytest.raises(EmptyHashError, match="gate g: the code hash would cover no file"):
+        evidence_hash(project, dataclasses.replace(GATE, select=("tests/none",)), None, [], [])
+
+
+def test_the_evidence_hash_lists_what_it_read_in_full_and_reads_the_rest_as_skeletons(tmp_path: Path) -> None:
+    project = write_project(tmp_path / "p", {"calc/ops.py": "def add(a, b):\n    return a + b\n",
+                                            "calc/other.py": "K = 1\n\n\ndef f():\n    return K\n",
+                                            "tests/test_add.py": "def test_a():\n    pass\n"})
+    code = code_under_test(project)
+    before, files = evidence_hash(project, GATE, MUT, ["calc/ops.py"], code)
+    assert files == ("calc/ops.py", "tests/test_add.py")
+    (project / "calc/other.py").write_text("K = 1\n\n\ndef f():\n    return K + 1\n")
+    assert evidence_hash(project, GATE, MUT, ["calc/ops.py"], code)[0] == before  # a body no case ran
+    (project / "calc/other.py").write_text("K = 2\n\n\ndef f():\n    return K + 1\n")
+    assert evidence_hash(project, GATE, MUT, ["calc/ops.py"], code)[0] != before  # what importing it runs
+
+
+SOURCE = b'"""Module."""\n\nimport os  # why\n\n\nclass A:\n    """A."""\n\n    x = "# kept"\n\n    def f(self):\n        """F."""\n        return f"{self.x}#"\n'
+
+
+@pytest.mark.parametrize("edit", [
+    (b"import os  # why\n", b"# a new comment\nimport os\n"),
+    (b'"""Module."""\n', b'"""Another module docstring,\n\nover lines."""\n\n\n'),
+    (b'        """F."""\n', b""),
+    (b"    x = ", b"\n\n    x = "),
+])
+def test_comments_docstrings_and_blank_lines_do_not_count(edit: tuple[bytes, bytes]) -> None:
+    assert normalized("m.py", SOURCE.replace(*edit)) == normalized("m.py", SOURCE)
+
+
+@pytest.mark.parametrize("edit", [
+    (b'x = "# kept"', b'x = "# changed"'),  # a string that is no docstring
+    (b'f"{self.x}#"', b'f"{self.x}!"'),
+    (b"return", b"yield"),
+    (b"import os", b"import sys"),
+])
+def test_a_changed_statement_counts(edit: tuple[bytes, bytes]) -> None:
+    assert normalized("m.py", SOURCE.replace(*edit)) != normalized("m.py", SOURCE)
+
+
+def test_a_file_that_does_not_parse_is_read_as_its_bytes() -> None:
+    broken = b"def f(:\n    # a comment\n"
+    assert normalized("m.py", broken) == b"raw\0" + broken
+    assert normalized("m.py", broken + b"# another\n") != normalized("m.py", broken)
+    assert skeleton("m.py", SOURCE) != normalized("m.py", SOURCE)

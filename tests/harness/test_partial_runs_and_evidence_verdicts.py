@@ -35,7 +35,7 @@ def table_text(outcomes: tuple[ArmOutcome, ...]) -> str:
 
 
 def test_a_verdict_from_evidence_is_marked_in_the_table_with_its_commit() -> None:
-    judged = resolve(OWED, [Record("g", "cuda", Verdict.PASS, "reds exactly x", H200, "evidence/h200.json")], "a" * 64)
+    judged = resolve(OWED, [Record("g", "cuda", Verdict.PASS, "reds exactly x", H200, "evidence/h200.json")], lambda _: "a" * 64)
     text = table_text((judged, ArmOutcome("g", "cpu-emulated", Verdict.PASS, "reds exactly x")))
     assert "PASS (evidence abc1234def)" in text
     assert text.count("(evidence") == 1  # the arm measured here is a bare PASS
