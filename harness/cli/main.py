@@ -12,6 +12,7 @@ import importlib
 import re
 import sys
 import traceback
+from importlib import metadata
 from pathlib import Path
 from typing import Callable, Sequence
 
@@ -63,11 +64,21 @@ def main(argv: Sequence[str] | None = None) -> int:
         return ExitCode.INTERNAL
 
 
+def _installed_version() -> str:
+    """The version pip installed (a source tree run without installing says so)."""
+    try:
+        return metadata.version("seamgate")
+    except metadata.PackageNotFoundError:
+        return "(not installed: run scripts/setup.sh)"
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="seamgate", description=_DESCRIPTION, epilog=_exit_code_epilog(),
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
+    parser.add_argument("--version", action="version", version=f"seamgate {_installed_version()}",
+                        help="print the installed seamgate's version and exit")
     parser.add_argument("--project", type=Path, default=None, metavar="DIR",
                         help="the project root (default: the nearest folder upwards whose pyproject.toml "
                              "has [tool.seamgate], else the current folder)")
