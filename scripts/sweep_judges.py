@@ -31,7 +31,8 @@ TESTS = ("tests/harness/test_judge_evaluate.py", "tests/harness/test_judge_redfi
          "tests/harness/test_judge_lane.py", "tests/harness/test_judge_planner.py", "tests/harness/test_evaluate.py",
          "tests/harness/test_redfirst_collection.py", "tests/harness/test_judge_collection_errors.py",
          "tests/harness/test_expected_node_ids_are_exact.py", "tests/harness/test_red_first_working_tree_is_judged_whole.py",
-         "tests/harness/test_lane_fingerprints_compare_exactly.py")
+         "tests/harness/test_lane_fingerprints_compare_exactly.py",
+         "tests/harness/test_long_id_lists_are_summarized.py")
 EQUIVALENTS = "tests/equivalent_mutants.yaml"
 #: When these change, every judge is swept again (the selection, the explanations, the sweep itself).
 EVERYTHING = (*TESTS, EQUIVALENTS, "harness/sweep/sweep.py", "harness/sweep/mutants.py", "harness/sweep/pytest_sweep.py")
