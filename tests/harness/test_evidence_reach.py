@@ -48,8 +48,11 @@ def _measure_on_a_stand_in_gpu(project: Path, monkeypatch: pytest.MonkeyPatch, r
     return data
 
 
-def _judged_from_evidence(project: Path) -> Verdict:
-    report, _, _ = run_quietly(project, [GATE], catalog(MUT), evidence=load_records(project, ["evidence"]))
+def _judged_from_evidence(project: Path, monkeypatch: pytest.MonkeyPatch) -> Verdict:
+    """The second run, on a machine where cuda cannot run (so the record judges it), even on a GPU machine."""
+    with monkeypatch.context() as m:
+        m.setattr(Platform, "unavailable", lambda self, arm: "OWED: cuda arm: no GPU on the machine that reads the evidence")
+        report, _, _ = run_quietly(project, [GATE], catalog(MUT), evidence=load_records(project, ["evidence"]))
     (outcome,) = report.outcomes
     return outcome.verdict
 
@@ -85,9 +88,9 @@ def test_an_edit_that_changes_nothing_the_cases_ran_keeps_the_evidence(tmp_path:
                                                                        edit: str) -> None:
     project = write_project(tmp_path / "p", PROJECT)
     _measure_on_a_stand_in_gpu(project, monkeypatch, tmp_path / "r.json")
-    assert _judged_from_evidence(project) is Verdict.PASS  # the precondition: the record stands as measured
+    assert _judged_from_evidence(project, monkeypatch) is Verdict.PASS  # the precondition: the record stands as measured
     _edit(project, *KEEPS[edit])
-    assert _judged_from_evidence(project) is Verdict.PASS
+    assert _judged_from_evidence(project, monkeypatch) is Verdict.PASS
 
 
 @pytest.mark.parametrize("edit", sorted(STALES))
@@ -95,9 +98,9 @@ def test_an_edit_that_changes_what_the_cases_ran_makes_the_evidence_stale(tmp_pa
                                                                           edit: str) -> None:
     project = write_project(tmp_path / "p", PROJECT)
     _measure_on_a_stand_in_gpu(project, monkeypatch, tmp_path / "r.json")
-    assert _judged_from_evidence(project) is Verdict.PASS
+    assert _judged_from_evidence(project, monkeypatch) is Verdict.PASS
     _edit(project, *STALES[edit])
-    assert _judged_from_evidence(project) is Verdict.STALE
+    assert _judged_from_evidence(project, monkeypatch) is Verdict.STALE
 
 
 def test_a_reached_file_deleted_makes_the_evidence_stale(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
@@ -109,6 +112,6 @@ def test_a_reached_file_deleted_makes_the_evidence_stale(tmp_path: Path, monkeyp
     project = write_project(tmp_path / "p", files)
     data = _measure_on_a_stand_in_gpu(project, monkeypatch, tmp_path / "r.json")
     assert "drivers/helper.py" in data["outcomes"][0]["provenance"]["hashed_files"]  # the precondition: it was reached
-    assert _judged_from_evidence(project) is Verdict.PASS
+    assert _judged_from_evidence(project, monkeypatch) is Verdict.PASS
     (project / "drivers" / "helper.py").unlink()
-    assert _judged_from_evidence(project) is Verdict.STALE
+    assert _judged_from_evidence(project, monkeypatch) is Verdict.STALE
