@@ -77,9 +77,11 @@ def cuda_rng() -> Iterator[None]:
 class _OpInfo:
     """What the device mode needs to know of one aten overload, worked out once."""
 
-    __slots__ = ("seeded", "blas", "cudnn", "mixed_ok", "fresh", "pointwise", "allocates", "plain", "marks")
+    __slots__ = ("func", "seeded", "blas", "cudnn", "mixed_ok", "fresh", "pointwise", "allocates", "plain", "marks")
 
     def __init__(self, func: Any) -> None:
+        #: Held, so that ``id(func)``, the key of ``_INFO``, names this overload as long as the entry lives.
+        self.func = func
         self.seeded = _SEEDED in func.tags
         self.blas = func in _BLAS
         self.cudnn = func in _CUDNN
@@ -95,13 +97,14 @@ class _OpInfo:
         self.marks = any(self.fresh)
 
 
-_INFO: dict[Any, _OpInfo] = {}
+#: By ``id(overload)``: an ``OpOverload``'s own ``__hash__`` is a Python call, paid on every lookup.
+_INFO: dict[int, _OpInfo] = {}
 
 
 def _info(func: Any) -> _OpInfo:
-    info = _INFO.get(func)
+    info = _INFO.get(id(func))
     if info is None:
-        info = _INFO[func] = _OpInfo(func)
+        info = _INFO[id(func)] = _OpInfo(func)
     return info
 
 
@@ -187,7 +190,7 @@ class DeviceMode(TorchDispatchMode):
     """Places every aten operation on the emulated device (see the module docstring)."""
 
     def __torch_dispatch__(self, func: Any, types: Any, args: tuple[Any, ...] = (), kwargs: Any = None) -> Any:
-        info = _INFO.get(func) or _info(func)
+        info = _INFO.get(id(func)) or _info(func)
         if kwargs:
             if "device" in kwargs or "pin_memory" in kwargs:
                 return self._placed(func, types, args, kwargs, info)
