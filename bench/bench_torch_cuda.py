@@ -10,6 +10,7 @@ dispatch mode that only calls each operation is measured beside them: the floor 
 at torch's dispatcher pays, which no work in the emulator can remove.
 
     python bench/bench_torch_cuda.py [--hidden 512] [--layers 4] [--batch 8] [--reps 200] [--json FILE]
+    python bench/bench_torch_cuda.py --per-aten-op [--hidden 64]   # each aten call of the forward alone
 """
 
 from __future__ import annotations
@@ -56,6 +57,30 @@ def _per_op(reps: int) -> dict[str, float]:
     return {k: round(v, 2) for k, v in out.items()}
 
 
+def _per_aten_op(hidden: int, reps: int, rounds: int = 9) -> dict[str, dict[str, float]]:
+    """Each aten call of the forward alone ([8, hidden]): plain, under the do-nothing mode, under the
+    emulator; the minimum over ``rounds`` of medians of ``reps`` calls (us): where the emulator's own
+    time goes, operation by operation."""
+    def calls(dev: str) -> dict[str, Callable[[], object]]:
+        x, w, b = torch.randn(8, hidden, device=dev), torch.randn(hidden, hidden, device=dev), torch.randn(hidden, device=dev)
+        return {"t": lambda: w.t(), "addmm": lambda: torch.addmm(b, x, w),
+                "native_layer_norm": lambda: torch.layer_norm(x, [hidden], b, b),
+                "gelu": lambda: torch.nn.functional.gelu(x), "add": lambda: x + x}
+    plain = calls("cpu")
+    with emulate_cuda():
+        emulated = calls("cuda")
+        emulated["addmm"]()  # the thread's cuBLAS handle
+    seen: dict[str, dict[str, list[float]]] = {op: {"plain": [], "noop_dispatch_mode": [], "emulated": []} for op in plain}
+    for _ in range(rounds):
+        for op in plain:
+            seen[op]["plain"].append(_median_us(plain[op], reps))
+            with _NoopMode():
+                seen[op]["noop_dispatch_mode"].append(_median_us(plain[op], reps))
+            with emulate_cuda():
+                seen[op]["emulated"].append(_median_us(emulated[op], reps))
+    return {op: {k: round(min(v), 2) for k, v in by.items()} for op, by in seen.items()}
+
+
 def _median_us(fn: Callable[[], object], reps: int) -> float:
     samples = []
     for _ in range(reps):
@@ -80,8 +105,14 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--batch", type=int, default=8, help="rows per step (default 8)")
     ap.add_argument("--reps", type=int, default=200, help="timed calls per round, 5 rounds (default 200)")
     ap.add_argument("--json", type=Path, help="also write the figures here")
+    ap.add_argument("--per-aten-op", action="store_true",
+                    help="only time each aten call of the forward alone (plain, do-nothing mode, emulator) and print it")
     args = ap.parse_args(argv)
     torch.set_num_threads(1)
+    if args.per_aten_op:
+        with torch.no_grad():
+            print(json.dumps(_per_aten_op(args.hidden, args.reps * 10), indent=1))
+        return 0
     plain_model = _model(args.hidden, args.layers, "cpu")
     plain_x = torch.randn(args.batch, args.hidden)  # [B, H]
     with emulate_cuda(), torch.no_grad():
