@@ -5,9 +5,12 @@ Targets (issue 24): plain eager work inside ``emulate_cuda()``, outside any capt
 emulator costs at most 1.5x the emulated eager forward. One process, one machine, interleaved
 rounds, ratios of medians. The model is a small MLP decoder step written against ``torch.cuda``
 (``--hidden`` sets its size: the smaller it is, the more the per-operation cost of the emulator's
-dispatch shows; the figure is printed with the size it was measured at).
+dispatch shows; the figure is printed with the size it was measured at). The same forward under a
+dispatch mode that only calls each operation is measured beside them: the floor that any emulation
+at torch's dispatcher pays, which no work in the emulator can remove.
 
     python bench/bench_torch_cuda.py [--hidden 512] [--layers 4] [--batch 8] [--reps 200] [--json FILE]
+    python bench/bench_torch_cuda.py --per-aten-op [--hidden 64]   # each aten call of the forward alone
 """
 
 from __future__ import annotations
@@ -35,6 +38,13 @@ class _NoopMode(TorchDispatchMode):
         return func(*args, **(kwargs or {}))
 
 
+# Called as is, as the emulator's device mode is (``seam/torch_cuda/dispatch.py``): torch's dynamo
+# guard around a mode's ``__torch_dispatch__`` costs a microsecond or more per operation, which
+# would make the floor look higher than the emulator's.
+_NoopMode.__torch_dispatch__ = getattr(_NoopMode.__torch_dispatch__, "__wrapped__",  # type: ignore[method-assign]
+                                       _NoopMode.__torch_dispatch__)
+
+
 def _per_op(reps: int) -> dict[str, float]:
     """One small ``x + x`` ([8, 64]): plain, under a do-nothing dispatch mode, under the emulator (us)."""
     x = torch.randn(8, 64)
@@ -45,6 +55,30 @@ def _per_op(reps: int) -> dict[str, float]:
         y = x.cuda()
         out["emulated"] = _median_us(lambda: y + y, reps)
     return {k: round(v, 2) for k, v in out.items()}
+
+
+def _per_aten_op(hidden: int, reps: int, rounds: int = 9) -> dict[str, dict[str, float]]:
+    """Each aten call of the forward alone ([8, hidden]): plain, under the do-nothing mode, under the
+    emulator; the minimum over ``rounds`` of medians of ``reps`` calls (us): where the emulator's own
+    time goes, operation by operation."""
+    def calls(dev: str) -> dict[str, Callable[[], object]]:
+        x, w, b = torch.randn(8, hidden, device=dev), torch.randn(hidden, hidden, device=dev), torch.randn(hidden, device=dev)
+        return {"t": lambda: w.t(), "addmm": lambda: torch.addmm(b, x, w),
+                "native_layer_norm": lambda: torch.layer_norm(x, [hidden], b, b),
+                "gelu": lambda: torch.nn.functional.gelu(x), "add": lambda: x + x}
+    plain = calls("cpu")
+    with emulate_cuda():
+        emulated = calls("cuda")
+        emulated["addmm"]()  # the thread's cuBLAS handle
+    seen: dict[str, dict[str, list[float]]] = {op: {"plain": [], "noop_dispatch_mode": [], "emulated": []} for op in plain}
+    for _ in range(rounds):
+        for op in plain:
+            seen[op]["plain"].append(_median_us(plain[op], reps))
+            with _NoopMode():
+                seen[op]["noop_dispatch_mode"].append(_median_us(plain[op], reps))
+            with emulate_cuda():
+                seen[op]["emulated"].append(_median_us(emulated[op], reps))
+    return {op: {k: round(min(v), 2) for k, v in by.items()} for op, by in seen.items()}
 
 
 def _median_us(fn: Callable[[], object], reps: int) -> float:
@@ -71,8 +105,14 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--batch", type=int, default=8, help="rows per step (default 8)")
     ap.add_argument("--reps", type=int, default=200, help="timed calls per round, 5 rounds (default 200)")
     ap.add_argument("--json", type=Path, help="also write the figures here")
+    ap.add_argument("--per-aten-op", action="store_true",
+                    help="only time each aten call of the forward alone (plain, do-nothing mode, emulator) and print it")
     args = ap.parse_args(argv)
     torch.set_num_threads(1)
+    if args.per_aten_op:
+        with torch.no_grad():
+            print(json.dumps(_per_aten_op(args.hidden, args.reps * 10), indent=1))
+        return 0
     plain_model = _model(args.hidden, args.layers, "cpu")
     plain_x = torch.randn(args.batch, args.hidden)  # [B, H]
     with emulate_cuda(), torch.no_grad():
@@ -87,17 +127,22 @@ def main(argv: list[str] | None = None) -> int:
         g.replay()
         if not torch.allclose(static_out, model(x)):
             raise SystemExit("the replay disagrees with the eager forward: nothing to measure")
-    plain, eager, replay = [], [], []
+    plain, floor, eager, replay = [], [], [], []
     for _ in range(5):  # interleaved rounds: drift hits every side alike
         with torch.no_grad():
             plain.append(_median_us(lambda: plain_model(plain_x), args.reps))
+            with _NoopMode():
+                floor.append(_median_us(lambda: plain_model(plain_x), args.reps))
         with emulate_cuda(), torch.no_grad():
             eager.append(_median_us(lambda: model(x), args.reps))
             replay.append(_median_us(g.replay, args.reps))
     p, e, r = statistics.median(plain), statistics.median(eager), statistics.median(replay)
+    f = statistics.median(floor)
     result = {
         "model": f"{args.layers} x (Linear+LayerNorm+GELU), hidden={args.hidden}, batch={args.batch}",
         "plain_cpu_forward_us": round(p, 1),
+        "noop_dispatch_mode_forward_us": round(f, 1),
+        "ratio_noop_dispatch_mode_over_plain": round(f / p, 3),
         "emulated_eager_forward_us": round(e, 1),
         "emulated_replay_us": round(r, 1),
         "ratio_emulated_eager_over_plain": round(e / p, 3),

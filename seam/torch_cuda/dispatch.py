@@ -27,6 +27,7 @@ from torch.utils._python_dispatch import TorchDispatchMode
 from seam.capture_guard import COPY_OPS, check_copy
 from seam.errors import CaptureError, PageableCopyError
 from seam.torch_cuda import cuda_errors
+from seam.torch_cuda.kinds import _ATTR as _KIND
 from seam.torch_cuda.kinds import is_device, kind_of, mark_unmarked
 from seam.torch_cuda.runtime import CPU, runtime
 
@@ -76,9 +77,11 @@ def cuda_rng() -> Iterator[None]:
 class _OpInfo:
     """What the device mode needs to know of one aten overload, worked out once."""
 
-    __slots__ = ("seeded", "blas", "cudnn", "mixed_ok", "fresh", "pointwise", "allocates")
+    __slots__ = ("func", "seeded", "blas", "cudnn", "mixed_ok", "fresh", "pointwise", "allocates", "plain", "marks")
 
     def __init__(self, func: Any) -> None:
+        #: Held, so that ``id(func)``, the key of ``_INFO``, names this overload as long as the entry lives.
+        self.func = func
         self.seeded = _SEEDED in func.tags
         self.blas = func in _BLAS
         self.cudnn = func in _CUDNN
@@ -87,15 +90,21 @@ class _OpInfo:
         #: Per result: whether it is NEW memory (no alias annotation: not an input, not a view of one).
         self.fresh = tuple(r.alias_info is None for r in func._schema.returns)
         self.allocates = any(f and "Tensor" in str(r.type) for f, r in zip(self.fresh, func._schema.returns))
+        #: Outside any capture, a device operation with nothing to note (no RNG draw, no cuBLAS or
+        #: cuDNN handle) just runs: the device mode's fast path.
+        self.plain = not (self.seeded or self.blas or self.cudnn)
+        #: Whether any result may be new memory to mark (a view's or an in-place op's never is).
+        self.marks = any(self.fresh)
 
 
-_INFO: dict[Any, _OpInfo] = {}
+#: By ``id(overload)``: an ``OpOverload``'s own ``__hash__`` is a Python call, paid on every lookup.
+_INFO: dict[int, _OpInfo] = {}
 
 
 def _info(func: Any) -> _OpInfo:
-    info = _INFO.get(func)
+    info = _INFO.get(id(func))
     if info is None:
-        info = _INFO[func] = _OpInfo(func)
+        info = _INFO[id(func)] = _OpInfo(func)
     return info
 
 
@@ -107,6 +116,27 @@ def _tensors(args: Any, kwargs: dict[str, Any]) -> list[torch.Tensor]:
         elif isinstance(value, (list, tuple)):
             out.extend(v for v in value if isinstance(v, torch.Tensor))
     return out
+
+
+def _devices_in(values: Any) -> tuple[bool, bool]:
+    """(a device tensor among ``values``, a host tensor of at least one dimension among them), looking
+    one level into lists and tuples as ``_tensors`` does; one ``untyped_storage()`` per tensor, and
+    the host test only for a tensor that is not device memory."""
+    device_in = host_in = False
+    for value in values:
+        if isinstance(value, torch.Tensor):
+            if getattr(value.untyped_storage(), _KIND, None) == "device":
+                device_in = True
+            elif value.is_cpu and value.dim() > 0:
+                host_in = True
+        elif isinstance(value, (list, tuple)):
+            for v in value:
+                if isinstance(v, torch.Tensor):
+                    if getattr(v.untyped_storage(), _KIND, None) == "device":
+                        device_in = True
+                    elif v.is_cpu and v.dim() > 0:
+                        host_in = True
+    return device_in, host_in
 
 
 def _mark_new(result: Any, kind: str, fresh: tuple[bool, ...]) -> None:
@@ -160,7 +190,30 @@ class DeviceMode(TorchDispatchMode):
     """Places every aten operation on the emulated device (see the module docstring)."""
 
     def __torch_dispatch__(self, func: Any, types: Any, args: tuple[Any, ...] = (), kwargs: Any = None) -> Any:
-        kwargs = kwargs or {}
+        info = _INFO.get(id(func)) or _info(func)
+        if kwargs:
+            if "device" in kwargs or "pin_memory" in kwargs:
+                return self._placed(func, types, args, kwargs, info)
+            device_in, host_in = _devices_in((*args, *kwargs.values()))
+        else:
+            kwargs = {}
+            device_in, host_in = _devices_in(args)
+        # No device placement asked: the common case, decided by the tensors alone (``_placed`` with
+        # ``target`` None, in fewer steps).
+        if not device_in:
+            return func(*args, **kwargs)  # host work: runs now, in or out of a capture
+        if host_in and not info.mixed_ok:
+            raise _mixed_devices(func, info, args, kwargs)
+        if info.plain and not runtime().captures:
+            result = func(*args, **kwargs)  # no capture open on any stream: nothing to record or route
+        else:
+            result = self._run_on_device(func, types, args, kwargs, None, True, info)
+        if info.marks:
+            _mark_new(result, "device", info.fresh)
+        return result
+
+    def _placed(self, func: Any, types: Any, args: tuple[Any, ...], kwargs: dict[str, Any], info: _OpInfo) -> Any:
+        """An operation with a ``device=`` or ``pin_memory=`` argument: a factory, a copy to a device."""
         target: str | None = None
         device = kwargs.get("device")
         if device is not None:
@@ -173,7 +226,6 @@ class DeviceMode(TorchDispatchMode):
         if kwargs.get("pin_memory"):
             kwargs = {**kwargs, "pin_memory": False}
             target = "pinned"
-        info = _info(func)
         device_in = False
         host_in = False
         for t in _tensors(args, kwargs):

@@ -20,9 +20,16 @@ MemoryKind = Literal["device", "pinned", "pageable"]
 _ATTR = "_seam_memory_kind"
 
 
-#: Live device storages by address: what ``torch._C._construct_storage_from_data_pointer`` looks
-#: up, and what the memory figures add up (when asked: no bookkeeping on the hot path).
-_BY_ADDRESS: "weakref.WeakValueDictionary[int, torch.UntypedStorage]" = weakref.WeakValueDictionary()
+#: Device storages by address, each held by a plain weak reference: what
+#: ``torch._C._construct_storage_from_data_pointer`` looks up, and what the memory figures add up
+#: (when asked: no bookkeeping on the hot path). Not a ``WeakValueDictionary``: its keyed references
+#: and their death callbacks cost a microsecond or two on every device allocation, paid by every
+#: operation of an emulated forward. A dead entry reads as absent and is dropped in bulk (``_prune``);
+#: a new storage at a dead one's address replaces it, as the dictionary's callback would have.
+_BY_ADDRESS: dict[int, "weakref.ref[torch.UntypedStorage]"] = {}
+#: ``_BY_ADDRESS``'s size at which the dead entries are next dropped (twice the live ones, at least the floor).
+_PRUNE_FLOOR = 4096
+_PRUNE_AT = _PRUNE_FLOOR
 
 
 #: Live aliases per owner storage (by the owner's id; the owner outlives its aliases): storages torch made
@@ -85,7 +92,7 @@ class MemoryAccount:
 
     @property
     def allocated(self) -> int:
-        now = sum(s.nbytes() for s in list(_BY_ADDRESS.values()) if _held_beyond_aliases(s))
+        now = sum(s.nbytes() for s in _live_storages() if _held_beyond_aliases(s))
         self.peak = max(self.peak, now)
         return now
 
@@ -99,7 +106,21 @@ ACCOUNT = MemoryAccount()
 
 def storage_at(data_ptr: int) -> torch.UntypedStorage | None:
     """The live device storage that starts at ``data_ptr``, if any."""
-    return _BY_ADDRESS.get(data_ptr)
+    ref = _BY_ADDRESS.get(data_ptr)
+    return None if ref is None else ref()
+
+
+def _live_storages() -> list[torch.UntypedStorage]:
+    return [s for s in (ref() for ref in list(_BY_ADDRESS.values())) if s is not None]
+
+
+def _prune() -> None:
+    """Drop the entries of storages that died; the next pruning waits until the live ones double."""
+    global _PRUNE_AT
+    for address, ref in list(_BY_ADDRESS.items()):
+        if ref() is None:
+            del _BY_ADDRESS[address]
+    _PRUNE_AT = max(_PRUNE_FLOOR, 2 * len(_BY_ADDRESS))
 
 
 #: Called with the address of every new device allocation while ``torch.cuda._gpu_trace`` is on
@@ -110,7 +131,9 @@ allocation_hook: Callable[[int], None] | None = None
 def _allocated(storage: torch.UntypedStorage) -> None:
     ACCOUNT.allocations += 1
     if storage.nbytes():
-        _BY_ADDRESS[storage.data_ptr()] = storage
+        _BY_ADDRESS[storage.data_ptr()] = weakref.ref(storage)
+        if len(_BY_ADDRESS) > _PRUNE_AT:
+            _prune()
     if allocation_hook is not None:
         allocation_hook(storage.data_ptr())
 
