@@ -16,6 +16,7 @@ from reports.junit_out import junit_text
 from reports.markdown_out import report_to_markdown
 from reports.mte_out import source_reader, sweep_to_mte
 from reports.mutants import SweepResult
+from reports.outcome import counted
 from reports.results import KeptResult, ResultsError
 from reports.summary import sweep_score, verdict
 from reports.terminal import print_report
@@ -114,7 +115,7 @@ def text(kept: KeptResult, exit_name: str, console: Console | None = None) -> st
 
 
 def sweep_lines(sweep: SweepResult) -> list[str]:
-    lines = [f"sweep of {', '.join(sweep.scope)} on {sweep.arm}: {sweep_score(sweep)}, {len(sweep.mutants)} mutants, "
+    lines = [f"sweep of {', '.join(sweep.scope)} on {sweep.arm}: {sweep_score(sweep)}, {counted(len(sweep.mutants), 'mutant')}, "
              f"{sweep.wall:.1f} s"]
     lines += [f"  {m.status.upper()} {m.file}:{m.line} {m.mutator} {m.id}" for m in sweep.of_status("survived", "no_coverage")]
     lines += [f"  EQUIVALENT {m.file}:{m.line} {m.id}: {m.reason}" for m in sweep.of_status("equivalent")]
