@@ -163,7 +163,8 @@ def _add_gates(commands: argparse._SubParsersAction) -> None:
 
 def _add_mutations(commands: argparse._SubParsersAction) -> None:
     parser = commands.add_parser("mutations", help="list, show or check the named mutations",
-                                 description="Work with the mutation catalog (mutations/catalog/*.yaml).")
+                                 description="Work with the mutation catalog ([tool.seamgate] catalog: mutations/*.yaml as "
+                                             "`seamgate init` writes it, mutations/catalog/*.yaml by default).")
     actions = parser.add_subparsers(dest="action", metavar="ACTION", required=True)
     actions.add_parser("list", help="a table of every mutation: id, target, operation, title",
                        description="List the catalog.").set_defaults(handler=cmd_mutations_list)
