@@ -4,7 +4,11 @@ Runs the bundled gate suite twice in one invocation, each as its own `seamgate` 
 command: fork server start, baselines, every row), prints both wall times side by side and checks
 that every (gate, arm) got the same verdict in both modes. Exit status 1 when they differ.
 
-    .venv/bin/python bench/bench_suite.py [--out DIR] [-- EXTRA seamgate run ARGS]
+    .venv/bin/python bench/bench_suite.py [--out DIR] [--reuse] [-- EXTRA seamgate run ARGS]
+
+Both runs are COLD by default: each is given `--no-reuse`, so no cell is carried from a kept run
+and every row runs (a warm run reuses what the last run kept and measures the reuse, not the
+suite). `--reuse` measures warm runs instead. The first line printed says which was measured.
 
 A benchmark, not a timed test: the figures depend on the machine and its load (run `uptime` beside
 it). The targets (issue 10): default under 2 minutes, `--prove` under 6, on a 2-core machine.
@@ -39,14 +43,21 @@ def verdicts(report: dict) -> dict[tuple[str, str], str]:
     return {(o["gate"], o["arm"]): o["verdict"] for o in report["outcomes"]}
 
 
-def main() -> int:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0],
+                                     formatter_class=argparse.ArgumentDefaultsHelpFormatter)
     parser.add_argument("--out", type=Path, default=Path("/tmp/seamgate-bench-suite"), help="reports and logs here")
+    parser.add_argument("--reuse", action="store_true", help="measure warm runs: leave out --no-reuse, so each "
+                        "run carries cells from the runs kept before")
     parser.add_argument("extra", nargs="*", help="more `seamgate run` arguments (after --)")
-    args = parser.parse_args()
+    args = parser.parse_args(argv)
     args.out.mkdir(parents=True, exist_ok=True)
     load = os.getloadavg()[0] if hasattr(os, "getloadavg") else float("nan")
-    results = {mode: run(mode, args.out, args.extra) for mode in ("default", "prove")}
+    cold = not args.reuse
+    extra = [*args.extra, *(["--no-reuse"] if cold and "--no-reuse" not in args.extra else [])]
+    print("measured: cold (both runs with --no-reuse: every row runs, nothing carried from a kept run)" if cold
+          else "measured: warm (--reuse: each run carries cells from the runs kept before)", flush=True)
+    results = {mode: run(mode, args.out, extra) for mode in ("default", "prove")}
     (fast_wall, fast, fast_code), (slow_wall, slow, slow_code) = results["default"], results["prove"]
     inferred = sum(r.get("inferred", 0) for o in fast["outcomes"] for r in o["runs"])
     differ = {k: (v, verdicts(slow).get(k)) for k, v in verdicts(fast).items() if verdicts(slow).get(k) != v}

@@ -197,19 +197,35 @@ def main_real(names: list[str], jobs: int, all_killers: bool, keep: bool) -> int
             shutil.rmtree(scratch, ignore_errors=True)
 
 
+#: The tests of the default mode when no ``--tests`` is given: the two suites of ``seam/step_input.py``.
+DEFAULT_TESTS = ["tests/seam/test_step_input.py", "tests/seam/test_step_input_behaviour.py"]
+#: How long each mode ran where it was measured, on the shared 2-core machine (figures and load in
+#: docs/sweep.md and docs/benchmarks.md); a quiet machine takes less.
+RUN_TIME = """how long each mode takes (2 cores, shared; the load changes it up to 2x):
+  default mode: about 20-25 min (mutmut alone took 1014 s on the 145 mutants of seam/step_input.py,
+    2026-12-01, docs/sweep.md; the sweep then 327 s, less since it stops at each mutant's first killer)
+  --real: about 5 min for the three projects (docs/benchmarks.md, 2026-12-03 02:22-02:27 UTC)
+  --real --all-killers: about 20 min (2026-12-03 02:28-02:47 UTC; cachetools' --all-killers 683 s of it)"""
+
+
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--file", default="seam/step_input.py")
-    parser.add_argument("--tests", action="append", default=[])
-    parser.add_argument("--jobs", type=int, default=2)
-    parser.add_argument("--keep", action="store_true", help="keep the scratch copies (their logs)")
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0], epilog=RUN_TIME,
+                                     formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--file", default="seam/step_input.py", help="the module both tools mutate "
+                        "(default: %(default)s)")
+    parser.add_argument("--tests", action="append", default=[], help="a test path both tools run; repeat it "
+                        f"(default: {' '.join(DEFAULT_TESTS)})")
+    parser.add_argument("--jobs", type=int, default=2, help="runs at a time, for each tool (default: %(default)s)")
+    parser.add_argument("--keep", action="store_true", help="keep the scratch copies (their logs) (default: removed)")
     parser.add_argument("--real", nargs="*", choices=sorted(REAL), default=None, metavar="PROJECT",
-                        help=f"bench the real PyPI projects instead (default: all of {', '.join(REAL)})")
-    parser.add_argument("--all-killers", action="store_true", help="with --real: also time sweep --all-killers")
+                        help=f"bench the real PyPI projects instead (no PROJECT: all of {', '.join(REAL)}; "
+                             "default: the default mode on --file)")
+    parser.add_argument("--all-killers", action="store_true", help="with --real: also time sweep --all-killers "
+                        "(default: off)")
     args = parser.parse_args(argv)
     if args.real is not None:
         return main_real(args.real or sorted(REAL), args.jobs, args.all_killers, args.keep)
-    tests = args.tests or ["tests/seam/test_step_input.py", "tests/seam/test_step_input_behaviour.py"]
+    tests = args.tests or DEFAULT_TESTS
     scratch = Path(tempfile.mkdtemp(prefix="seamgate-bench-sweep-"))
     try:
         for name in ("mutmut", "sweep"):
@@ -223,7 +239,7 @@ def main(argv: list[str] | None = None) -> int:
               f"(exit codes {m_codes}; stops at the first failing test)", flush=True)
         s_count, s_wall, s_status = run_sweep(scratch / "sweep", args.file, tests, args.jobs)
         print(f"seamgate sweep: {s_count} mutants in {s_wall:7.1f} s = {s_count / s_wall:6.2f} mutants/s "
-              f"({s_status}; every killer)", flush=True)
+              f"({s_status}; stops at the first killer)", flush=True)
         ratio = (m_count / m_wall) / (s_count / s_wall)
         print(f"ratio: mutmut is {ratio:.2f}x the sweep's rate (target: <= 2x); "
               f"load average now {os.getloadavg()[0]:.1f}")

@@ -14,9 +14,9 @@ class ExitCode(enum.IntEnum):
     GATE_FAILED = 1
     #: The command line or a config file was wrong: the message names the file, key and fix.
     USAGE_ERROR = 2
-    #: A gate could not be evaluated: a mutation broke import/collection, no longer applies, ...
+    #: A gate could not be evaluated: a mutation broke import/collection, no longer applies, its run timed out, ...
     GATE_ERROR = 3
-    #: The baseline (the unmutated tree) was already red, so no mutation could be judged.
+    #: The baseline (the unmutated tree) was already red, or timed out or crashed, so no mutation could be judged.
     BASELINE_RED = 4
     #: ``--fail-on-owed`` was given and at least one arm was OWED (no hardware to run it).
     OWED = 5

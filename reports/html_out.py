@@ -16,7 +16,7 @@ from typing import Iterable, Sequence
 
 from reports.junit_out import xml_safe
 from reports.mutants import MutantOutcome, SweepResult
-from reports.outcome import ArmOutcome, Report, RunOutcome, Verdict
+from reports.outcome import ArmOutcome, Report, RunOutcome, Verdict, counted
 from reports.summary import sweep_score, verdict
 
 _CSS = """
@@ -134,7 +134,7 @@ def _matrix(rows: Sequence[MatrixRow]) -> list[str]:
                'placeholder="mutant, file or test"></label> <label>status <select id="status">'
                '<option value="">all</option>'
                + "".join(f'<option value="{_e(s)}">{_e(s)}</option>' for s in statuses)
-               + f'</select></label> <span id="shown">{len(rows)}</span> of {len(rows)} rows; '
+               + f'</select></label> <span id="shown">{len(rows)}</span> of {counted(len(rows), "row")}; '
                f'{len(tests)} killing cases (K red, · ran and green, i inferred)</div>')
     head = "".join(f'<th class="test" title="{_e(t)}">{_e(t.rpartition("::")[2][:60])}</th>' for t in tests)
     out.append(f'<table id="matrix" class="matrix"><thead><tr><th>row</th><th>where</th><th>status</th>'
@@ -167,13 +167,13 @@ def _sweep(sweep: SweepResult | None) -> list[str]:
     if sweep is None:
         return out + ["<p>No sweep in this result (<code>seamgate sweep</code> writes one).</p>"]
     out.append(f'<p id="score">Sweep of {_e(", ".join(sweep.scope))} on {_e(sweep.arm)}: {_e(sweep_score(sweep))}, '
-               f'{len(sweep.mutants)} mutants, {sweep.wall:.1f} s.</p>')
+               f'{counted(len(sweep.mutants), "mutant")}, {sweep.wall:.1f} s.</p>')
     survivors = sweep.of_status("survived", "no_coverage")
     if not survivors:
         out.append("<p>No survivor.</p>")
     for m in survivors:
         out.append(f'<div class="survivor"><h3><code>{_e(m.id)}</code> <span class="{m.status}">{m.status}</span></h3>'
-                   f'<p>{_e(m.file)}:{m.line} {_e(m.mutator)}; {len(m.covered_by)} cases ran on it</p>{_diff(m.diff)}</div>')
+                   f'<p>{_e(m.file)}:{m.line} {_e(m.mutator)}; {counted(len(m.covered_by), "case")} ran on it</p>{_diff(m.diff)}</div>')
     equivalent = sweep.of_status("equivalent")
     if equivalent:
         out.append('<h3>Equivalent (out of the score)</h3><ul id="equivalent">')

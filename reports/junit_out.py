@@ -21,7 +21,7 @@ from junitparser import Error, Failure, JUnitXml, Properties, Property, Skipped,
 
 from reports.atomic import write_atomic
 from reports.mutants import DETECTED, MutantOutcome, SweepResult
-from reports.outcome import ArmOutcome, Report, RunOutcome, Verdict
+from reports.outcome import ArmOutcome, Report, RunOutcome, Verdict, counted
 
 DECLARATION = '<?xml version="1.0" encoding="utf-8"?>\n'
 #: Characters XML 1.0 does not allow anywhere (tab, newline and carriage return are allowed).
@@ -83,7 +83,7 @@ def mutant_case(mutant: MutantOutcome) -> TestCase:
                     time=round(mutant.wall, 3))
     where = f"{mutant.file}:{mutant.line}"
     if mutant.status in ("survived", "no_coverage"):
-        why = "no case reaches it" if mutant.status == "no_coverage" else f"{len(mutant.covered_by)} cases ran, none failed"
+        why = "no case reaches it" if mutant.status == "no_coverage" else f"{counted(len(mutant.covered_by), 'case')} ran, none failed"
         failure = Failure(xml_safe(f"{mutant.status}: {where} {mutant.mutator}: {why}"), mutant.status)
         failure.text = xml_safe(mutant.diff)
         case.result = [failure]

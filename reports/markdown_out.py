@@ -17,7 +17,7 @@ from typing import Iterable
 from reports.atomic import write_atomic
 from reports.junit_out import xml_safe
 from reports.mutants import SweepResult
-from reports.outcome import ArmOutcome, Report, Verdict
+from reports.outcome import ArmOutcome, Report, Verdict, counted
 from reports.summary import sweep_score, verdict
 
 _ICON = {Verdict.PASS: "✅", Verdict.FAIL: "❌", Verdict.ERROR: "💥", Verdict.TIMEOUT: "⏱️",
@@ -97,14 +97,14 @@ def _sweep(sweep: SweepResult) -> list[str]:
     equivalent = sweep.of_status("equivalent")
     owed = sweep.of_status("owed")
     lines = [f"### Sweep of {', '.join(sweep.scope) or 'the project'}: {sweep_score(sweep)}", "",
-             f"{len(sweep.mutants)} mutants on {sweep.arm}, {len(equivalent)} equivalent, "
+             f"{counted(len(sweep.mutants), 'mutant')} on {sweep.arm}, {len(equivalent)} equivalent, "
              f"{len(owed)} owed, {sweep.wall:.1f} s", ""]
     if survivors:
         lines += [f"- `{m.file}:{m.line}` {m.status} {m.mutator} `{m.id}`" for m in survivors] + [""]
         diffs = []
         for m in survivors:
             diffs += [f"`{m.id}`", "", "```diff", xml_safe(m.diff.rstrip()), "```", ""]
-        lines += _details(f"diffs of the {len(survivors)} survivors", diffs)
+        lines += _details(f"diffs of the {counted(len(survivors), 'survivor')}", diffs)
     if equivalent:
         lines += ["Equivalent (out of the score): " + "; ".join(f"`{m.id}` ({_cut(m.reason, CELL_LIMIT)})"
                                                                for m in equivalent), ""]

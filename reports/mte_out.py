@@ -25,6 +25,7 @@ from pathlib import Path
 from typing import Any, Callable
 
 from reports.mutants import MutantOutcome, SweepResult
+from reports.outcome import counted
 
 SCHEMA_VERSION = "2"
 STATUS = {"killed": "Killed", "survived": "Survived", "no_coverage": "NoCoverage", "timeout": "Timeout",
@@ -73,7 +74,7 @@ def mutant_to_mte(m: MutantOutcome) -> dict[str, Any]:
     if m.reason:
         data["statusReason"] = f"{m.status}: {m.reason}"
     elif m.status == "killed":
-        data["statusReason"] = f"killed by {len(m.killers)} cases"
+        data["statusReason"] = f"killed by {counted(len(m.killers), 'case')}"
     if m.wall:
         data["duration"] = round(m.wall * 1000.0, 1)
     return data

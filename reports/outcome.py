@@ -127,6 +127,12 @@ class RunOutcome:
         return count_phrase(self.cases) + f", exit {self.exit_code}"
 
 
+def counted(n: int, noun: str, plural: str | None = None) -> str:
+    """``"1 case"``, ``"0 cases"``, ``"2 cases"``: a count and its noun, singular only for one
+    (``plural`` for a noun that does not just take an s: ``counted(n, "entry", "entries")``)."""
+    return f"{n} {noun}" if n == 1 else f"{n} {plural or noun + 's'}"
+
+
 def count_phrase(cases: Iterable[CaseOutcome]) -> str:
     """State cases as the seeds do: cases, passed, assertions, failed assertions.
 
@@ -140,9 +146,9 @@ def count_phrase(cases: Iterable[CaseOutcome]) -> str:
     failed = sum(c.assertions_failed for c in cases)
     if any(c.assertions_passed is None for c in cases):
         failed_cases = sum(1 for c in cases if c.kind == "failed")
-        return f"{len(cases)} cases, {passed} passed, {failed_cases} failed, assertions not counted"
+        return f"{counted(len(cases), 'case')}, {passed} passed, {failed_cases} failed, assertions not counted"
     assertions = sum(c.assertions_passed + c.assertions_failed for c in cases)  # type: ignore[operator]
-    return f"{len(cases)} cases, {passed} passed, {assertions} assertions, {failed} failed"
+    return f"{counted(len(cases), 'case')}, {passed} passed, {counted(assertions, 'assertion')}, {failed} failed"
 
 
 @dataclass(frozen=True)

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import io
 import json
+import re
 from pathlib import Path
 from dataclasses import dataclass
 from typing import Callable, Literal, Mapping
@@ -16,6 +17,7 @@ from reports.junit_out import junit_text
 from reports.markdown_out import report_to_markdown
 from reports.mte_out import source_reader, sweep_to_mte
 from reports.mutants import SweepResult
+from reports.outcome import counted
 from reports.results import KeptResult, ResultsError
 from reports.summary import sweep_score, verdict
 from reports.terminal import print_report
@@ -52,6 +54,22 @@ def _mte(kept: KeptResult, exit_name: str, project_root: Path) -> str:
     return json.dumps(sweep_to_mte(kept.sweep, source_reader(project_root)), indent=2) + "\n"
 
 
+#: A run folder's name as ``harness/results/workspace.py`` makes it: ``<UTC timestamp>-<pid>[-n]``.
+_RUN_STAMP = re.compile(r"(\d{4})(\d\d)(\d\d)T(\d\d)(\d\d)(\d\d)Z-\d+(-\d+)?")
+
+
+def html_title(kept: KeptResult, project_root: Path) -> str:
+    """``"seamgate report: shop, run of 2026-12-03 10:15:30 UTC"``: the project and the run itself.
+
+    The folder is read through the ``latest`` link, whose name says nothing about which run it was
+    when the page is opened later; a folder not named by a run's stamp (``--output DIR``) is named as is.
+    """
+    folder = kept.folder.resolve().name
+    stamp = _RUN_STAMP.fullmatch(folder)
+    run = f"run of {'-'.join(stamp.groups()[:3])} {':'.join(stamp.groups()[3:6])} UTC" if stamp else f"run {folder}"
+    return f"seamgate report: {project_root.resolve().name}, {run}"
+
+
 #: Every report format: one entry each. ``FORMATS``, ``render``, the choices and help of ``seamgate report
 #: --format`` and of ``seamgate run --report``, and ``run``'s ``--json``/``--junit``/``--markdown`` follow it.
 REPORT_FORMATS: tuple[ReportFormat, ...] = (
@@ -65,7 +83,7 @@ REPORT_FORMATS: tuple[ReportFormat, ...] = (
                  ".xml", run_flag=("--junit", "write JUnit XML here")),
     ReportFormat("mte", _mte, "mte (mutation-testing-elements report of a sweep)", ".json"),
     ReportFormat("html", lambda kept, exit_name, root: render_html(kept.report, exit_name, kept.sweep,
-                                                                   title=f"seamgate report: {kept.folder.name}"),
+                                                                   title=html_title(kept, root)),
                  "html (one self-contained page)", ".html"),
 )
 #: Each format by its name.
@@ -114,7 +132,7 @@ def text(kept: KeptResult, exit_name: str, console: Console | None = None) -> st
 
 
 def sweep_lines(sweep: SweepResult) -> list[str]:
-    lines = [f"sweep of {', '.join(sweep.scope)} on {sweep.arm}: {sweep_score(sweep)}, {len(sweep.mutants)} mutants, "
+    lines = [f"sweep of {', '.join(sweep.scope)} on {sweep.arm}: {sweep_score(sweep)}, {counted(len(sweep.mutants), 'mutant')}, "
              f"{sweep.wall:.1f} s"]
     lines += [f"  {m.status.upper()} {m.file}:{m.line} {m.mutator} {m.id}" for m in sweep.of_status("survived", "no_coverage")]
     lines += [f"  EQUIVALENT {m.file}:{m.line} {m.id}: {m.reason}" for m in sweep.of_status("equivalent")]

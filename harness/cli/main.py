@@ -30,6 +30,7 @@ from harness.sweep.cli import add_sweep
 from mutations.catalog import catalog_files
 from mutations.check import check_mutation, mutated_diff
 from mutations.model import Catalog
+from reports.outcome import counted
 from reports.render import FORMATS, REPORT_FORMATS, parse_report_option
 
 _SHARD = re.compile(r"^(\d+)/(\d+)$")
@@ -162,7 +163,8 @@ def _add_gates(commands: argparse._SubParsersAction) -> None:
 
 def _add_mutations(commands: argparse._SubParsersAction) -> None:
     parser = commands.add_parser("mutations", help="list, show or check the named mutations",
-                                 description="Work with the mutation catalog (mutations/catalog/*.yaml).")
+                                 description="Work with the mutation catalog ([tool.seamgate] catalog: mutations/*.yaml as "
+                                             "`seamgate init` writes it, mutations/catalog/*.yaml by default).")
     actions = parser.add_subparsers(dest="action", metavar="ACTION", required=True)
     actions.add_parser("list", help="a table of every mutation: id, target, operation, title",
                        description="List the catalog.").set_defaults(handler=cmd_mutations_list)
@@ -291,8 +293,8 @@ def cmd_validate(args: argparse.Namespace) -> ExitCode:
         # this command's machinery, loaded when it runs: every `seamgate` command imports this module
         from harness.gates.collect_check import check_collected
 
-        checked = f"; {check_collected(gates, paths, root)} node ids collected by pytest"
-    print(f"OK: {len(gates)} gates in {len(files)} files{checked}")
+        checked = f"; {counted(check_collected(gates, paths, root), 'node id')} collected by pytest"
+    print(f"OK: {counted(len(gates), 'gate')} in {counted(len(files), 'file')}{checked}")
     return ExitCode.OK
 
 
@@ -348,11 +350,11 @@ def cmd_gates_list(args: argparse.Namespace) -> ExitCode:
 
     root, config = project_of(args)
     gates = load_gate_files(_gate_paths(args, root, config), project_root=root, catalog=load_project_catalog(root, config))
-    table = Table(title=f"{len(gates)} gates")
+    table = Table(title=counted(len(gates), "gate"))
     for column in ("id", "kind", "source", "arms", "select", "where"):
         table.add_column(column, no_wrap=column != "select")
     for g in gates:
-        table.add_row(g.id, g.kind, g.source.label(), ", ".join(g.arms), f"{len(g.select)} entries" if g.select else "-",
+        table.add_row(g.id, g.kind, g.source.label(), ", ".join(g.arms), counted(len(g.select), "entry", "entries") if g.select else "-",
                       f"{g.origin.file}:{g.origin.line}")
     Console(width=max(120, Console().width)).print(table)
     return ExitCode.OK if gates else ExitCode.NOTHING_JUDGED

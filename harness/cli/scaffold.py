@@ -32,6 +32,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from harness.errors import CommandLineError
+from reports.outcome import counted
 
 TEMPLATES = Path(__file__).with_name("templates")
 GATE_FILE = "gates/seamgate_example.yaml"
@@ -106,7 +107,7 @@ def _pyproject(root: Path) -> Planned | str:
     except tomllib.TOMLDecodeError as exc:  # e.g. `tool = {...}` as an inline table cannot take a sub-table
         return f"pyproject.toml would not stay valid TOML with a [tool.seamgate] table appended ({exc}); add it by hand"
     lines = table.count("\n")
-    return Planned("pyproject.toml", after, f"[tool.seamgate] appended ({lines} lines; the rest unchanged)", before)
+    return Planned("pyproject.toml", after, f"[tool.seamgate] appended ({counted(lines, 'line')}; the rest unchanged)", before)
 
 
 def write(root: Path, planned: list[Planned]) -> None:

@@ -21,7 +21,7 @@ from typing import Iterable, Sequence
 
 from harness.exit_codes import ExitCode
 from harness.gates.model import Counts, Expectation, Gate
-from reports.outcome import ArmOutcome, CaseOutcome, Report, RunOutcome, Verdict, count_phrase
+from reports.outcome import ArmOutcome, CaseOutcome, Report, RunOutcome, Verdict, count_phrase, counted
 
 #: The floor and the multiple of the baseline's wall time that make a run's default time limit.
 TIMEOUT_FLOOR = 10.0
@@ -159,7 +159,7 @@ def describe_pass(expect: Expectation, run: RunOutcome) -> str:
     """"reds exactly tests/x.py (3 cases, 0 passed, 3 assertions, 3 failed); 29 of 30 cases still passing"."""
     red = run.red
     still = sum(1 for c in run.cases if c.kind == "passed")
-    tail = f"{still} of {len(run.cases)} cases passing"
+    tail = f"{still} of {counted(len(run.cases), 'case')} passing"
     if not red:
         return f"all green ({count_phrase(run.cases)}), exit {run.exit_code}"
     names = ", ".join(expect.red.files or expect.red.nodeids or ()) or f"{len(red)} case(s)"

@@ -19,7 +19,7 @@ from harness.gates.model import Gate
 from harness.judge.evaluate import judge_red, trouble
 from harness.judge.lane import judge_lane
 from harness.judge.redfirst import judge_red_first
-from reports.outcome import ArmOutcome, RunOutcome, Verdict
+from reports.outcome import ArmOutcome, RunOutcome, Verdict, counted
 
 
 @dataclass(frozen=True)
@@ -59,10 +59,10 @@ def _proved(gate: Gate, outcome: ArmOutcome, proof: RunOutcome) -> ArmOutcome:
         return replace(outcome.with_verdict(*bad), runs=runs)
     red = proof.red
     if not red:
-        return replace(outcome.with_verdict(Verdict.FAIL, f"{what} reds none of the {len(proof.cases)} cases of "
+        return replace(outcome.with_verdict(Verdict.FAIL, f"{what} reds none of the {counted(len(proof.cases), 'case')} of "
                                             "this selection: the gate could never fail; name a mutation its "
                                             "cases catch (seamgate mutations reds ID)"), runs=runs)
-    return replace(outcome, message=f"{outcome.message}; {what} reds {len(red)} of {len(proof.cases)} cases "
+    return replace(outcome, message=f"{outcome.message}; {what} reds {len(red)} of {counted(len(proof.cases), 'case')} "
                                     "(the selection can fail)", runs=runs)
 
 

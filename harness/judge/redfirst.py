@@ -23,7 +23,7 @@ from typing import Iterable
 
 from harness.gates.model import Gate
 from harness.judge.evaluate import judge_red, listed, red_of_baseline, trouble
-from reports.outcome import ArmOutcome, CaseOutcome, RunOutcome, Verdict, count_phrase
+from reports.outcome import ArmOutcome, CaseOutcome, RunOutcome, Verdict, count_phrase, counted
 
 
 class RefError(RuntimeError):
@@ -98,7 +98,7 @@ def judge_red_first(gate: Gate, arm: str, red_run: RunOutcome, green_run: RunOut
     red_run, turned = collection_errors_as_red(gate, red_run, green_run)
     red = judge_red(gate, arm, red_run, what=f"red-first against {gate.source.label()}", green_hint=ALREADY_GREEN)
     if turned and red.verdict is Verdict.PASS:
-        red = red.with_verdict(Verdict.PASS, red.message + f"; {turned} cases red by a collection error "
+        red = red.with_verdict(Verdict.PASS, red.message + f"; {counted(turned, 'case')} red by a collection error "
                                                             f"(collection_errors_are_red)")
     if red.verdict is not Verdict.PASS:
         return replace(red, runs=(red_run, green_run))

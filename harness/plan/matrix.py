@@ -13,7 +13,7 @@ from pathlib import PurePosixPath
 from typing import Iterable, Mapping, Sequence
 
 from harness.gates.model import SourceState
-from reports.outcome import CaseOutcome, RunOutcome
+from reports.outcome import CaseOutcome, RunOutcome, counted
 
 
 @dataclass(frozen=True)
@@ -107,9 +107,9 @@ def inferred_note(run: RunOutcome) -> str:
     plus how many cells were carried from the previous run."""
     n = sum(1 for c in run.cases if c.inferred)
     carried = sum(1 for c in run.cases if c.carried)
-    note = f"; {n} of {len(run.cases)} cases inferred from the baseline (their reach misses the change)" if n else ""
+    note = f"; {n} of {counted(len(run.cases), 'case')} inferred from the baseline (their reach misses the change)" if n else ""
     if carried:
-        note += f"; {carried} of {len(run.cases)} cells carried from the previous run (no change since reaches them)"
+        note += f"; {carried} of {counted(len(run.cases), 'cell')} carried from the previous run (no change since reaches them)"
     return note
 
 

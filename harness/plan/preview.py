@@ -18,6 +18,7 @@ from harness.plan.planner import Plan
 from harness.reach.reach import Reach, cases_to_run
 from harness.results.reuse import KeptRuns
 from harness.results.workspace import reach_file_name
+from reports.outcome import counted
 
 #: Seconds a run costs beyond its cases (start-up, collection), when the kept run cannot say.
 RUN_OVERHEAD = 3.0
@@ -70,7 +71,7 @@ def preview(plan: Plan, kept: KeptRuns, changes: Mapping[str, Mapping[str, tuple
 def render(plan: Plan, rows: Sequence[RowPreview], jobs: int) -> str:
     lanes = sum(1 for c in plan.checks if c.row is None and c.owed is None)
     sources = sorted({str(r.source) for r in rows if r.source is not None})
-    lines = [f"plan: {len(plan.checks)} checks of {len(plan.gates)} gates; {len(rows)} rows "
+    lines = [f"plan: {counted(len(plan.checks), 'check')} of {counted(len(plan.gates), 'gate')}; {counted(len(rows), 'row')} "
              f"(each source state runs once per arm); {lanes} lane checks run their own children",
              f"reach and durations from: {', '.join(sources) or 'no kept run (every case counts as running)'}"]
     for row in rows:
@@ -80,7 +81,7 @@ def render(plan: Plan, rows: Sequence[RowPreview], jobs: int) -> str:
             lines.append(f"  {row.key.label()}: {len(row.select)} select entries; cases unknown until a run")
             continue
         twice = " (run twice: the flaky check)" if row.key.source.kind == "tree" else ""
-        lines.append(f"  {row.key.label()}: {row.cases} cases, run {row.run}, inferred {row.cases - (row.run or 0)}, "
+        lines.append(f"  {row.key.label()}: {counted(row.cases, 'case')}, run {row.run}, inferred {row.cases - (row.run or 0)}, "
                      f"~{row.seconds:.0f} s{twice}")
     local = [r for r in rows if r.key.arm == "cpu-emulated"]
     known = [r.seconds for r in local if r.seconds is not None]

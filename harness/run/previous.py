@@ -24,7 +24,7 @@ from harness.results.reuse import KeptRow, KeptRuns, digest, files_read, run_fro
 from harness.results.workspace import reach_file_name
 from harness.run.hashing import RunHashes
 from harness.run.trees import Trees, text_of
-from reports.outcome import RunOutcome
+from reports.outcome import RunOutcome, counted
 
 
 class PreviousRuns:
@@ -110,7 +110,7 @@ class PreviousRuns:
         cases = run.cases + tuple(carried.values())
         return replace(run, cases=cases, exit_code=exit_code_of(cases),
                        detail=(run.detail + "; " if run.detail else "") +
-                              f"{len(carried)} cells carried from the previous run (no change since reaches them)")
+                              f"{counted(len(carried), 'cell')} carried from the previous run (no change since reaches them)")
 
     def carried(self, run: RunOutcome) -> RunOutcome:
         """A reused run with its log folder copied into this run's kept folder (its messages name files

@@ -73,7 +73,7 @@ from reports.json_out import plan_digest, write_json
 from reports.junit_out import write_junit
 from reports.markdown_out import write_markdown
 from reports.atomic import write_atomic
-from reports.outcome import ArmOutcome, Report, RunOutcome, Verdict
+from reports.outcome import ArmOutcome, Report, RunOutcome, Verdict, counted
 from reports.render import render as render_report
 from reports.results import OUTCOMES, KeptResult
 from reports.terminal import GateProgress, print_report
@@ -219,7 +219,7 @@ def run_gates(gates: Sequence[Gate], *, project: Path, options: RunOptions, mate
     if not make_plan(gates, ids=options.gate_ids, shard=options.shard).checks:
         why = nothing_reason
         if gates and options.shard:
-            why = f"--shard {options.shard[0]}/{options.shard[1]} holds no gate ({len(gates)} gates in all)"
+            why = f"--shard {options.shard[0]}/{options.shard[1]} holds no gate ({counted(len(gates), 'gate')} in all)"
         console.print(f"seamgate: nothing to judge: {why or 'no gate was selected'}", markup=False, soft_wrap=True)
         _write_outputs(Report(), options, ExitCode.NOTHING_JUDGED, project=project)
         print_report(Report(), console, ExitCode.NOTHING_JUDGED.name)
@@ -572,7 +572,7 @@ class Session:
         if carried and run_ids is not None and not run_ids - set(carried):
             # Every case to run was run before on the same mutation, and no change since reaches it.
             ran = RunOutcome(key.label(), "completed", 0, tuple(carried.values()),
-                             detail=f"{len(carried)} cells carried from the previous run (no change since reaches them)")
+                             detail=f"{counted(len(carried), 'cell')} carried from the previous run (no change since reaches them)")
             return self.without_flaky(fill(ran, baseline, run_ids))
         timeout = timeout_for(baseline, run_ids, [c.gate.timeout for c in readers])
         only = None if run_ids is None else run_ids - set(carried)

@@ -28,6 +28,7 @@ from harness.errors import CommandLineError, ConfigError
 from harness.exit_codes import ExitCode
 from harness.results.workspace import swap_link
 from reports.mutants import MutantOutcome, SweepResult
+from reports.outcome import counted
 
 _KEYS = ("paths", "tests", "equivalents")
 DEFAULT_PATHS = ("seam",)
@@ -180,7 +181,7 @@ def print_result(result: SweepResult, kept: Path | None) -> None:
     shown = ", ".join(f"{n} {s.replace('_', ' ')}" for s, n in counts.items() if n)
     score = f"{result.score:.1f}%" if result.score is not None else "n/a"
     facts = result.facts
-    print(f"sweep of {', '.join(result.scope)}: {len(result.mutants)} mutants ({shown}); "
+    print(f"sweep of {', '.join(result.scope)}: {counted(len(result.mutants), 'mutant')} ({shown}); "
           f"score {score} ({detected}/{scored}) in {result.wall:.1f} s; {facts.get('ran', 0)} run, "
           f"{facts.get('reused', 0)} reused from the last sweep ({result.generator})")
     if "killers" in facts:
@@ -189,7 +190,7 @@ def print_result(result: SweepResult, kept: Path | None) -> None:
         print(f"mode: {mode}; {facts.get('case_runs', 0)} case runs; time limit {facts.get('time_limit', '?')}")
     for m in result.of_status("survived", "no_coverage"):
         print(f"SURVIVED {m.file}:{m.line} {m.id} [{m.mutator or '?'}]"
-              + (" (no case reaches it)" if m.status == "no_coverage" else f" ({len(m.covered_by)} cases ran)")
+              + (" (no case reaches it)" if m.status == "no_coverage" else f" ({counted(len(m.covered_by), 'case')} ran)")
               + (f": {m.reason}" if m.reason else ""))
         print(_indent(_hunks(m.diff)))
     for m in result.of_status("owed", "error"):
@@ -281,7 +282,7 @@ class Progress:
             for p in data:
                 self.left[p.mutant.file] = self.left.get(p.mutant.file, 0) + 1
                 self.started.setdefault(p.mutant.file, now)
-            print(f"sweep: {len(data)} mutants to run ({len(self.left)} files)", file=sys.stderr, flush=True)
+            print(f"sweep: {counted(len(data), 'mutant')} to run ({counted(len(self.left), 'file')})", file=sys.stderr, flush=True)
             if self.mode == "tty" and data:
                 from rich.progress import BarColumn, MofNCompleteColumn, Progress as Bar, TextColumn, \
                     TimeRemainingColumn
@@ -313,7 +314,7 @@ class Progress:
                 for status, n in counts.items():
                     overall[status] = overall.get(status, 0) + n
             shown = ", ".join(f"{n} {s}" for s, n in sorted(overall.items()))
-            print(f"sweep: {sum(overall.values())} of {self.total} mutants decided ({shown}), {now - self.began:.0f} s",
+            print(f"sweep: {sum(overall.values())} of {counted(self.total, 'mutant')} decided ({shown}), {now - self.began:.0f} s",
                   file=sys.stderr, flush=True)
             printed = True
         if printed:

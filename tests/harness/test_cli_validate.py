@@ -46,7 +46,7 @@ def run(project: Path, *args: str) -> subprocess.CompletedProcess[str]:
 
 def test_valid_gates_print_ok_with_the_gate_and_file_counts(project: Path, capsys: pytest.CaptureFixture[str]) -> None:
     assert main(["--project", str(project), "validate"]) == ExitCode.OK
-    assert capsys.readouterr().out == "OK: 2 gates in 1 files\n"
+    assert capsys.readouterr().out == "OK: 2 gates in 1 file\n"
 
 
 def test_the_project_is_found_from_the_current_folder(project: Path, monkeypatch: pytest.MonkeyPatch,

@@ -85,7 +85,7 @@ def test_count_phrase_says_not_counted_rather_than_zero() -> None:
                  CaseOutcome("t::b", "passed", assertions_passed=None)]
     assert count_phrase(uncounted) == "2 cases, 1 passed, 1 failed, assertions not counted"
     counted = [CaseOutcome("t::a", "failed", assertions_passed=3, assertions_failed=1)]
-    assert count_phrase(counted) == "1 cases, 0 passed, 4 assertions, 1 failed"
+    assert count_phrase(counted) == "1 case, 0 passed, 4 assertions, 1 failed"
     assert CaseOutcome("t::b", "passed", assertions_passed=None).assertions is None
 
 
@@ -212,7 +212,7 @@ def test_the_json_report_writes_null_and_not_counted_and_the_terminal_line_says_
     run = RunOutcome("r", "completed", 1, (CaseOutcome("t::a", "failed", assertions_passed=None, assertions_failed=1),))
     data = run_to_json(run)
     assert data["cases"][0]["assertions_passed"] is None
-    assert data["summary"] == "1 cases, 0 passed, 1 failed, assertions not counted, exit 1"
+    assert data["summary"] == "1 case, 0 passed, 1 failed, assertions not counted, exit 1"
 
 
 def test_a_counting_gate_and_a_plain_one_on_the_same_mutation_get_their_own_rows(tmp_path: Path) -> None:

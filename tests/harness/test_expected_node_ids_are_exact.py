@@ -61,11 +61,11 @@ ROWS: dict[str, Row] = {
         ("extra red: legacy/tests/x.py::test_a",)),
     "the-exact-names-alone-pass": Row(
         ran(red(A), green("tests/x.py::test_ab"), green("legacy/tests/x.py::test_a")), (A,), Verdict.PASS,
-        ("reds exactly tests/x.py::test_a (1 cases, 0 passed",)),
+        ("reds exactly tests/x.py::test_a (1 case, 0 passed",)),
     # ---- {arm} is the judged arm everywhere ---------------------------------------------------
     "arm-in-the-counts-too": Row(
         ran(red(f"{P}[cuda]"), green(f"{P}[cpu-emulated]")), (f"{P}[{{arm}}]",), Verdict.PASS,
-        ("reds exactly tests/x.py::test_p[cuda] (1 cases, 0 passed",),
+        ("reds exactly tests/x.py::test_p[cuda] (1 case, 0 passed",),
         counts=Counts(cases=1, passed=0, failed=1, assertions=1), arm="cuda"),
     "arm-in-the-counts-off-by-one-is-still-a-fail": Row(
         ran(red(f"{P}[cuda]"), green(f"{P}[cpu-emulated]")), (f"{P}[{{arm}}]",), Verdict.FAIL,

@@ -41,3 +41,21 @@ def test_what_is_not_a_ref_is_still_refused(root: Path, ref: str) -> None:
     write(root, "g.yaml", _RULE.format(kind="red-first", source=f"{{ref: '{ref}', overlay: [tests/seam/test_scope.py]}}",
                                        expect="    expect: {red: {count: 1}}\n"))
     assert "is not a git ref name" in problems(root)
+
+
+def _doc_keys() -> dict[str, str]:
+    """docs/gates.md's key table: {key: its 'required' cell}."""
+    doc = Path(__file__).resolve().parents[2] / "docs" / "gates.md"
+    rows = [line.strip("|").split(" | ") for line in doc.read_text(encoding="utf-8").splitlines()
+            if line.startswith("| `")]
+    return {cells[0].strip(" `"): cells[1].strip() for cells in rows if len(cells) >= 3}
+
+
+def test_docs_gates_md_says_expect_is_required_on_a_mutation_or_a_ref_as_the_validator_does(root: Path) -> None:
+    write(root, "g.yaml", _RULE.format(kind="rule", source="{mutation: unmigrate-dense}", expect=""))
+    refused = "gate 'r': missing 'expect'" in problems(root)
+    keys = _doc_keys()
+    required = keys.get("expect", "")
+    assert refused and required.startswith("yes") and "mutation" in required and "ref" in required, (
+        f"the validator refuses a gate on a mutation without 'expect' ({refused}); docs/gates.md's key table must "
+        f"say so in an `expect` row (its 'required' cell: {required!r}; `expect.red` reads {keys.get('expect.red')!r})")

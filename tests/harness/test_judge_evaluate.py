@@ -53,7 +53,7 @@ class Row:
 ROWS: dict[str, Row] = {
     # ---- PASS: exactly the expected reds ---------------------------------------------------
     "nodeids-exact": Row(observed(c(A, "failed"), c(B), c(C)), RedSet(nodeids=(A,)), Verdict.PASS,
-                         ("mutation m: reds exactly tests/x.py::test_a", "1 cases, 0 passed", "exit 1",
+                         ("mutation m: reds exactly tests/x.py::test_a", "1 case, 0 passed", "exit 1",
                           "2 of 3 cases passing")),
     "files-exact": Row(observed(c(A, "failed"), c(B, "failed"), c(C)), RedSet(files=("tests/x.py",)), Verdict.PASS,
                        ("reds exactly tests/x.py (2 cases, 0 passed", "1 of 3 cases passing")),

@@ -39,7 +39,7 @@ def test_a_new_test_red_on_the_old_code_and_green_on_the_new_passes_red_first(tm
     before, worktrees = tree_digest(root), git(root, "worktree", "list")
     outcome = red_first(root)
     assert outcome.verdict is Verdict.PASS, outcome.message
-    assert "1 cases, 0 passed" in outcome.message and "green after" in outcome.message
+    assert "1 case, 0 passed" in outcome.message and "green after" in outcome.message
     assert tree_digest(root) == before and git(root, "worktree", "list") == worktrees
 
 

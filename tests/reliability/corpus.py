@@ -448,15 +448,15 @@ CASES: tuple[Case, ...] = GATE_FILE_CASES + MUTATION_CASES + OUTPUT_CASES + COLL
 #: Inputs that once failed and must now SUCCEED (each read as the user meant it).
 ACCEPTED: tuple[Case, ...] = (
     Case("collect-every-id-exists", "`validate --collect` on the fixture with its node ids all collected",
-         ("validate", "--collect"), ExitCode.OK, r"^OK: 1 gates in 1 files; 1 node ids collected by pytest$",
+         ("validate", "--collect"), ExitCode.OK, r"^OK: 1 gate in 1 file; 1 node id collected by pytest$",
          {"gates/g.yaml": _gate(_BY_ID)}, stream="out"),
     # pytest-benchmark, installed on the H200 machine, makes `.benchmarks/` in the folder pytest starts in:
     # collection ran in the user's tree and left it there (the corpus's unchanged-tree check, red on that machine).
     Case("collect-a-plugin-writes-where-pytest-runs", "`validate --collect` where a plugin writes a folder into "
          "the directory pytest runs in (pytest-benchmark's `.benchmarks/`)", ("validate", "--collect"), ExitCode.OK,
-         r"^OK: 1 gates in 1 files; 1 node ids collected by pytest$",
+         r"^OK: 1 gate in 1 file; 1 node id collected by pytest$",
          {"gates/g.yaml": _gate(_BY_ID), "conftest.py": "import pathlib\n\n\ndef pytest_configure(config):\n"
           "    pathlib.Path('.benchmarks').mkdir(exist_ok=True)\n"}, stream="out"),
     Case("gate-same-file-twice", "`seamgate validate gates/g.yaml gates/g.yaml` (used to report its own id as a duplicate)",
-         ("validate", "gates/g.yaml", "gates/g.yaml"), ExitCode.OK, r"OK: 1 gates in 1 files", stream="out"),
+         ("validate", "gates/g.yaml", "gates/g.yaml"), ExitCode.OK, r"OK: 1 gate in 1 file", stream="out"),
 )

@@ -58,7 +58,7 @@ def test_json_is_written_atomically_with_the_exit_code(tmp_path):
     run = RunOutcome("baseline", "completed", 0, (CaseOutcome("t::a", "passed"),))
     write_json(tmp_path / "r.json", Report(outcomes=(ArmOutcome("g", "cpu-emulated", Verdict.PASS, runs=(run,)),)), 0)
     data = json.loads((tmp_path / "r.json").read_text())
-    assert data["exit_code"] == 0 and data["outcomes"][0]["runs"][0]["summary"] == "1 cases, 1 passed, 0 assertions, 0 failed, exit 0"
+    assert data["exit_code"] == 0 and data["outcomes"][0]["runs"][0]["summary"] == "1 case, 1 passed, 0 assertions, 0 failed, exit 0"
     assert [p.name for p in tmp_path.iterdir()] == ["r.json"]
 
 
