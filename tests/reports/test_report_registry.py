@@ -74,5 +74,5 @@ def test_run_writes_each_report_option_as_its_renderer_does_and_json_as_the_json
     without_sweep = type(kept)(source=kept.source, report=kept.report, exit_code=kept.exit_code, shard=kept.shard,
                                plan=kept.plan)
     for fmt in ("junit", "md", "html"):
-        assert paths[fmt].read_text() == render(without_sweep, fmt, code.name), fmt
+        assert paths[fmt].read_text() == render(without_sweep, fmt, code.name, project_root=RECORDED / "src"), fmt
     assert BY_NAME["md"].run_flag and BY_NAME["md"].run_flag[0] == "--markdown"
