@@ -1,0 +1,197 @@
+"""Which cells a run may carry from a kept run (``harness/reach/incremental.py``): a cell is carried only
+when no change since that run can reach its case; every change whose reach is unknown runs every case
+again (issue 28: a defect here is a false PASS)."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from harness.reach.incremental import (Snapshot, cases_to_rerun, changed_files, entry_digest, line_map, merge_reach,
+                                       moved_lines, write_sources)
+from harness.reach.reach import Reach
+from harness.results.reuse import write_kept_rows
+from tests.reports.fixture_projects import mutation
+
+A, B, C = "tests/test_a.py::test_a", "tests/test_b.py::test_b", "tests/test_c.py::test_c"
+OPS = "def add(a, b):\n    return a + b\n\n\ndef mul(a, b):\n    return a * b\n"
+PROJECT = {"calc/ops.py": OPS, "calc/unmeasured.py": "def f():\n    return 1\n", "calc/child.py": "def g():\n    return 2\n",
+           "tests/test_a.py": "", "tests/test_b.py": "", "tests/test_c.py": "", "tests/sub/conftest.py": "",
+           "tests/data/table.txt": "1 2 3\n", "tests_extra/data.txt": "x\n", "docs/notes.txt": "n\n",
+           "conftest.py": "", "pyproject.toml": "", "setup.cfg": "", "pytest.ini": "", "tox.ini": ""}
+
+
+def measured(spawned: tuple[str, ...] = ()) -> Reach:
+    """A ran add (line 2), B ran mul (line 6), C's measured child ran ``calc/child.py``."""
+    return Reach(files={"calc/ops.py": {A: frozenset({2}), B: frozenset({6}), "": frozenset({1, 5})}},
+                 fixtures={A: (), B: (), C: ()}, spawned=frozenset(spawned), cases=frozenset({A, B, C}),
+                 children={C: {"calc/child.py": frozenset({2})}})
+
+
+@pytest.fixture
+def project(tmp_path: Path) -> Path:
+    for rel, text in PROJECT.items():
+        (tmp_path / rel).parent.mkdir(parents=True, exist_ok=True)
+        (tmp_path / rel).write_text(text)
+    return tmp_path
+
+
+def hashes(project: Path) -> dict[str, str]:
+    return {rel: str(hash((project / rel).read_text())) for rel in PROJECT if (project / rel).is_file()}
+
+
+def snapshot(project: Path) -> Snapshot:
+    return Snapshot(hashes=hashes(project), sources={"calc/ops.py": OPS, "calc/child.py": PROJECT["calc/child.py"]})
+
+
+def rerun(project: Path, before: Snapshot, spawned=(), select=("tests",), reach=...) -> frozenset[str] | None:
+    return cases_to_rerun(before, hashes(project), project, measured(spawned) if reach is ... else reach,
+                          [A, B, C], select)
+
+
+def edit(project: Path, rel: str, text: str) -> None:
+    (project / rel).write_text(text)
+
+
+def test_with_nothing_changed_nothing_runs_again(project: Path):
+    assert rerun(project, snapshot(project)) == frozenset()
+
+
+def test_a_changed_body_runs_again_the_cases_that_executed_it_and_no_other(project: Path):
+    before = snapshot(project)
+    edit(project, "calc/ops.py", OPS.replace("a * b", "b * a"))
+    assert rerun(project, before) == {B}
+    edit(project, "calc/ops.py", OPS.replace("a + b", "b + a"))
+    assert rerun(project, before) == {A}
+
+
+def test_a_changed_file_a_measured_child_ran_runs_its_case_again(project: Path):
+    before = snapshot(project)
+    edit(project, "calc/child.py", "def g():\n    return 3\n")
+    assert rerun(project, before) == {C}
+
+
+def test_a_case_of_unknown_reach_runs_again_on_any_change(project: Path):
+    before = snapshot(project)
+    edit(project, "calc/ops.py", OPS.replace("a * b", "b * a"))
+    assert rerun(project, before, spawned=(C,)) == {B, C}
+
+
+def test_without_a_kept_snapshot_or_reach_every_case_runs_again(project: Path):
+    assert rerun(project, Snapshot()) is None
+    assert rerun(project, snapshot(project), reach=None) is None
+
+
+@pytest.mark.parametrize("rel", ["tests/sub/conftest.py", "conftest.py", "pyproject.toml", "setup.cfg", "pytest.ini",
+                                 "tox.ini"])
+def test_a_changed_configuration_file_at_any_depth_runs_every_case_again(project: Path, rel: str):
+    before = snapshot(project)
+    edit(project, rel, "# changed\n")
+    assert rerun(project, before) is None
+
+
+def test_a_changed_data_file_in_a_sub_folder_of_a_selected_folder_runs_every_case_again(project: Path):
+    before = snapshot(project)
+    edit(project, "tests/data/table.txt", "1 2 4\n")
+    assert rerun(project, before) is None
+    assert rerun(project, before, select=("tests/",)) is None
+    assert rerun(project, before, select=("tests/test_a.py::test_a", "tests")) is None
+    assert rerun(project, before, select=("tests/test_a.py",)) == frozenset()  # not in what the run selects
+
+
+def test_a_data_file_under_a_folder_whose_name_only_starts_like_a_selected_one_changes_nothing(project: Path):
+    before = snapshot(project)
+    edit(project, "tests_extra/data.txt", "y\n")
+    edit(project, "docs/notes.txt", "m\n")
+    assert rerun(project, before) == frozenset()
+    assert rerun(project, before, select=("tests_extra",)) is None
+
+
+def test_a_measured_python_file_whose_text_was_not_kept_runs_every_case_again(project: Path):
+    before = Snapshot(hashes=hashes(project), sources={})
+    edit(project, "calc/ops.py", OPS.replace("a * b", "b * a"))
+    assert rerun(project, before) is None
+    before = Snapshot(hashes=hashes(project), sources={})
+    edit(project, "calc/child.py", "def g():\n    return 4\n")  # measured in a child only
+    assert rerun(project, before) is None
+
+
+def test_a_python_file_no_case_executed_or_a_new_one_changes_nothing(project: Path):
+    before = snapshot(project)
+    edit(project, "calc/unmeasured.py", "def f():\n    return 5\n")
+    edit(project, "calc/new.py", "VALUE = 1\n")
+    assert rerun(project, before) == frozenset()
+
+
+def test_a_removed_measured_file_runs_again_every_case_that_executed_it(project: Path):
+    before = snapshot(project)
+    (project / "calc/ops.py").unlink()
+    assert rerun(project, before) == {A, B}  # its def lines are gone: whole-file reach (C never ran it)
+
+
+def test_changed_files_are_the_added_removed_and_edited_ones():
+    assert changed_files({"a": "1", "b": "2", "c": "3"}, {"a": "1", "b": "9", "d": "4"}) == {"b", "c", "d"}
+
+
+def test_a_mutation_rows_cells_are_carried_only_under_the_same_catalog_entry_text():
+    one = mutation("add-off", "return a + b", "return a + b + 1")
+    assert entry_digest(one) == entry_digest(mutation("add-off", "return a + b", "return a + b + 1"))
+    assert entry_digest(one) != entry_digest(mutation("add-off", "return a + b", "return a + b + 2"))
+    assert entry_digest(one) != entry_digest(mutation("add-off", "return a - b", "return a + b + 1"))
+
+
+def test_a_snapshot_is_read_from_a_kept_folder_and_is_empty_when_absent_or_unreadable(tmp_path: Path, project: Path):
+    assert Snapshot.read(None) == Snapshot() and Snapshot.read(tmp_path / "none") == Snapshot()
+    folder = tmp_path / "kept"
+    folder.mkdir()
+    write_kept_rows(folder, {}, {"calc/ops.py": "h"})
+    assert Snapshot.read(folder) == Snapshot()  # no sources.json
+    reach = Reach(files={"calc/ops.py": {A: frozenset({2})}}, fixtures={}, spawned=frozenset(), cases=frozenset({A}),
+                  children={C: {"calc/child.py": frozenset({2})}})
+    write_sources(folder, project, [reach, None])
+    read = Snapshot.read(folder)
+    assert read.hashes == {"calc/ops.py": "h"}
+    assert read.sources == {"calc/ops.py": OPS, "calc/child.py": PROJECT["calc/child.py"]}
+    (folder / "sources.json").write_text("[")
+    assert Snapshot.read(folder) == Snapshot()
+
+
+def test_line_map_follows_the_lines_an_edit_left_as_they_were():
+    old = "a\nb\nc\nd\n"
+    assert line_map(old, "a\nx\ny\nc\nd\n") == {1: 1, 3: 4, 4: 5}
+    assert line_map(old, old) == {1: 1, 2: 2, 3: 3, 4: 4}
+
+
+def test_moved_lines_map_each_changed_python_file_whose_text_was_kept(project: Path):
+    before = snapshot(project)
+    edit(project, "calc/ops.py", "# header\n" + OPS)
+    edit(project, "calc/unmeasured.py", "def f():\n    return 7\n")  # not kept: no map
+    moved = moved_lines(before, project, hashes(project))
+    assert set(moved) == {"calc/ops.py"} and moved["calc/ops.py"][2] == 3 and moved["calc/ops.py"][6] == 7
+    (project / "calc/ops.py").unlink()
+    assert moved_lines(before, project, {k: v for k, v in hashes(project).items()})["calc/ops.py"] == {}
+
+
+def test_a_merged_reach_keeps_the_carried_cases_moved_and_takes_the_rerun_ones_new():
+    old = {"root": "/old", "cases": [A, B, C],
+           "files": {"calc/ops.py": {A: [2], B: [6], "": [1, 5]}, "calc/x.py": {C: [3]}},
+           "fixtures": {A: ["model"], B: []}, "children": {A: {"calc/ops.py": [2]}, B: {"calc/x.py": [1]}},
+           "spawned": [A, B], "spawn_counts": {A: [1, 0], B: [0, 1]},
+           "spawn_regions": [["calc/ops.py", 1, 2, A], ["calc/x.py", 1, 3, B], ["calc/x.py", 1, 3, C]]}
+    new = {"root": "/new", "cases": [B], "files": {"calc/ops.py": {B: [7], "": [1, 2, 6]}},
+           "fixtures": {B: ["tmp_path"]}, "children": {}, "spawned": [], "spawn_counts": {B: [0, 0]},
+           "spawn_regions": []}
+    moved = {"calc/ops.py": {1: 2, 2: 3, 5: 6, 6: 7}}  # a line inserted at the top
+    merged = merge_reach(old, new, [B], moved)
+    assert merged["root"] == "/new" and merged["cases"] == [A, C, B]
+    assert merged["files"]["calc/ops.py"] == {A: [3], B: [7], "": [1, 2, 6]}  # A's line moved; old import lines dropped
+    assert merged["files"]["calc/x.py"] == {C: [3]}
+    assert merged["fixtures"] == {A: ["model"], B: ["tmp_path"]}
+    assert merged["children"] == {A: {"calc/ops.py": [3]}}
+    assert merged["spawned"] == [A] and merged["spawn_counts"] == {A: [1, 0], B: [0, 0]}
+    assert merged["spawn_regions"] == [["calc/x.py", 1, 3, C]]  # B re-ran; ops.py changed under A's region
+    rewritten = merge_reach(old, new, [B], {"calc/ops.py": {1: 1, 5: 5, 6: 6}})  # A's line 2 rewritten
+    assert A not in rewritten["files"]["calc/ops.py"]
+    assert merge_reach({"root": "/old"}, {}, [], {})["root"] == "/old"
