@@ -83,6 +83,7 @@ REUSE_GROUP = Group(
     tests=("tests/harness/test_reuse_digest.py", "tests/harness/test_incremental.py",
            "tests/harness/test_reuse_false_passes.py", "tests/harness/test_matrix_selections.py",
            "tests/harness/test_matrix.py", "tests/harness/test_name_reach.py", "tests/harness/test_platforms.py",
+           "tests/harness/test_platform_arms.py",
            "tests/harness/test_selection_is_grouped_by_folder.py", "tests/harness/test_kept.py",
            "tests/harness/test_reuse_partial.py"),
     record="tests/reuse_sweep.json",
