@@ -186,3 +186,53 @@ def test_a_kept_run_reads_its_snapshot_and_its_reach_files(tmp_path: Path):
     assert kept.reach("bad.json") is None
     (folder / "reach.json").write_text("{}")
     assert kept.reach("reach.json") == {"cases": [A]}  # read once: every carried row asks for the same file
+
+
+# ---- survivors of the first sweep of harness/results/reuse.py (issue 28), killed ---------------------------
+
+
+def test_a_tracked_file_deleted_from_the_tree_has_no_hash_and_does_not_stop_the_hashing(tmp_path: Path):
+    import subprocess
+
+    (tmp_path / "calc").mkdir()
+    (tmp_path / "calc/ops.py").write_text("x = 1\n")
+    (tmp_path / "calc/gone.py").write_text("y = 1\n")
+    subprocess.run(["git", "init", "-q"], cwd=tmp_path, check=True)
+    subprocess.run(["git", "add", "-A"], cwd=tmp_path, check=True)
+    (tmp_path / "calc/gone.py").unlink()  # git still lists it
+    assert set(file_hashes(tmp_path)) == {"calc/ops.py"}
+
+
+def test_a_case_the_reach_records_no_fixtures_for_still_depends_on_its_own_files():
+    bare = Reach(files={"calc/ops.py": {A: frozenset({2})}}, fixtures={}, spawned=frozenset(), cases=frozenset({A}))
+    assert {"calc/ops.py", "tests/test_a.py"} <= files_read(bare, [A], HASHES, ("tests",))
+
+
+def test_a_case_in_a_class_depends_on_its_test_file():
+    in_class = "tests/test_b.py::TestB::test_b"
+    r = Reach(files={}, fixtures={}, spawned=frozenset(), cases=frozenset({in_class}))
+    files = files_read(r, [in_class], HASHES, ("tests",))
+    assert "tests/test_b.py" in files and not any("::" in rel for rel in files)
+
+
+def test_a_row_selecting_node_ids_depends_on_their_file_being_there():
+    for entry in ("tests/test_a.py::test_a", "tests/test_a.py::TestA::test_a"):
+        without = {k: v for k, v in HASHES.items() if k != "tests/test_a.py"}
+        assert d(select=(entry,), hashes=without) != d(select=(entry,))
+
+
+def test_a_folder_whose_name_ends_in_x_covers_only_itself():
+    hashes = {**HASHES, "tests/fooX/data.txt": "a", "tests/foo/data.txt": "b"}
+    files = files_read(reach(), [C], hashes, ("tests/fooX",))
+    assert "tests/fooX/data.txt" in files and "tests/foo/data.txt" not in files
+
+
+def test_a_run_kept_without_cases_reads_back_with_none():
+    assert run_from_data({"label": "r", "end": "crashed", "exit_code": None}).cases == ()
+
+
+def test_without_a_readable_runs_folder_no_run_is_kept(tmp_path: Path, monkeypatch):
+    from harness.results import reuse
+
+    monkeypatch.setattr(reuse, "runs_root", lambda project: tmp_path / "no-such-folder")
+    assert KeptRuns.read(tmp_path).runs == ()
