@@ -39,7 +39,7 @@ def project(tmp_path: Path) -> Path:
 
 
 def hashes(project: Path) -> dict[str, str]:
-    return {rel: str(hash((project / rel).read_text())) for rel in PROJECT if (project / rel).is_file()}
+    return {p.relative_to(project).as_posix(): str(hash(p.read_text())) for p in project.rglob("*") if p.is_file()}
 
 
 def snapshot(project: Path) -> Snapshot:
@@ -195,3 +195,67 @@ def test_a_merged_reach_keeps_the_carried_cases_moved_and_takes_the_rerun_ones_n
     rewritten = merge_reach(old, new, [B], {"calc/ops.py": {1: 1, 5: 5, 6: 6}})  # A's line 2 rewritten
     assert A not in rewritten["files"]["calc/ops.py"]
     assert merge_reach({"root": "/old"}, {}, [], {})["root"] == "/old"
+
+
+# ---- survivors of the first sweep of harness/reach/incremental.py (issue 28), killed ------------------------
+
+
+def test_without_a_kept_snapshot_every_case_runs_again_even_in_a_project_without_configuration_files(tmp_path: Path):
+    (tmp_path / "calc").mkdir()
+    (tmp_path / "calc/ops.py").write_text(OPS)
+    now = {"calc/ops.py": "h"}
+    assert cases_to_rerun(Snapshot(), now, tmp_path, measured(), [A, B, C], ("tests",)) is None
+
+
+def test_a_snapshot_kept_without_file_hashes_reads_as_none_kept(tmp_path: Path):
+    (tmp_path / "rows.json").write_text(json.dumps({"schema": 1, "rows": {}}))  # no "files": an older seamgate
+    (tmp_path / "sources.json").write_text(json.dumps({"calc/ops.py": OPS}))
+    assert Snapshot.read(tmp_path).hashes == {}
+
+
+def test_an_unreadable_measured_file_does_not_stop_the_others_being_kept(tmp_path: Path, project: Path):
+    reach = Reach(files={"calc/a_gone.py": {A: frozenset({1})}, "calc/ops.py": {A: frozenset({2})}}, fixtures={},
+                  spawned=frozenset(), cases=frozenset({A}))
+    write_sources(tmp_path, project, [reach])
+    assert json.loads((tmp_path / "sources.json").read_text()) == {"calc/ops.py": OPS}
+
+
+def test_a_new_module_or_an_unexecuted_one_does_not_hide_a_later_change(project: Path):
+    before = snapshot(project)
+    edit(project, "calc/a_new.py", "VALUE = 1\n")  # sorts before calc/ops.py
+    edit(project, "calc/ops.py", OPS.replace("a * b", "b * a"))
+    assert rerun(project, before) == {B}
+    edit(project, "calc/a_idle.py", "def f():\n    return 0\n")
+    before = snapshot(project)
+    edit(project, "calc/a_idle.py", "def f():\n    return 1\n")  # kept, never executed, sorts first
+    edit(project, "calc/ops.py", OPS.replace("a + b", "b + a"))
+    assert rerun(project, before) == {A}
+
+
+def test_a_changed_non_python_test_file_named_by_a_node_id_runs_every_case_again(project: Path):
+    edit(project, "tests/cases.yaml", "- 1\n")  # a file a plugin collects: node ids name it
+    before = Snapshot(hashes={**hashes(project), "tests/cases.yaml": "old"}, sources=snapshot(project).sources)
+    now = {**hashes(project), "tests/cases.yaml": "new"}
+    for entry in ("tests/cases.yaml::one", "tests/cases.yaml::Group::one"):
+        assert cases_to_rerun(before, now, project, measured(), [A, B, C], (entry,)) is None, entry
+
+
+def test_a_selected_folder_whose_name_ends_in_x_covers_only_itself(project: Path):
+    before = Snapshot(hashes={**hashes(project), "tests/foo/data.txt": "old"}, sources=snapshot(project).sources)
+    now = {**hashes(project), "tests/foo/data.txt": "new"}
+    assert cases_to_rerun(before, now, project, measured(), [A, B, C], ("tests/fooX",)) == frozenset()
+
+
+def test_line_map_follows_lines_that_repeat_hundreds_of_times():
+    old = "pass\n" * 250
+    assert line_map(old, "x = 1\n" + old) == {n: n + 1 for n in range(1, 251)}
+
+
+def test_a_merged_reach_drops_the_old_lines_of_every_case_the_new_run_recorded():
+    old = {"cases": [A, B], "files": {"calc/ops.py": {B: [5], A: [2]}, "calc/x.py": {"": [1, 3]}}}
+    new = {"cases": [B], "files": {"calc/ops.py": {B: [7]}}}
+    merged = merge_reach(old, new, [], {"calc/ops.py": {2: 2, 5: 6, 6: 7}})
+    assert merged["files"]["calc/ops.py"] == {A: [2], B: [7]}  # B's old line 5 (now 6) is not carried
+    assert merged["files"]["calc/x.py"] == {"": [1, 3]}  # an unchanged file's import-time lines are carried
+    merged = merge_reach(old, new, [B], {"calc/ops.py": {2: 2, 5: 6, 6: 7}})
+    assert merged["files"]["calc/ops.py"] == {A: [2], B: [7]}
