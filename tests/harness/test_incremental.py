@@ -259,3 +259,15 @@ def test_a_merged_reach_drops_the_old_lines_of_every_case_the_new_run_recorded()
     assert merged["files"]["calc/x.py"] == {"": [1, 3]}  # an unchanged file's import-time lines are carried
     merged = merge_reach(old, new, [B], {"calc/ops.py": {2: 2, 5: 6, 6: 7}})
     assert merged["files"]["calc/ops.py"] == {A: [2], B: [7]}
+
+
+def test_a_merged_reach_takes_the_new_runs_children_spawns_and_import_lines_beside_the_kept_ones():
+    old = {"cases": [A, B], "files": {"calc/x.py": {"": [1, 3]}}, "children": {A: {"calc/c.py": [1]}},
+           "spawned": [A], "spawn_regions": [["calc/x.py", 1, 3, A]]}
+    new = {"cases": [B], "files": {"calc/x.py": {"": [1, 5]}}, "children": {B: {"calc/c.py": [2]}},
+           "spawned": [B], "spawn_regions": [("calc/y.py", 4, 6, B)]}
+    merged = merge_reach(old, new, [B], {})
+    assert merged["files"]["calc/x.py"] == {"": [1, 3, 5]}
+    assert merged["children"] == {A: {"calc/c.py": [1]}, B: {"calc/c.py": [2]}}
+    assert merged["spawned"] == [A, B]
+    assert merged["spawn_regions"] == [["calc/x.py", 1, 3, A], ["calc/y.py", 4, 6, B]]
