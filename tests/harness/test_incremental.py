@@ -271,3 +271,9 @@ def test_a_merged_reach_takes_the_new_runs_children_spawns_and_import_lines_besi
     assert merged["children"] == {A: {"calc/c.py": [1]}, B: {"calc/c.py": [2]}}
     assert merged["spawned"] == [A, B]
     assert merged["spawn_regions"] == [["calc/x.py", 1, 3, A], ["calc/y.py", 4, 6, B]]
+
+
+def test_a_measured_file_that_can_no_longer_be_read_runs_again_the_cases_that_executed_it(project: Path):
+    before = snapshot(project)
+    (project / "calc/ops.py").write_bytes(b"\xff\xfe not utf-8\n")
+    assert rerun(project, before) == {A, B}  # read as no text: its def lines are gone, whole-file reach
