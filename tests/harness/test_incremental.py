@@ -39,7 +39,7 @@ def project(tmp_path: Path) -> Path:
 
 
 def hashes(project: Path) -> dict[str, str]:
-    return {p.relative_to(project).as_posix(): str(hash(p.read_text())) for p in project.rglob("*") if p.is_file()}
+    return {p.relative_to(project).as_posix(): str(hash(p.read_bytes())) for p in project.rglob("*") if p.is_file()}
 
 
 def snapshot(project: Path) -> Snapshot:
