@@ -103,3 +103,23 @@ def test_a_row_key_labels_its_source_arm_and_environment_and_knows_its_baseline(
     assert key.label() == "mutation m cuda A=1 B=2"
     assert key.baseline == RowKey(SourceState(), "cuda", (("A", "1"), ("B", "2")))
     assert RowKey(SourceState(), "cpu-emulated").label() == "working tree cpu-emulated"
+
+
+# ---- survivors of the first sweep of harness/plan/matrix.py (issue 28), killed ----------------------------
+
+
+def test_a_folder_whose_name_ends_in_x_is_not_its_namesake_without_the_x():
+    assert union_select([("tests/fooX",), ("tests/foo/a.py",)]) == ("tests/fooX", "tests/foo/a.py")
+    assert not selects_all(["tests/fooX"], ["tests/foo/a.py"])
+    assert not selects_all(["tests/foo"], ["tests/fooX"])
+    assert not in_select("tests/foo/a.py::t", ("tests/fooX",))
+
+
+def test_node_ids_of_one_file_and_files_of_one_top_folder_are_handed_to_pytest_together():
+    from harness.plan.matrix import grouped_by_folder
+
+    assert grouped_by_folder(("tests/a.py::t1", "tests/b.py", "tests/a.py::t2")) == \
+        ("tests/a.py::t1", "tests/a.py::t2", "tests/b.py")
+    assert grouped_by_folder(("a/x.py", "b/y.py", "a/z.py")) == ("a/x.py", "a/z.py", "b/y.py")
+    assert grouped_by_folder(("tests/s/a.py", "tests", "tests/s/b.py", "docs")) == \
+        ("tests/s/a.py", "tests/s/b.py", "tests", "docs")
