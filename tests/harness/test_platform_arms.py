@@ -20,8 +20,9 @@ def fake_torch(*, cuda: bool, hip: str | None = None) -> types.ModuleType:
     torch = types.ModuleType("torch")
     torch.__version__ = "2.13.0"
     torch.version = types.SimpleNamespace(hip=hip)
-    torch.cuda = types.SimpleNamespace(is_available=lambda: cuda, get_device_capability=lambda index: (9, 0),
-                                       get_device_name=lambda index: "NVIDIA H200")
+    # Only device 0 answers: the probe must ask about the first GPU by its index.
+    torch.cuda = types.SimpleNamespace(is_available=lambda: cuda, get_device_capability=lambda index: {0: (9, 0)}[index],
+                                       get_device_name=lambda index: {0: "NVIDIA H200"}[index])
     return torch
 
 
@@ -45,7 +46,8 @@ def fake_smi(tmp_path: Path, monkeypatch, script: str) -> None:
 
 
 def test_the_driver_version_is_nvidia_smis_first_line(tmp_path: Path, monkeypatch):
-    fake_smi(tmp_path, monkeypatch, "echo 570.1\necho 570.1\n")
+    fake_smi(tmp_path, monkeypatch, '[ "$1 $2" = "--query-gpu=driver_version --format=csv,noheader" ] || exit 9\n'
+                                    "echo 570.1\necho 535.2\n")
     assert platforms._driver_version() == "570.1"
 
 
@@ -143,3 +145,18 @@ def test_a_hash_over_no_code_is_an_error_and_a_changed_file_changes_the_hash(tmp
     first = hash_code_under_test(root)
     (root / "seam/a.py").write_text("X = 2\n")
     assert hash_code_under_test(root) != first
+
+
+def test_a_provenance_without_seamgate_commit_names_the_projects_head(tmp_path: Path, monkeypatch):
+    monkeypatch.delenv("SEAMGATE_COMMIT", raising=False)
+    root = write_project(tmp_path / "p", {"seam/core.py": "X = 1\n"})
+    git(root, "init", "-q")
+    git(root, "add", "-A")
+    git(root, "-c", "user.name=t", "-c", "user.email=t@t", "commit", "-qm", "one")
+    assert Platform().provenance("cpu-emulated", root).commit == git(root, "rev-parse", "HEAD")
+
+
+def test_without_git_on_the_path_the_code_under_test_is_found_by_walking(tmp_path: Path, monkeypatch):
+    root = write_project(tmp_path / "p", {"lib/a.py": "", "tests/test_x.py": ""})
+    monkeypatch.setenv("PATH", str(tmp_path / "nowhere"))
+    assert code_under_test(root) == ["lib/a.py"]
