@@ -138,7 +138,8 @@ def test_without_seam_or_drivers_the_code_under_test_is_every_tracked_python_fil
 
 def test_a_hash_over_no_code_is_an_error_and_a_changed_file_changes_the_hash(tmp_path: Path):
     root = write_project(tmp_path / "p", {"tests/test_x.py": ""})
-    with pytest.raises(platforms.EmptyHashError, match="no code under test found"):
+    with pytest.raises(platforms.EmptyHashError, match=r"no code under test found \(no \.py file under seam, drivers "
+                                                       r"nor outside tests/\): a hash over zero files names nothing"):
         hash_code_under_test(root)
     (root / "seam").mkdir()
     (root / "seam/a.py").write_text("X = 1\n")
