@@ -1,18 +1,30 @@
-"""CI step of issue 14: sweep the judges changed since the recorded sweep; fail on an unexplained survivor.
+"""CI step of issues 14 and 28: sweep each group's files changed since its recorded sweep; fail on an unexplained survivor.
 
-    .venv/bin/python scripts/sweep_judges.py             # what .ci/run calls
-    .venv/bin/python scripts/sweep_judges.py --all       # every judge, whatever changed
-    .venv/bin/python scripts/sweep_judges.py --record    # sweep every judge; when none survives, record them
+    .venv/bin/python scripts/sweep_judges.py                   # what .ci/run calls: every group
+    .venv/bin/python scripts/sweep_judges.py --group reuse     # one group
+    .venv/bin/python scripts/sweep_judges.py --all             # every file of the group(s), whatever changed
+    .venv/bin/python scripts/sweep_judges.py --record          # sweep every file; when none survives, record them
 
-The judges (``harness/judge/evaluate.py``, ``redfirst.py``, ``lane.py``, ``harness/plan/planner.py``) decide whether a
-gate reads PASS; a survivor in them is a defect the suite would let through. ``tests/judges_sweep.json``
-records the sha256 of each judge and of each test file the sweep reads, as of the last sweep in which
-every mutant was killed or explained (``--record`` writes it). This step sweeps, with ``seamgate sweep
---fail-on-survivor``, the judges whose text differs from the record, or every judge when a test file,
-the equivalents file or the sweep itself differs (or no record exists). Nothing changed: nothing to
-sweep, exit 0. ``seamgate sweep`` keeps its cache in ``.seamgate/sweep-cache``, so on a machine that
-swept before only the changed functions' mutants run; a fresh CI machine sweeps the changed judges whole.
-Equivalents: ``tests/equivalent_mutants.yaml``. Exit: the sweep's (1 for an unexplained survivor).
+Two groups of files decide what a gate reads, and a survivor in either is a defect the suite would let
+through as a false PASS:
+
+- ``judges`` (issue 14): ``harness/judge/evaluate.py``, ``redfirst.py``, ``lane.py``,
+  ``harness/plan/planner.py`` decide whether a gate reads PASS; record ``tests/judges_sweep.json``.
+- ``reuse`` (issue 28): the code that decides what is NOT run and what is REUSED -- reach
+  (``harness/reach/reach.py``, ``name_reach.py``), cells carried (``harness/reach/incremental.py``),
+  rows reused (``harness/results/reuse.py``), the matrix's selections and inferred cells
+  (``harness/plan/matrix.py``) and the platform arms and provenance (``harness/results/platforms.py``);
+  record ``tests/reuse_sweep.json``.
+
+Each record holds the sha256 of the group's files and of each test file its sweep reads, as of the
+last sweep in which every mutant was killed or explained (``--record`` writes it). This step sweeps,
+with ``seamgate sweep --fail-on-survivor``, the files of a group whose text differs from its record,
+or every file of the group when one of its test files, its entries of the equivalents file or the
+sweep itself differs (or no record exists). Nothing changed: nothing to sweep, exit 0. ``seamgate
+sweep`` keeps its cache in ``.seamgate/sweep-cache``, so on a machine that swept before only the
+changed functions' mutants run; a fresh CI machine sweeps the changed files whole.
+Equivalents: ``tests/equivalent_mutants.yaml``. Exit: the first non-zero exit of a group's sweep
+(1 for an unexplained survivor), every group swept either way.
 """
 
 from __future__ import annotations
@@ -23,35 +35,81 @@ import json
 import subprocess
 import sys
 from pathlib import Path
+from typing import NamedTuple
 
 ROOT = Path(__file__).resolve().parents[1]
 SEAMGATE = str(Path(sys.executable).with_name("seamgate"))
-JUDGES = ("harness/judge/evaluate.py", "harness/judge/redfirst.py", "harness/judge/lane.py", "harness/plan/planner.py")
-TESTS = ("tests/harness/test_judge_evaluate.py", "tests/harness/test_judge_redfirst.py",
-         "tests/harness/test_judge_lane.py", "tests/harness/test_judge_planner.py", "tests/harness/test_evaluate.py",
-         "tests/harness/test_redfirst_collection.py", "tests/harness/test_judge_collection_errors.py",
-         "tests/harness/test_expected_node_ids_are_exact.py", "tests/harness/test_red_first_working_tree_is_judged_whole.py",
-         "tests/harness/test_lane_fingerprints_compare_exactly.py",
-         "tests/harness/test_long_id_lists_are_summarized.py")
 EQUIVALENTS = "tests/equivalent_mutants.yaml"
-#: When these change, every judge is swept again (the selection, the explanations, the sweep itself).
-EVERYTHING = (*TESTS, EQUIVALENTS, "harness/sweep/sweep.py", "harness/sweep/mutants.py", "harness/sweep/pytest_sweep.py")
-RECORD = ROOT / "tests" / "judges_sweep.json"
+SWEEP_CODE = ("harness/sweep/sweep.py", "harness/sweep/mutants.py", "harness/sweep/pytest_sweep.py")
 
 
-def sha(rel: str) -> str:
+class Group(NamedTuple):
+    """Files swept together over one selection, with the record of their last clean sweep (a NamedTuple:
+    this script is loaded by path, outside ``sys.modules``, where a dataclass cannot resolve its annotations)."""
+
+    #: The name ``--group`` takes.
+    name: str
+    #: The files mutated.
+    files: tuple[str, ...]
+    #: The selection the sweep reads (``--tests``), fast unit tests first.
+    tests: tuple[str, ...]
+    #: The record file, relative to the project.
+    record: str
+
+    @property
+    def everything(self) -> tuple[str, ...]:
+        """When these change, every file of the group is swept again (the selection, the explanations, the sweep)."""
+        return (*self.tests, EQUIVALENTS, *SWEEP_CODE)
+
+    @property
+    def record_path(self) -> Path:
+        return ROOT / self.record
+
+
+JUDGES_GROUP = Group(
+    name="judges",
+    files=("harness/judge/evaluate.py", "harness/judge/redfirst.py", "harness/judge/lane.py", "harness/plan/planner.py"),
+    tests=("tests/harness/test_judge_evaluate.py", "tests/harness/test_judge_redfirst.py",
+           "tests/harness/test_judge_lane.py", "tests/harness/test_judge_planner.py", "tests/harness/test_evaluate.py",
+           "tests/harness/test_redfirst_collection.py", "tests/harness/test_judge_collection_errors.py",
+           "tests/harness/test_expected_node_ids_are_exact.py", "tests/harness/test_red_first_working_tree_is_judged_whole.py",
+           "tests/harness/test_lane_fingerprints_compare_exactly.py", "tests/harness/test_long_id_lists_are_summarized.py"),
+    record="tests/judges_sweep.json",
+)
+REUSE_GROUP = Group(
+    name="reuse",
+    # The files swept clean and recorded. OWED (docs/mutation-score.md): harness/reach/incremental.py and
+    # harness/results/platforms.py (survivors killed or explained, the confirming re-sweep not run),
+    # harness/reach/name_reach.py and harness/reach/reach.py (not swept yet). Add each here once swept clean.
+    files=("harness/results/reuse.py", "harness/plan/matrix.py"),
+    # Unit tests only: a case that starts a child (the end-to-end runs of test_kept.py, test_reuse_partial.py,
+    # test_reuse_false_passes.py) has unknown reach, so every surviving mutant would run it, each starting
+    # a fork server of its own (the first try with them, 2026-12-03, ran 12 min on reuse.py alone, unfinished).
+    tests=("tests/harness/test_reuse_digest.py", "tests/harness/test_incremental.py",
+           "tests/harness/test_matrix_selections.py", "tests/harness/test_platform_arms.py",
+           "tests/harness/test_matrix.py", "tests/harness/test_name_reach.py", "tests/harness/test_platforms.py",
+           "tests/harness/test_selection_is_grouped_by_folder.py"),
+    record="tests/reuse_sweep.json",
+)
+GROUPS = {group.name: group for group in (JUDGES_GROUP, REUSE_GROUP)}
+
+# The judges group under the names this script had before groups (scripts/planted_defects.py reads TESTS).
+JUDGES, TESTS, EVERYTHING, RECORD = JUDGES_GROUP.files, JUDGES_GROUP.tests, JUDGES_GROUP.everything, JUDGES_GROUP.record_path
+
+
+def sha(rel: str, group: Group = JUDGES_GROUP) -> str:
     path = ROOT / rel
     if rel == EQUIVALENTS and path.is_file():
-        return judges_equivalents_sha(path)
+        return group_equivalents_sha(path, group)
     return hashlib.sha256(path.read_bytes()).hexdigest() if path.is_file() else "missing"
 
 
-def judges_equivalents_sha(path: Path) -> str:
-    """sha256 of the judges' entries of the equivalents file only: entries for seam/ or drivers/
-    mutants change nothing a judge sweep reads (they would otherwise re-sweep every judge)."""
+def group_equivalents_sha(path: Path, group: Group = JUDGES_GROUP) -> str:
+    """sha256 of the group's entries of the equivalents file only: entries for another group's, seam/'s
+    or drivers/' mutants change nothing this group's sweep reads (they would otherwise re-sweep it whole)."""
     import yaml
 
-    modules = tuple(rel.removesuffix(".py").replace("/", ".") + "." for rel in JUDGES)
+    modules = tuple(rel.removesuffix(".py").replace("/", ".") + "." for rel in group.files)
     try:
         entries = yaml.safe_load(path.read_text(encoding="utf-8")).get("equivalent") or []
     except (OSError, ValueError, AttributeError, yaml.YAMLError):
@@ -60,49 +118,67 @@ def judges_equivalents_sha(path: Path) -> str:
     return hashlib.sha256(json.dumps(mine, sort_keys=True).encode()).hexdigest()
 
 
-def to_sweep(record: dict[str, str]) -> tuple[list[str], str]:
-    """The judges to sweep and why."""
-    changed = [rel for rel in EVERYTHING if record.get(rel) != sha(rel)]
+def judges_equivalents_sha(path: Path) -> str:
+    """The judges group's ``group_equivalents_sha`` (the name before groups)."""
+    return group_equivalents_sha(path, JUDGES_GROUP)
+
+
+def to_sweep(record: dict[str, str], group: Group = JUDGES_GROUP) -> tuple[list[str], str]:
+    """The files of ``group`` to sweep and why."""
+    changed = [rel for rel in group.everything if record.get(rel) != sha(rel, group)]
     if not record:
-        return list(JUDGES), f"no record in {RECORD.relative_to(ROOT)}"
+        return list(group.files), f"no record in {group.record}"
     if changed:
-        return list(JUDGES), f"changed since the recorded sweep: {', '.join(changed)}"
-    judges = [rel for rel in JUDGES if record.get(rel) != sha(rel)]
-    return judges, (f"judges changed since the recorded sweep: {', '.join(judges)}" if judges else "")
+        return list(group.files), f"changed since the recorded sweep: {', '.join(changed)}"
+    files = [rel for rel in group.files if record.get(rel) != sha(rel, group)]
+    return files, (f"files changed since the recorded sweep: {', '.join(files)}" if files else "")
 
 
-def sweep(judges: list[str], jobs: int) -> int:
-    argv = [SEAMGATE, "--project", str(ROOT), "sweep", *judges, "--equivalents", EQUIVALENTS,
+def sweep(files: list[str], jobs: int, group: Group = JUDGES_GROUP) -> int:
+    argv = [SEAMGATE, "--project", str(ROOT), "sweep", *files, "--equivalents", EQUIVALENTS,
             "--fail-on-survivor", "--jobs", str(jobs)]
-    for test in TESTS:
+    for test in group.tests:
         argv += ["--tests", test]
     print("+ " + " ".join(argv[1:]), flush=True)
     return subprocess.run(argv, cwd=ROOT).returncode
 
 
+def read_record(group: Group) -> dict[str, str]:
+    try:
+        return json.loads(group.record_path.read_text(encoding="utf-8"))["sha256"]
+    except (OSError, ValueError, KeyError):
+        return {}
+
+
+def run_group(group: Group, *, every: bool, record: bool, jobs: int) -> int:
+    """Sweep one group (what changed, or every file) and, with ``record`` and no survivor, write its record."""
+    files, why = (list(group.files), "--all") if every or record else to_sweep(read_record(group), group)
+    if not files:
+        print(f"{group.name} sweep: the files, their tests and the equivalents are as recorded in "
+              f"{group.record}: nothing to sweep")
+        return 0
+    print(f"{group.name} sweep: {why}", flush=True)
+    code = sweep(files, jobs, group)
+    if record and code == 0:
+        group.record_path.write_text(
+            json.dumps({"sha256": {rel: sha(rel, group) for rel in (*group.files, *group.everything)}}, indent=1,
+                       sort_keys=True) + "\n", encoding="utf-8")
+        print(f"recorded {group.record}")
+    return code
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--all", action="store_true", help="sweep every judge, whatever changed")
+    parser.add_argument("--group", choices=sorted(GROUPS), action="append",
+                        help="sweep this group only (repeatable; default: every group)")
+    parser.add_argument("--all", action="store_true", help="sweep every file of the group(s), whatever changed")
     parser.add_argument("--record", action="store_true",
-                        help="sweep every judge and, when no survivor is left unexplained, write the record")
+                        help="sweep every file and, when no survivor is left unexplained, write the group's record")
     parser.add_argument("--jobs", type=int, default=2)
     args = parser.parse_args(argv)
-    try:
-        record = json.loads(RECORD.read_text(encoding="utf-8"))["sha256"]
-    except (OSError, ValueError, KeyError):
-        record = {}
-    judges, why = (list(JUDGES), "--all") if args.all or args.record else to_sweep(record)
-    if not judges:
-        print(f"judges sweep: the judges, their tests and the equivalents are as recorded in "
-              f"{RECORD.relative_to(ROOT)}: nothing to sweep")
-        return 0
-    print(f"judges sweep: {why}", flush=True)
-    code = sweep(judges, args.jobs)
-    if args.record and code == 0:
-        RECORD.write_text(json.dumps({"sha256": {rel: sha(rel) for rel in (*JUDGES, *EVERYTHING)}}, indent=1,
-                                     sort_keys=True) + "\n", encoding="utf-8")
-        print(f"recorded {RECORD.relative_to(ROOT)}")
-    return code
+    codes = [run_group(GROUPS[name], every=args.all, record=args.record, jobs=args.jobs)
+             for name in (args.group or list(GROUPS))]
+    return next((code for code in codes if code != 0), 0)
 
 
 if __name__ == "__main__":

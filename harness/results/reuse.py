@@ -4,8 +4,9 @@ Each filled row is kept in ``rows.json`` with a DIGEST of what it depends on: it
 selection, the mode (``--prove`` or not), the mutated file's text, and the content of every file
 its cases read. For a mutation's row those files are the ones its cases reached in the baseline
 (their own lines, their fixtures', their measured children's), each case's own test file, every
-``conftest.py`` and ``pyproject.toml``, and the list of files under each selected folder (a new
-test file changes it). A row holding a case whose reach is unknown, and every baseline row, depend
+``conftest.py`` and ``pyproject.toml``, the content of every non-Python file under a selected folder
+(a test's data: what reads it is not measured), and the list of files under each selected folder (a
+new test file changes it). A row holding a case whose reach is unknown, and every baseline row, depend
 on every file of the project. ``--no-reuse`` turns this off; ``--prove`` never reuses a default run.
 
 So a second ``seamgate run`` with nothing changed reuses every row; after a one-line change in
@@ -62,7 +63,17 @@ def files_read(reach: Reach | None, case_ids: Iterable[str], hashes: Mapping[str
     files |= {rel for context in contexts for rel in reach.children.get(context, {})}
     files |= {case.split("::", 1)[0] for case in ids}
     files |= {rel for rel in hashes if rel.endswith("conftest.py") or rel == "pyproject.toml"}
+    # A test's data (any non-Python file inside a selected folder): what reads it is not measured, so
+    # its content counts (the list of names alone let an edited data file's row be reused, issue 28).
+    files |= {rel for rel in hashes if not rel.endswith(".py") and any(_under(rel, entry) for entry in select)}
     return files
+
+
+def _under(rel: str, entry: str) -> bool:
+    """Whether the selection entry ``entry`` (a folder, a file or a node id) covers the file ``rel``:
+    a prefix is not a folder (``tests/seam`` does not cover ``tests/seam_extra/x.py``)."""
+    entry = entry.split("::", 1)[0].rstrip("/")
+    return rel == entry or rel.startswith(entry + "/")
 
 
 def digest(label: str, select: Iterable[str], prove: bool, extra: str, files: set[str] | None,
@@ -71,8 +82,7 @@ def digest(label: str, select: Iterable[str], prove: bool, extra: str, files: se
     h = hashlib.sha256()
     select = tuple(select)
     h.update(json.dumps([label, select, prove, extra]).encode())
-    under = sorted(rel for rel in hashes for entry in select
-                   if rel == entry.split("::", 1)[0] or rel.startswith(entry.rstrip("/") + "/"))
+    under = sorted(rel for rel in hashes if any(_under(rel, entry) for entry in select))
     h.update(json.dumps(under).encode())
     for rel in sorted(hashes if files is None else files):
         h.update(f"{rel}\0{hashes.get(rel, 'missing')}\0".encode())

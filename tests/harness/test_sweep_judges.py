@@ -55,3 +55,43 @@ def test_only_the_judges_entries_of_the_equivalents_file_count(tmp_path: Path) -
     assert judges.judges_equivalents_sha(path) != before
     path.write_text(base + "  - mutant: harness.plan.planner.x_g__mutmut_2\n    line: 'z'\n    reason: r\n")
     assert judges.judges_equivalents_sha(path) != before
+
+
+def test_the_reuse_group_sweeps_what_decides_what_is_not_run_and_what_is_reused() -> None:
+    group = judges.GROUPS["reuse"]
+    assert set(group.files) == {"harness/reach/reach.py", "harness/reach/name_reach.py", "harness/reach/incremental.py",
+                                "harness/results/reuse.py", "harness/plan/matrix.py", "harness/results/platforms.py"}
+    assert all((ROOT / t).is_file() for t in group.tests) and group.record != judges.JUDGES_GROUP.record
+    assert not set(group.files) & set(judges.JUDGES)
+
+
+def test_a_groups_record_sweeps_only_that_group() -> None:
+    group = judges.GROUPS["reuse"]
+    current = {rel: judges.sha(rel, group) for rel in (*group.files, *group.everything)}
+    assert judges.to_sweep(current, group) == ([], "")
+    swept, why = judges.to_sweep({**current, "harness/plan/matrix.py": "0" * 64}, group)
+    assert swept == ["harness/plan/matrix.py"] and "matrix.py" in why
+    assert judges.to_sweep({**current, "tests/harness/test_incremental.py": "0" * 64}, group)[0] == list(group.files)
+
+
+def test_an_equivalent_of_one_group_does_not_resweep_the_other(tmp_path: Path) -> None:
+    path = tmp_path / "eq.yaml"
+    path.write_text("version: 1\nequivalent: []\n")
+    before = {name: judges.group_equivalents_sha(path, g) for name, g in judges.GROUPS.items()}
+    path.write_text("version: 1\nequivalent:\n  - mutant: harness.results.reuse.x_digest__mutmut_1\n"
+                    "    line: 'x'\n    reason: r\n")
+    assert judges.group_equivalents_sha(path, judges.GROUPS["judges"]) == before["judges"]
+    assert judges.group_equivalents_sha(path, judges.GROUPS["reuse"]) != before["reuse"]
+
+
+def test_the_ci_call_without_arguments_sweeps_every_group_and_fails_when_one_fails(monkeypatch) -> None:
+    calls = []
+
+    def fake(group, *, every, record, jobs):
+        calls.append((group.name, every, record))
+        return {"judges": 0, "reuse": 1}[group.name]
+
+    monkeypatch.setattr(judges, "run_group", fake)
+    assert judges.main([]) == 1 and calls == [("judges", False, False), ("reuse", False, False)]
+    calls.clear()
+    assert judges.main(["--group", "judges", "--record"]) == 0 and calls == [("judges", False, True)]
