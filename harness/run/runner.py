@@ -232,6 +232,7 @@ def run_gates(gates: Sequence[Gate], *, project: Path, options: RunOptions, mate
         console.print(f"seamgate: {exc}", markup=False, soft_wrap=True)
         return Report(), ExitCode.LOCKED
     code = final_exit_code(report, fail_on_owed=options.fail_on_owed)
+    session.say(f"writing the reports and the kept results into {session.kept} (outcomes, matrix, rows, sources)")
     _write_outputs(report, options, code, plan=session.plan_id, kept=session.kept, project=project)
     session.keep(report, code)
     for line in session.flaky_lines():
@@ -319,7 +320,9 @@ class Session:
             platform = self.probe(gates)
             plan = make_plan(gates, ids=self.options.gate_ids, shard=self.options.shard,
                              unavailable=platform.unavailable_arms(_all_arms(gates)))
-            return self.run_plan(plan, platform)
+            report = self.run_plan(plan, platform)
+            self.say("stopping the run's processes and removing its copies")
+            return report
         except Interrupted:
             self.stopping.set()
             if launcher is not None:
@@ -398,6 +401,12 @@ class Session:
         with GateProgress(len(plan.checks), self.progress_mode()) as progress:
             self.progress = progress
             return self._run_plan(plan, platform, progress)
+
+    def say(self, what: str) -> None:
+        """One progress line for work between the last gate and the table (a log must not fall silent for a
+        minute while results are written); stderr, as the gates' lines; nothing when progress is off."""
+        if self.progress_mode() != "off":
+            print(f"seamgate: {what}", file=sys.stderr, flush=True)
 
     def progress_mode(self) -> str:
         """``tty`` (a bar), ``lines`` (one line per finished gate, for CI logs) or ``off``."""

@@ -31,3 +31,22 @@ def test_progress_off_prints_nothing_and_a_terminal_gets_a_bar_not_lines() -> No
         progress.start("baseline")
         progress.finished("g", "cpu-emulated", "PASS")
     assert quiet.getvalue() == "" and "[1/1]" not in tty.getvalue()
+
+
+def test_after_the_last_gate_the_log_says_what_is_being_written_and_closed_before_the_table(tmp_path: Path,
+                                                                                           capsys) -> None:
+    project = write_project(tmp_path / "p")
+    run_gates([gate("green", kind="replay")], project=project, options=RunOptions(progress=None),
+              materializer=catalog_materializer(MUTATIONS), stdout=io.StringIO(), launcher=shared_server())
+    err = capsys.readouterr().err.splitlines()
+    last_gate = max(i for i, line in enumerate(err) if line.startswith("[1/1]"))
+    after = err[last_gate + 1:]
+    assert any(line.startswith("seamgate: stopping the run's processes and removing its copies") for line in after), err
+    assert any(line.startswith("seamgate: writing the reports and the kept results into ") for line in after), err
+
+
+def test_with_progress_off_nothing_is_said_after_the_last_gate(tmp_path: Path, capsys) -> None:
+    project = write_project(tmp_path / "p")
+    run_gates([gate("green", kind="replay")], project=project, options=RunOptions(progress=False),
+              materializer=catalog_materializer(MUTATIONS), stdout=io.StringIO(), launcher=shared_server())
+    assert "seamgate: " not in capsys.readouterr().err
