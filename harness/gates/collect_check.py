@@ -86,6 +86,19 @@ def _items(node: Node | None, gate: str, key: str, display: str) -> list[Entry]:
             for item in node.value if isinstance(item.value, str)]
 
 
+def collection_errors(stdout: str) -> dict[str, str]:
+    """File -> why pytest could not collect it, read from a ``--collect-only -q`` report: the short
+    ``ERROR file - reason`` lines, replaced by the ``E`` lines of the file's ``ERROR collecting`` section
+    where there is one (the last 400 characters)."""
+    errors = {m.group(1): (m.group(2) or "").strip() for m in re.finditer(r"(?m)^ERROR (\S+)(?: - (.*))?$", stdout)
+              if "::" not in m.group(1)}
+    for section in re.finditer(r"(?ms)^_+ ERROR collecting (\S+) _+$(.*?)(?=^_{3,} |^={3,} )", stdout):
+        lines = [line[1:].strip() for line in section.group(2).splitlines() if line.startswith("E ")]
+        if lines:
+            errors[section.group(1)] = " ".join(lines)[-400:]
+    return errors
+
+
 def collect(project_root: Path, files: Sequence[str], arms: Sequence[str]) -> tuple[set[str], dict[str, str], str]:
     """pytest ``--collect-only -q`` of ``files`` in a child: (node ids, file -> collection error, output)."""
     env = {k: v for k, v in os.environ.items() if not k.startswith("PYTEST_")}
@@ -100,12 +113,7 @@ def collect(project_root: Path, files: Sequence[str], arms: Sequence[str]) -> tu
                               cwd=tree, env=env, capture_output=True, text=True, timeout=COLLECT_TIMEOUT,
                               stdin=subprocess.DEVNULL)
     ids = {line.strip() for line in done.stdout.splitlines() if "::" in line and not line.startswith(("ERROR", " "))}
-    errors = {m.group(1): (m.group(2) or "").strip() for m in re.finditer(r"(?m)^ERROR (\S+)(?: - (.*))?$", done.stdout)
-              if "::" not in m.group(1)}
-    for section in re.finditer(r"(?ms)^_+ ERROR collecting (\S+) _+$(.*?)(?=^_{3,} |^={3,} )", done.stdout):
-        lines = [line[1:].strip() for line in section.group(2).splitlines() if line.startswith("E ")]
-        if lines:
-            errors[section.group(1)] = " ".join(lines)[-400:]
+    errors = collection_errors(done.stdout)
     if not ids and done.returncode not in (0, 1, 2, 5):
         errors.setdefault("(pytest)", f"exit {done.returncode}: " + (done.stderr or done.stdout).strip()[-400:])
     return ids, errors, done.stdout + done.stderr
@@ -134,12 +142,7 @@ def users_collection_errors(tree: Path, files: Sequence[str]) -> dict[str, str]:
             done = collect_only("-o", "addopts=")
     except subprocess.TimeoutExpired:
         return {"(pytest)": f"--collect-only took over {COLLECT_TIMEOUT:g} s"}
-    errors = {m.group(1): (m.group(2) or "").strip() for m in re.finditer(r"(?m)^ERROR (\S+)(?: - (.*))?$", done.stdout)
-              if "::" not in m.group(1)}
-    for section in re.finditer(r"(?ms)^_+ ERROR collecting (\S+) _+$(.*?)(?=^_{3,} |^={3,} )", done.stdout):
-        lines = [line[1:].strip() for line in section.group(2).splitlines() if line.startswith("E ")]
-        if lines:
-            errors[section.group(1)] = " ".join(lines)[-400:]
+    errors = collection_errors(done.stdout)
     if done.returncode in (3, 4) or (done.returncode not in (0, 1, 2, 5) and not errors):
         errors.setdefault("(pytest)", f"exit {done.returncode}: " + (done.stderr or done.stdout).strip()[-400:])
     return errors

@@ -29,8 +29,9 @@ FILES = {
 ABS = catalog(mutation("add-abs", "return a + b", "return abs(a) + abs(b)"))
 
 
-def go(project: Path, mutations=ABS):
-    gates = [gate("table", mutation="add-abs", red=RedSet(nodeids=(f"{DATA_TEST}::test_the_table",)))]
+def go(project: Path, mutations=ABS, test: str = DATA_TEST):
+    """The gate whose mutation ``test::test_the_table`` must red, run with reuse on; its one outcome."""
+    gates = [gate("table", mutation="add-abs", red=RedSet(nodeids=(f"{test}::test_the_table",)))]
     report, _ = run_gates(gates, project=project, options=RunOptions(progress=False, reuse=True),
                           materializer=catalog_materializer(mutations), stdout=io.StringIO(), launcher=shared_server())
     return report.outcomes[0]
@@ -66,19 +67,12 @@ def mutation_row(outcome):
     return "/runs/reused-" in run.log, sum(c.carried for c in run.cases)
 
 
-def go_sub(project: Path, mutations=ABS):
-    gates = [gate("table", mutation="add-abs", red=RedSet(nodeids=(f"{SUB_TEST}::test_the_table",)))]
-    report, _ = run_gates(gates, project=project, options=RunOptions(progress=False, reuse=True),
-                          materializer=catalog_materializer(mutations), stdout=io.StringIO(), launcher=shared_server())
-    return report.outcomes[0]
-
-
 def test_a_changed_conftest_in_a_sub_folder_runs_the_mutations_row_again(tmp_path: Path):
     project = write_project(tmp_path / "p", SUB_FILES)
-    assert go_sub(project).verdict is Verdict.PASS
+    assert go(project, test=SUB_TEST).verdict is Verdict.PASS
     conftest = project / "tests/sub/conftest.py"
     conftest.write_text(conftest.read_text().replace("-1 2 1", "1 2 3"))
-    again = go_sub(project)
+    again = go(project, test=SUB_TEST)
     assert mutation_row(again) == (False, 0)
     assert again.verdict is Verdict.FAIL
 
