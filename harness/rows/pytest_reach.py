@@ -33,6 +33,7 @@ from __future__ import annotations
 import functools
 import json
 import os
+import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -209,6 +210,8 @@ class _Recorder:
             "spawned": unknown, "spawn_counts": {c: [*n, data_files.get(c, 0)] for c, n in self.spawned.items()},
             "spawn_regions": sorted(self.spawn_regions), "cases": self.cases,
         }), encoding="utf-8")
+        # The children's raw data is in the record now; kept, it was a quarter of a run folder's size.
+        shutil.rmtree(self.children_dir, ignore_errors=True)
 
 
 @functools.lru_cache(maxsize=None)
