@@ -35,6 +35,7 @@ import signal
 import sys
 import tempfile
 import threading
+import time
 from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
 from dataclasses import dataclass, field, replace
 from pathlib import Path
@@ -315,6 +316,8 @@ class Session:
         launcher = None
         plan: Plan | None = None
         try:
+            self.say(f"judging {counted(len(select_gates(gates, self.options.gate_ids)), 'gate')}: starting the "
+                     "fork server and probing the platform")
             launcher = self.shared_launcher or self.start_launcher()
             self.executor = Executor(launcher, self.kept, threads=threads_per_run(self.options.jobs))
             platform = self.probe(gates)
@@ -504,7 +507,16 @@ class Session:
                       self.baseline_limit(plan, k)[0],
                       reach=reach_files[k] if not n else None, skip=frozenset(carried[k]), write_bytecode=True))
                   for k in keys for n in ("", " (again)")]
+        reused = len(plan.baselines) - len(keys)
+        if keys:
+            self.say(f"running {counted(len(keys), 'baseline')} twice each, the first recording reach"
+                     + (f" ({reused} reused from the kept run)" if reused else ""))
+        elif reused:
+            self.say(f"the {counted(reused, 'baseline')} {'is' if reused == 1 else 'are'} reused from the kept run")
+        started = time.monotonic()
         runs = self.parallel(thunks, "baselines")
+        if keys:
+            self.say(f"the baselines took {time.monotonic() - started:.1f} s; now the gates' rows")
         for first, second in zip(runs[::2], runs[1::2]):
             self.flaky.update(_flaky_cases(first, second))
         # A second run that did not finish makes the baseline red as surely as the first.

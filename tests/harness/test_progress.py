@@ -50,3 +50,17 @@ def test_with_progress_off_nothing_is_said_after_the_last_gate(tmp_path: Path, c
     run_gates([gate("green", kind="replay")], project=project, options=RunOptions(progress=False),
               materializer=catalog_materializer(MUTATIONS), stdout=io.StringIO(), launcher=shared_server())
     assert "seamgate: " not in capsys.readouterr().err
+
+
+def test_before_the_first_gate_the_log_says_what_starts_and_when_the_baselines_run(tmp_path: Path, capsys) -> None:
+    # issue 27: the bundled suite's first progress line came ~20 s in, after the baselines; a CI log must not
+    # look hung while the fork server starts and the baselines run.
+    project = write_project(tmp_path / "p")
+    run_gates([gate("green", kind="replay")], project=project, options=RunOptions(progress=None),
+              materializer=catalog_materializer(MUTATIONS), stdout=io.StringIO(), launcher=shared_server())
+    err = capsys.readouterr().err.splitlines()
+    first_gate = min(i for i, line in enumerate(err) if line.startswith("[1/1]"))
+    before = err[:first_gate]
+    assert before and before[0].startswith("seamgate: judging 1 gate: "), err
+    assert any(line.startswith("seamgate: running 1 baseline twice") for line in before), err
+    assert any(line.startswith("seamgate: the baselines took ") for line in before), err
