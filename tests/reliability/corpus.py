@@ -96,6 +96,11 @@ def first_line(*texts: str) -> str:
     return ""
 
 
+def error_line(err: str, out: str) -> str:
+    """The run's ``seamgate: error:`` line (progress lines come before it off a terminal), else the first line."""
+    return next((line for line in err.splitlines() if line.startswith("seamgate: error:")), first_line(err, out))
+
+
 def problems_of(case_code: int, case_message: str, seen: Observed, *, user_mistake: bool = True) -> list[str]:
     """Every way ``seen`` falls short of the expectation (empty: the case behaves)."""
     problems = []

@@ -37,7 +37,7 @@ from typing import Callable, Iterator
 from harness.exit_codes import ExitCode
 from harness.results.lock import temp_lock_path
 from harness.results.workspace import temp_runs_root
-from tests.reliability.corpus import Observed, first_line, problems_of, run_cli
+from tests.reliability.corpus import Observed, error_line, first_line, problems_of, run_cli
 from tests.reliability.project import BASE, GATE_OK as GATE_OK_TEXT, tree_changes, tree_snapshot, write_project
 
 #: The console script of this checkout's virtual environment.
@@ -397,8 +397,7 @@ def report_devices(workdir: Path) -> list[Observed]:
              if kind != {"full": stat.S_IFCHR, "null": stat.S_IFCHR, "fifo": stat.S_IFIFO}[name]]
     fifo_proof = proof + ([] if got and got[0].startswith(b"<?xml") else [f"the FIFO's reader got {got!r:.80}"])
     lines = [line for line in out2.splitlines() if line.strip()]
-    error = next((line for line in err.splitlines() if line.startswith("seamgate: error:")), first_line(err, out))
-    return [_observed("output-json-dev-full", code, error, out + err, changes, proof),
+    return [_observed("output-json-dev-full", code, error_line(err, out), out + err, changes, proof),
             _observed("output-junit-fifo", code2, lines[-1] if lines else "", out2 + err2, changes2, fifo_proof)]
 
 
@@ -536,7 +535,7 @@ def full_temp_disk(workdir: Path) -> list[Observed]:
         tempfile.tempdir = saved
         _umount(tiny)
     proof = [f"left in the temp folder: {', '.join(leftovers)}"] if leftovers else []
-    return [_observed("full-temp-disk", code, first_line(err, out), out + err, changes, proof)]
+    return [_observed("full-temp-disk", code, error_line(err, out), out + err, changes, proof)]
 
 
 # Rows run longest first (by the baseline durations of the cases each will run), and the slow
