@@ -8,6 +8,7 @@ anything else is a bug in seamgate and prints its traceback.
 from __future__ import annotations
 
 import argparse
+import functools
 import importlib
 import re
 import sys
@@ -65,8 +66,9 @@ def main(argv: Sequence[str] | None = None) -> int:
         return ExitCode.INTERNAL
 
 
+@functools.lru_cache(maxsize=1)
 def _installed_version() -> str:
-    """The version pip installed (a source tree run without installing says so)."""
+    """The version pip installed (a source tree run without installing says so); read once per process."""
     try:
         return metadata.version("seamgate")
     except metadata.PackageNotFoundError:
