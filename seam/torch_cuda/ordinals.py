@@ -15,6 +15,9 @@ import functools
 from typing import Any, Callable
 
 import torch
+from torch.utils import _python_dispatch
+
+from seam.torch_cuda.kinds import mark
 
 #: ``torch`` functions that take ``device=`` (``tensor`` and ``as_tensor`` are ``tensor_methods``').
 FACTORIES = ("arange", "asarray", "bartlett_window", "blackman_window", "empty", "empty_like", "empty_permuted",
@@ -38,8 +41,22 @@ def _wrapped(original: Callable[..., Any]) -> Callable[..., Any]:
     def call(*args: Any, **kwargs: Any) -> Any:
         if type(kwargs.get("device")) is int:
             kwargs["device"] = as_cuda(kwargs["device"])
+        if kwargs.get("pin_memory") and not _python_dispatch._get_current_dispatch_mode_stack():
+            return _pinned_without_modes(original, args, kwargs)
         return original(*args, **kwargs)
     return call
+
+
+def _pinned_without_modes(original: Callable[..., Any], args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
+    """``pin_memory=True`` while every dispatch mode is off (the device mode, which marks pinned buffers,
+    cannot see the call): a CPU-only build refuses the argument in C++, so the host buffer is made
+    without it and marked pinned here. A device target keeps the argument (torch's own refusal)."""
+    device = kwargs.get("device")
+    if device is not None and torch.device(device).type != "cpu":
+        return original(*args, **kwargs)
+    result = original(*args, **{**kwargs, "pin_memory": False})
+    mark(result, "pinned")
+    return result
 
 
 _parse_to = torch._C._nn._parse_to
