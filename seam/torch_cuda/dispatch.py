@@ -17,16 +17,15 @@ Worked example: ``y = x @ w`` with ``x`` and ``w`` on the device -> ``aten.mm`` 
 
 from __future__ import annotations
 
-import contextlib
 import threading
-from typing import Any, Iterator
+from typing import Any
 
 import torch
 from torch.utils._python_dispatch import TorchDispatchMode
 
 from seam.capture_guard import COPY_OPS, check_copy
 from seam.errors import CaptureError, PageableCopyError
-from seam.torch_cuda import cuda_errors
+from seam.torch_cuda import cuda_errors, generators
 from seam.torch_cuda.kinds import _ATTR as _KIND
 from seam.torch_cuda.kinds import is_device, kind_of, mark_unmarked
 from seam.torch_cuda.runtime import CPU, runtime
@@ -57,21 +56,6 @@ def _is_cuda(device: Any) -> bool:
     if isinstance(device, str):
         return device.startswith("cuda")
     return False
-
-
-@contextlib.contextmanager
-def cuda_rng() -> Iterator[None]:
-    """One random operation of the device: it draws from the device's (seed, offset), as CUDA's
-    Philox does, and moves the offset on; the CPU's generator is left as it was. A replay draws at
-    the offset it finds, so replays differ from each other and a re-seed repeats them."""
-    cpu = torch.random.default_generator
-    rng = runtime().rng
-    saved = cpu.get_state()
-    cpu.manual_seed(rng.next_draw_seed())
-    try:
-        yield
-    finally:
-        cpu.set_state(saved)
 
 
 class _OpInfo:
@@ -195,6 +179,8 @@ class DeviceMode(TorchDispatchMode):
             if "device" in kwargs or "pin_memory" in kwargs:
                 return self._placed(func, types, args, kwargs, info)
             device_in, host_in = _devices_in((*args, *kwargs.values()))
+            if not device_in and info.seeded:
+                generators.refuse_device_generator_on_host(kwargs)
         else:
             kwargs = {}
             device_in, host_in = _devices_in(args)
@@ -239,6 +225,8 @@ class DeviceMode(TorchDispatchMode):
         if on_device or device_in:
             result = self._run_on_device(func, types, args, kwargs, target, on_device, info)
         else:
+            if info.seeded:
+                generators.refuse_device_generator_on_host(kwargs)
             result = func(*args, **kwargs)  # host work: runs now, in or out of a capture
         if target == "pinned":
             _mark_new(result, "pinned", info.fresh)
@@ -256,7 +244,7 @@ class DeviceMode(TorchDispatchMode):
             if info.cudnn:
                 rt.cudnn_threads.add(threading.get_ident())
             if seeded:
-                with cuda_rng():
+                with generators.eager_draw(kwargs):
                     return func(*args, **kwargs)
             return func(*args, **kwargs)
         stream = rt.current_stream()
@@ -295,17 +283,30 @@ class DeviceMode(TorchDispatchMode):
                 check_copy(dst, src, blocking=not kwargs.get("non_blocking", False))
             capture.born_kind = "pinned" if target == "pinned" else "device"
             try:
-                with cuda_rng() if seeded else contextlib.nullcontext():
+                if not seeded:
                     return capture.recorder.__torch_dispatch__(func, types, args, kwargs)
+                return self._record_draw(capture, func, types, args, kwargs)
             finally:
                 capture.born_kind = "device"
         except CaptureError as err:
             raise _translate(err, func, capture) from None
 
     @staticmethod
+    def _record_draw(capture: Any, func: Any, types: Any, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
+        """A random operation recorded in a capture: it draws inside the graph, and the recorded op
+        keeps where (``capture.draws``), so that each replay draws anew (``capture._SeededOp``)."""
+        state, at, context = generators.record_draw(kwargs)
+        recorded = len(capture.ops)
+        with context:
+            result = capture.recorder.__torch_dispatch__(func, types, args, kwargs)
+        if len(capture.ops) > recorded:
+            capture.draws[id(capture.ops[-1])] = (state, at)
+        return result
+
+    @staticmethod
     def _call(func: Any, args: tuple[Any, ...], kwargs: dict[str, Any], seeded: bool) -> Any:
         if seeded:
-            with cuda_rng():
+            with generators.eager_draw(kwargs):
                 return func(*args, **kwargs)
         return func(*args, **kwargs)
 
