@@ -50,8 +50,12 @@ _HIDDEN_HOST_COPY = frozenset(getattr(aten, n).default for n in ("bincount", "hi
 _POINTWISE = torch.Tag.pointwise
 
 
+#: torch's own device class, bound before ``emulate_cuda()`` puts a stand-in under the name (``ordinals``).
+_DEVICE = torch.device
+
+
 def _is_cuda(device: Any) -> bool:
-    if isinstance(device, torch.device):
+    if isinstance(device, _DEVICE):
         return device.type == "cuda"
     if isinstance(device, str):
         return device.startswith("cuda")
