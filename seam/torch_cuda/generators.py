@@ -39,6 +39,8 @@ _BY_CDATA: "weakref.WeakValueDictionary[int, Generator]" = weakref.WeakValueDict
 
 
 def _is_cuda(device: Any) -> bool:
+    if type(device) is int:  # a bare ordinal: the accelerator's, as on a CUDA build
+        return True
     if isinstance(device, torch.device):
         return device.type == "cuda"
     return isinstance(device, str) and device.split(":")[0] == "cuda"
@@ -70,8 +72,12 @@ class Generator(_Base, metaclass=_GeneratorMeta):
     def __new__(cls, device: Any = "cpu") -> Any:
         if not _is_cuda(device):
             return _Base(device)
-        index = device.index if isinstance(device, torch.device) else (
-            int(device.split(":")[1]) if ":" in device else None)
+        if type(device) is int:
+            index: int | None = device
+        elif isinstance(device, torch.device):
+            index = device.index
+        else:
+            index = int(device.split(":")[1]) if ":" in device else None
         if index not in (None, 0):
             raise RuntimeError("The device_index is invalid.")
         _refuse_if_capturing("Cannot construct a new CUDAGeneratorImpl")

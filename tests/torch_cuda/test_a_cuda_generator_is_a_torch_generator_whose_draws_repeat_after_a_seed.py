@@ -29,6 +29,8 @@ def test_a_generator_made_on_cuda_reports_cuda_0_and_is_a_torch_generator(torch_
     assert isinstance(torch.Generator(), torch.Generator)  # a CPU one, made the same way
     assert isinstance(torch.default_generator, torch.Generator)
     assert torch.Generator().device == torch.device("cpu")
+    for spelled in (torch.device("cuda", 0), "cuda:0", 0):  # a bare ordinal is the accelerator's
+        assert torch.Generator(device=spelled).device == torch.device("cuda", 0)
 
 
 @pytest.mark.parametrize("draw", sorted(DRAWS))
