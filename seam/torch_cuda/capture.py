@@ -20,28 +20,30 @@ from torch.utils._python_dispatch import _disable_current_modes
 
 from seam.emulator import CaptureRecorder, EmulatedGraph, RecordedOp
 from seam.fork_ledger import ForkLedger
-from seam.torch_cuda import cuda_errors
-from seam.torch_cuda.dispatch import cuda_rng
+from seam.torch_cuda import cuda_errors, generators
 from seam.torch_cuda.kinds import REGISTRY
 from seam.torch_cuda.pools import CountingOps, Pool
-from seam.torch_cuda.runtime import runtime
+from seam.torch_cuda.runtime import DeviceRng, runtime
 from seam.torch_cuda.streams import Stream
 
 _MODES = ("global", "thread_local", "relaxed")
 
 
-_SEEDED = torch.Tag.nondeterministic_seeded
-
-
 class _SeededOp(RecordedOp):
-    """A recorded random operation: each replay draws at the device generator's offset then."""
+    """A recorded random operation: each replay draws at the replay's base offset of its generator's
+    state plus the operation's own offset inside the graph (``DeviceRng``)."""
+
+    state: DeviceRng
+    at: int
 
     @classmethod
-    def of(cls, op: RecordedOp) -> "_SeededOp":
-        return cls(op.func, op.args, op.kwargs, op.outputs, op.mutating)
+    def of(cls, op: RecordedOp, state: DeviceRng, at: int) -> "_SeededOp":
+        seeded = cls(op.func, op.args, op.kwargs, op.outputs, op.mutating)
+        seeded.state, seeded.at = state, at
+        return seeded
 
     def run(self) -> None:
-        with cuda_rng():
+        with generators.replay_draw(self.state, self.at, self.kwargs):
             super().run()
 
 
@@ -85,6 +87,9 @@ class OpenCapture:
         self.born_kind = "device"
         #: Another thread tried to end it (global or thread_local mode): CUDA then refuses its own end.
         self.ended_elsewhere = False
+        #: Per recorded random operation (by id): the generator state it draws from, and its offset
+        #: inside the graph.
+        self.draws: dict[int, tuple[DeviceRng, int]] = {}
 
     def _recording_now(self) -> bool:
         return self.ledger.captures(runtime().current_stream().id)
@@ -130,6 +135,9 @@ class CUDAGraph:
         #: that the collector finalizes later touches no capture of this one.
         self._runtime = runtime()
         self.keep_graph = keep_graph
+        #: Generator states registered with this graph (the default generator's joins at capture_begin),
+        #: each with the whole graph's increment of its offset, known at capture_end.
+        self._rng_states: list[list[Any]] = []
         return self
 
     def __init__(self, keep_graph: bool = False) -> None:
@@ -150,8 +158,26 @@ class CUDAGraph:
                                           "capture_begin on a stream that is capturing")
         self._pool = tuple(pool) if pool is not None else self._pool or _pool_handle()
         capture = OpenCapture(stream, capture_error_mode, _pool(self._pool))
+        self._register(rt.rng)
+        for state, _ in self._rng_states:
+            state.capture_prologue()
         self._capture = capture
         rt.captures.append(capture)
+
+    def register_generator_state(self, generator: Any) -> None:
+        """``CUDAGraph.register_generator_state``: replays of this graph draw from ``generator``'s state
+        anew, as they do from the default generator's (which is registered at ``capture_begin``)."""
+        if is_current_stream_capturing():
+            raise cuda_errors.torch_error(cuda_errors.during_capture("Cannot register the state"),
+                                          "register_generator_state on a stream that is capturing")
+        found = generators.emulated(generator)
+        if found is None:
+            raise RuntimeError("Expected a CUDA Generator")
+        self._register(found._state)
+
+    def _register(self, state: DeviceRng) -> None:
+        if all(kept is not state for kept, _ in self._rng_states):
+            self._rng_states.append([state, 0])
 
     def capture_end(self) -> None:
         rt = runtime()
@@ -183,11 +209,14 @@ class CUDAGraph:
         if not graph.ops:
             warnings.warn(cuda_errors.EMPTY_GRAPH, UserWarning, stacklevel=2)
         capture.pool.graph_refs[id(self)] = capture.ops.refs
-        graph.ops = [_SeededOp.of(op) if _SEEDED in op.func.tags else op for op in graph.ops]
+        draws = capture.draws
+        graph.ops = [_SeededOp.of(op, *draws[id(op)]) if id(op) in draws else op for op in graph.ops]
         self._graph = graph
 
     def _close(self, capture: OpenCapture) -> EmulatedGraph:
         self._capture = None
+        for entry in self._rng_states:
+            entry[1] = entry[0].capture_epilogue()
         rt = runtime()
         if capture in rt.captures:
             rt.captures.remove(capture)
@@ -203,6 +232,8 @@ class CUDAGraph:
         if is_current_stream_capturing():
             raise cuda_errors.torch_error(cuda_errors.during_capture("Cannot prepare for replay"),
                                           "replay on a stream that is capturing")
+        for state, increment in self._rng_states:
+            state.replay_prologue(increment)
         # On a GPU a replay dispatches no tensor operation: no mode (the emulator's or a user's)
         # sees the re-issued work.
         with _disable_current_modes():
@@ -214,6 +245,7 @@ class CUDAGraph:
                 capture.invalidate("the reset of another graph")
             warnings.warn("CUDA warning: operation not permitted when stream is capturing", UserWarning, stacklevel=2)
         self._graph = None
+        self._rng_states = []
         self._forget_pool_refs()
 
     def _forget_pool_refs(self) -> None:

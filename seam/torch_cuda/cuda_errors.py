@@ -42,6 +42,12 @@ def during_capture(what: str) -> str:
             "Current cudaStreamCaptureStatus: cudaStreamCaptureStatusActive")
 
 
+def not_capturing(what: str) -> str:
+    """torch's words (``assertNotCapturing``) for a call it refuses while the current stream captures."""
+    return (f"{what} during CUDA graph capture. If you need this call to be captured, please file an issue. "
+            "Current cudaStreamCaptureStatus: cudaStreamCaptureStatusActive")
+
+
 EMPTY_GRAPH = ("The CUDA Graph is empty. This usually means that the graph was attempted to be captured on wrong "
                "device or stream.")
 

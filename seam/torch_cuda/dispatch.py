@@ -17,21 +17,22 @@ Worked example: ``y = x @ w`` with ``x`` and ``w`` on the device -> ``aten.mm`` 
 
 from __future__ import annotations
 
-import contextlib
 import threading
-from typing import Any, Iterator
+from typing import Any
 
 import torch
 from torch.utils._python_dispatch import TorchDispatchMode
 
 from seam.capture_guard import COPY_OPS, check_copy
 from seam.errors import CaptureError, PageableCopyError
-from seam.torch_cuda import cuda_errors
+from seam.torch_cuda import cuda_errors, generators
 from seam.torch_cuda.kinds import _ATTR as _KIND
 from seam.torch_cuda.kinds import is_device, kind_of, mark_unmarked
 from seam.torch_cuda.runtime import CPU, runtime
 
 aten = torch.ops.aten
+#: Bound once: the hot path's ``isinstance`` tests read a module global, not ``torch``'s attribute.
+_Tensor = torch.Tensor
 _TO_COPY = aten._to_copy.default
 _SEEDED = torch.Tag.nondeterministic_seeded
 #: Operations whose tensors may sit on two devices: copies, and indexing by host indices.
@@ -51,33 +52,23 @@ _HIDDEN_HOST_COPY = frozenset(getattr(aten, n).default for n in ("bincount", "hi
 _POINTWISE = torch.Tag.pointwise
 
 
+#: torch's own device class, bound before ``emulate_cuda()`` puts a stand-in under the name (``ordinals``).
+_DEVICE = torch.device
+
+
 def _is_cuda(device: Any) -> bool:
-    if isinstance(device, torch.device):
+    if isinstance(device, _DEVICE):
         return device.type == "cuda"
     if isinstance(device, str):
         return device.startswith("cuda")
     return False
 
 
-@contextlib.contextmanager
-def cuda_rng() -> Iterator[None]:
-    """One random operation of the device: it draws from the device's (seed, offset), as CUDA's
-    Philox does, and moves the offset on; the CPU's generator is left as it was. A replay draws at
-    the offset it finds, so replays differ from each other and a re-seed repeats them."""
-    cpu = torch.random.default_generator
-    rng = runtime().rng
-    saved = cpu.get_state()
-    cpu.manual_seed(rng.next_draw_seed())
-    try:
-        yield
-    finally:
-        cpu.set_state(saved)
-
-
 class _OpInfo:
     """What the device mode needs to know of one aten overload, worked out once."""
 
-    __slots__ = ("func", "seeded", "blas", "cudnn", "mixed_ok", "fresh", "pointwise", "allocates", "plain", "marks")
+    __slots__ = ("func", "seeded", "blas", "cudnn", "mixed_ok", "fresh", "pointwise", "allocates", "plain", "marks",
+                 "single")
 
     def __init__(self, func: Any) -> None:
         #: Held, so that ``id(func)``, the key of ``_INFO``, names this overload as long as the entry lives.
@@ -95,6 +86,8 @@ class _OpInfo:
         self.plain = not (self.seeded or self.blas or self.cudnn)
         #: Whether any result may be new memory to mark (a view's or an in-place op's never is).
         self.marks = any(self.fresh)
+        #: One result, and it is new memory: a tensor result is marked without ``_mark_new``'s walk.
+        self.single = self.fresh == (True,)
 
 
 #: By ``id(overload)``: an ``OpOverload``'s own ``__hash__`` is a Python call, paid on every lookup.
@@ -120,23 +113,30 @@ def _tensors(args: Any, kwargs: dict[str, Any]) -> list[torch.Tensor]:
 
 def _devices_in(values: Any) -> tuple[bool, bool]:
     """(a device tensor among ``values``, a host tensor of at least one dimension among them), looking
-    one level into lists and tuples as ``_tensors`` does; one ``untyped_storage()`` per tensor, and
-    the host test only for a tensor that is not device memory."""
+    into lists and tuples (aten's ``Tensor[]`` arguments) as ``_tensors`` does; one ``untyped_storage()``
+    per tensor, and the host test only for a tensor that is not device memory. A tensor argument, the
+    common case, is tested inline; a list of tensors costs one more call, a list of ints (a size, dims:
+    the common list) none."""
     device_in = host_in = False
     for value in values:
-        if isinstance(value, torch.Tensor):
+        if isinstance(value, _Tensor):
             if getattr(value.untyped_storage(), _KIND, None) == "device":
                 device_in = True
             elif value.is_cpu and value.dim() > 0:
                 host_in = True
-        elif isinstance(value, (list, tuple)):
-            for v in value:
-                if isinstance(v, torch.Tensor):
-                    if getattr(v.untyped_storage(), _KIND, None) == "device":
-                        device_in = True
-                    elif v.is_cpu and v.dim() > 0:
-                        host_in = True
+        elif isinstance(value, (list, tuple)) and value and not isinstance(value[0], int):
+            inner_device, inner_host = _devices_in(value)
+            device_in, host_in = device_in or inner_device, host_in or inner_host
     return device_in, host_in
+
+
+def _note_handles(rt: Any, info: _OpInfo) -> None:
+    """Outside any capture, a cuBLAS or cuDNN operation makes the thread's handle (CUDA refuses its
+    creation inside a capture, so the first use in a thread is what a capture checks)."""
+    if info.blas:
+        rt.blas_threads.add(threading.get_ident())
+    if info.cudnn:
+        rt.cudnn_threads.add(threading.get_ident())
 
 
 def _mark_new(result: Any, kind: str, fresh: tuple[bool, ...]) -> None:
@@ -195,21 +195,30 @@ class DeviceMode(TorchDispatchMode):
             if "device" in kwargs or "pin_memory" in kwargs:
                 return self._placed(func, types, args, kwargs, info)
             device_in, host_in = _devices_in((*args, *kwargs.values()))
+            if not device_in and info.seeded:
+                generators.refuse_device_generator_on_host(kwargs)
         else:
             kwargs = {}
             device_in, host_in = _devices_in(args)
         # No device placement asked: the common case, decided by the tensors alone (``_placed`` with
         # ``target`` None, in fewer steps).
+        # ``func._op``: the C++ callable behind the OpOverload, one Python frame less per operation.
         if not device_in:
-            return func(*args, **kwargs)  # host work: runs now, in or out of a capture
+            return func._op(*args, **kwargs)  # host work: runs now, in or out of a capture
         if host_in and not info.mixed_ok:
             raise _mixed_devices(func, info, args, kwargs)
-        if info.plain and not runtime().captures:
-            result = func(*args, **kwargs)  # no capture open on any stream: nothing to record or route
-        else:
+        rt = runtime()
+        if rt.captures or info.seeded:
             result = self._run_on_device(func, types, args, kwargs, None, True, info)
+        else:  # no capture open on any stream: nothing to record or route, at most a handle to note
+            if not info.plain:
+                _note_handles(rt, info)
+            result = func._op(*args, **kwargs)
         if info.marks:
-            _mark_new(result, "device", info.fresh)
+            if info.single and isinstance(result, _Tensor):
+                mark_unmarked(result, "device")  # one new tensor, the common case: ``_mark_new`` inline
+            else:
+                _mark_new(result, "device", info.fresh)
         return result
 
     def _placed(self, func: Any, types: Any, args: tuple[Any, ...], kwargs: dict[str, Any], info: _OpInfo) -> Any:
@@ -239,6 +248,8 @@ class DeviceMode(TorchDispatchMode):
         if on_device or device_in:
             result = self._run_on_device(func, types, args, kwargs, target, on_device, info)
         else:
+            if info.seeded:
+                generators.refuse_device_generator_on_host(kwargs)
             result = func(*args, **kwargs)  # host work: runs now, in or out of a capture
         if target == "pinned":
             _mark_new(result, "pinned", info.fresh)
@@ -251,12 +262,9 @@ class DeviceMode(TorchDispatchMode):
         rt = runtime()
         seeded = on_device and info.seeded
         if not rt.captures:
-            if info.blas:
-                rt.blas_threads.add(threading.get_ident())
-            if info.cudnn:
-                rt.cudnn_threads.add(threading.get_ident())
+            _note_handles(rt, info)
             if seeded:
-                with cuda_rng():
+                with generators.eager_draw(kwargs):
                     return func(*args, **kwargs)
             return func(*args, **kwargs)
         stream = rt.current_stream()
@@ -295,17 +303,30 @@ class DeviceMode(TorchDispatchMode):
                 check_copy(dst, src, blocking=not kwargs.get("non_blocking", False))
             capture.born_kind = "pinned" if target == "pinned" else "device"
             try:
-                with cuda_rng() if seeded else contextlib.nullcontext():
+                if not seeded:
                     return capture.recorder.__torch_dispatch__(func, types, args, kwargs)
+                return self._record_draw(capture, func, types, args, kwargs)
             finally:
                 capture.born_kind = "device"
         except CaptureError as err:
             raise _translate(err, func, capture) from None
 
     @staticmethod
+    def _record_draw(capture: Any, func: Any, types: Any, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
+        """A random operation recorded in a capture: it draws inside the graph, and the recorded op
+        keeps where (``capture.draws``), so that each replay draws anew (``capture._SeededOp``)."""
+        state, at, context = generators.record_draw(kwargs)
+        recorded = len(capture.ops)
+        with context:
+            result = capture.recorder.__torch_dispatch__(func, types, args, kwargs)
+        if len(capture.ops) > recorded:
+            capture.draws[id(capture.ops[-1])] = (state, at)
+        return result
+
+    @staticmethod
     def _call(func: Any, args: tuple[Any, ...], kwargs: dict[str, Any], seeded: bool) -> Any:
         if seeded:
-            with cuda_rng():
+            with generators.eager_draw(kwargs):
                 return func(*args, **kwargs)
         return func(*args, **kwargs)
 

@@ -2,7 +2,7 @@
 
 Installing replaces names in torch's own modules (``torch.cuda``, ``torch.cuda.graphs``,
 ``torch.cuda.streams``, ``torch.cuda.memory``, ``torch.cuda.random``, ``torch.accelerator``,
-``torch._C``) and on ``torch.Tensor``, and pushes the device mode; uninstalling puts back every
+``torch._C``, ``torch.Generator``) and on ``torch.Tensor``, and pushes the device mode; uninstalling puts back every
 value it replaced (or deletes what was not there) in reverse order and pops the mode. torch's own
 Python code above those names (``torch.cuda.graph``, ``make_graphed_callables``) then runs unmodified
 on the emulated device. Nested ``emulate_cuda()`` blocks share the outermost installation.
@@ -27,7 +27,7 @@ import torch.cuda.memory
 import torch.cuda.random
 import torch.cuda.streams
 
-from seam.torch_cuda import capture, device, kinds, streams
+from seam.torch_cuda import capture, device, generators, kinds, streams
 from seam.torch_cuda.dispatch import DeviceMode
 from seam.torch_cuda.kinds import storage_at
 from seam.torch_cuda.ordinals import ordinal_patches
@@ -109,6 +109,8 @@ def _patches() -> list[tuple[Any, str, Any]]:
         (torch._C, "_construct_storage_from_data_pointer", _storage_from_pointer),
         (torch._C, "_construct_CUDA_Tensor_From_Storage_And_Metadata", _tensor_from_storage),
     ])
+    out.append((cuda, "default_generators", (generators.default_generator(),)))
+    out.append((torch, "Generator", generators.Generator))
     out.append((torch.backends.cuda, "is_built", lambda: True))
     out.append((torch.version, "cuda", EMULATED_CUDA_VERSION))
     accelerator = getattr(torch, "accelerator", None)

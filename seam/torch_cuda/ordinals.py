@@ -6,7 +6,18 @@ when none is available." before any Python runs. Engines write the int form ofte
 (``torch.empty(n, device=torch.cuda.current_device())``), so every factory and ``Tensor.new_*``
 that takes ``device=`` is wrapped: an int there becomes ``"cuda:N"`` and the call goes on to torch's
 own function; ``torch._C._nn._parse_to`` (what ``Tensor.to`` and ``Module.to`` read their arguments
-with) reads a first positional int the same way. ``torch.device(0)`` itself is a C type no patch reaches (docs/torch-cuda.md, known gaps).
+with) reads a first positional int the same way.
+
+``torch.device(0)`` itself: ``torch.device`` is a C type that cannot be subclassed, so the name
+``torch.device`` is given a stand-in class (``device``) whose metaclass makes every call return torch's
+own device (a bare int read as ``cuda:N``) and keeps ``isinstance(x, torch.device)`` true for torch's
+devices. Every device object stays torch's own. Pickling is unchanged: torch's ``device.__reduce__``
+looks the name ``torch.device`` up when it runs, so a device pickles as a call of the stand-in (saved
+by that name) and unpickles to torch's own device with or without the emulation. What does notice it:
+``type(d) is torch.device`` is False for every device inside the emulation (docs/torch-cuda.md).
+
+``with torch.device("cuda"):`` (the default device for factories) works because torch's set of
+factory functions is built at import here, before any factory is wrapped.
 """
 
 from __future__ import annotations
@@ -15,9 +26,18 @@ import functools
 from typing import Any, Callable
 
 import torch
+import torch.utils._device
 from torch.utils import _python_dispatch
 
 from seam.torch_cuda.kinds import mark
+
+# ``with torch.device("cuda"):`` gives a factory the device when the function called is in a set torch
+# builds on first use and keeps: built while the factories below are wrapped, it would hold the
+# wrappers and never match torch's own functions (which the wrappers call), so it is built now.
+torch.utils._device._device_constructors()
+
+#: torch's own device class (the C type), bound before any stand-in replaces the name.
+TORCH_DEVICE = torch.device
 
 #: ``torch`` functions that take ``device=`` (``tensor`` and ``as_tensor`` are ``tensor_methods``').
 FACTORIES = ("arange", "asarray", "bartlett_window", "blackman_window", "empty", "empty_like", "empty_permuted",
@@ -52,7 +72,7 @@ def _pinned_without_modes(original: Callable[..., Any], args: tuple[Any, ...], k
     cannot see the call): a CPU-only build refuses the argument in C++, so the host buffer is made
     without it and marked pinned here. A device target keeps the argument (torch's own refusal)."""
     device = kwargs.get("device")
-    if device is not None and torch.device(device).type != "cpu":
+    if device is not None and TORCH_DEVICE(device).type != "cpu":
         return original(*args, **kwargs)
     result = original(*args, **{**kwargs, "pin_memory": False})
     mark(result, "pinned")
@@ -71,9 +91,32 @@ def parse_to(*args: Any, **kwargs: Any) -> Any:
     return _parse_to(*args, **kwargs)
 
 
+class _DeviceMeta(type):
+    """Calls make torch's own device; ``isinstance``/``issubclass`` answer for torch's device class."""
+
+    def __call__(cls, *args: Any, **kwargs: Any) -> Any:
+        if len(args) == 1 and not kwargs and type(args[0]) is int:
+            return TORCH_DEVICE("cuda", args[0])
+        return TORCH_DEVICE(*args, **kwargs)
+
+    def __instancecheck__(cls, instance: Any) -> bool:
+        return isinstance(instance, TORCH_DEVICE)
+
+    def __subclasscheck__(cls, subclass: Any) -> bool:
+        return isinstance(subclass, type) and issubclass(subclass, TORCH_DEVICE)
+
+
+class device(metaclass=_DeviceMeta):
+    """``torch.device`` under emulation: ``torch.device(0)`` is ``cuda:0``, as on a CUDA build."""
+
+
+device.__module__, device.__qualname__, device.__doc__ = "torch", "device", TORCH_DEVICE.__doc__
+
+
 def ordinal_patches() -> list[tuple[Any, str, Any]]:
-    """(owner, name, replacement) for ``_parse_to``, every factory and ``new_*`` method of this torch."""
-    out: list[tuple[Any, str, Any]] = [(torch._C._nn, "_parse_to", parse_to)]
+    """(owner, name, replacement) for ``torch.device``, ``_parse_to``, every factory and ``new_*``
+    method of this torch."""
+    out: list[tuple[Any, str, Any]] = [(torch, "device", device), (torch._C._nn, "_parse_to", parse_to)]
     out += [(torch, n, _wrapped(getattr(torch, n))) for n in FACTORIES if hasattr(torch, n)]
     out.extend((torch.Tensor, n, _wrapped(getattr(torch.Tensor, n))) for n in NEW_METHODS if hasattr(torch.Tensor, n))
     return out

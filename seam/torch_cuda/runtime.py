@@ -30,22 +30,75 @@ def new_handle() -> int:
 
 
 class DeviceRng:
-    """The device generator's state as CUDA keeps it: a seed and an offset (16 bytes), not a
-    Mersenne twister; each random operation draws at the current offset and moves it on."""
+    """One CUDA generator's state as CUDA keeps it (``CUDAGeneratorState``): a seed and a Philox offset
+    (16 bytes), not a Mersenne twister. Each random operation draws at the current offset and moves it
+    on by ``STEP``.
+
+    Graph-safe RNG, as CUDA does it: a capture of a graph this state is registered with (the default
+    generator's always is; another through ``CUDAGraph.register_generator_state``) draws at offsets
+    INSIDE the graph (``intragraph``) and leaves the offset alone; the graph's whole increment is
+    known at its end. Each replay first reads the seed and offset the state holds then (``extragraph``)
+    and moves the offset on by that increment, and each recorded draw is made at the replay's base
+    offset plus its own offset inside the graph. So replays differ, a re-seed repeats them, and a
+    replay draws what the same eager operations would draw from the same state.
+    """
 
     STEP = 4
 
-    def __init__(self, seed: int) -> None:
+    def __init__(self, seed: int, offset: int = 0) -> None:
         self.seed = seed & 0xFFFFFFFFFFFFFFFF
-        self.offset = 0
+        self.offset = offset
+        #: Whether a capture of a graph this state is registered with is open.
+        self.capturing = False
+        #: The next draw's offset inside the graph being captured.
+        self.intragraph = 0
+        #: The seed and base offset the last replay (or the capture) read: recorded draws use them.
+        self.seed_extragraph = self.seed
+        self.offset_extragraph = 0
 
     def manual_seed(self, seed: int) -> None:
         self.seed, self.offset = int(seed) & 0xFFFFFFFFFFFFFFFF, 0
 
+    @staticmethod
+    def mix(seed: int, offset: int) -> int:
+        """The CPU generator's seed that stands for Philox's stream at (``seed``, ``offset``)."""
+        return (seed * 0x9E3779B97F4A7C15 + offset * 0xBF58476D1CE4E5B9 + 1) & 0xFFFFFFFFFFFFFFFF
+
     def next_draw_seed(self) -> int:
-        mixed = (self.seed * 0x9E3779B97F4A7C15 + self.offset * 0xBF58476D1CE4E5B9 + 1) & 0xFFFFFFFFFFFFFFFF
+        """An eager draw: at the current offset, which moves on."""
+        if self.capturing:
+            raise RuntimeError("Offset increment outside graph capture encountered unexpectedly.")
+        mixed = self.mix(self.seed, self.offset)
         self.offset += self.STEP
         return mixed
+
+    def capture_draw(self) -> int:
+        """A draw recorded in a capture: its offset inside the graph (a replay draws at base + it)."""
+        if not self.capturing:
+            raise RuntimeError("Attempt to increase offset for a CUDA generator not in capture mode.")
+        at = self.intragraph
+        self.intragraph += self.STEP
+        return at
+
+    def replay_seed(self, at: int) -> int:
+        """The seed of a recorded draw at ``at`` inside the graph, in the replay under way."""
+        return self.mix(self.seed_extragraph, self.offset_extragraph + at)
+
+    def capture_prologue(self) -> None:
+        self.capturing, self.intragraph = True, 0
+        self.seed_extragraph, self.offset_extragraph = self.seed, 0
+
+    def capture_epilogue(self) -> int:
+        """The capture ends: the graph's whole increment."""
+        self.capturing = False
+        return self.intragraph
+
+    def replay_prologue(self, increment: int) -> None:
+        self.seed_extragraph, self.offset_extragraph = self.seed, self.offset
+        self.offset += increment
+
+    def clone(self) -> "DeviceRng":
+        return DeviceRng(self.seed, self.offset)
 
     def get_state(self) -> torch.Tensor:
         return torch.tensor(list(self.seed.to_bytes(8, "little") + self.offset.to_bytes(8, "little")),

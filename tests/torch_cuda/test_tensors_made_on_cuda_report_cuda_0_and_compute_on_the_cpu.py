@@ -9,6 +9,17 @@ import torch
 
 CUDA0 = torch.device("cuda", 0)
 
+
+def _made_under(device: object) -> torch.Tensor:
+    with torch.device(device):  # the default device for factories, as model code sets it
+        return torch.ones(2)
+
+
+def _module_made_under(device: object) -> torch.Tensor:
+    with torch.device(device):
+        return torch.nn.Linear(2, 2).weight
+
+
 MAKERS = {
     "factory_device_string": lambda: torch.zeros(3, device="cuda"),
     "factory_device_object": lambda: torch.ones(3, device=torch.device("cuda", 0)),
@@ -35,6 +46,10 @@ MAKERS = {
     "to_ordinal": lambda: torch.ones(3).to(0),
     "to_keyword_ordinal": lambda: torch.ones(3).to(device=0),
     "module_to_ordinal": lambda: torch.nn.Linear(2, 2).to(0).weight,
+    "torch_device_ordinal": lambda: torch.ones(2, device=torch.device(0)),
+    "default_device_context": lambda: _made_under("cuda"),
+    "default_device_context_ordinal": lambda: _made_under(0),
+    "module_made_under_the_device_context": lambda: _module_made_under("cuda"),
 }
 
 

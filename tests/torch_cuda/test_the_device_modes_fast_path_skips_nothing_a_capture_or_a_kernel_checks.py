@@ -50,6 +50,14 @@ def test_a_device_and_a_host_tensor_in_one_kernel_are_refused_outside_any_captur
         torch.ones(2, device="cuda") + torch.ones(2)
     with pytest.raises(RuntimeError, match="Expected all tensors to be on the same device"):
         torch.cat([torch.ones(2, device="cuda"), torch.ones(2)])
+    with pytest.raises(RuntimeError, match="Expected all tensors to be on the same device"):
+        torch.cat([torch.ones(2), torch.ones(2, device="cuda")])  # the device tensor second in the list
+
+
+def test_device_tensors_seen_only_in_a_list_argument_make_device_results(emulated: None) -> None:
+    x = torch.ones(2, device="cuda")
+    assert torch.cat([x, x]).is_cuda and torch.stack([x, x]).is_cuda
+    assert torch.cat([torch.ones(2), torch.ones(2)]).device == torch.device("cpu")
 
 
 def test_new_results_are_device_memory_and_host_work_stays_on_the_host(emulated: None) -> None:
