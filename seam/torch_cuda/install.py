@@ -71,6 +71,11 @@ def _noop(*args: Any, **kwargs: Any) -> None:
     return None
 
 
+class _AllocatorState:
+    """``torch._C._cuda_CUDAAllocator_AllocatorState`` stands in on a CPU-only build: with CUDA said to be
+    built, ``torch._inductor.cudagraph_trees`` imports it (``torch._dynamo.reset()`` imports that module)."""
+
+
 def _patches() -> list[tuple[Any, str, Any]]:
     """(owner, name, replacement): everything ``install`` replaces, in order."""
     cuda = torch.cuda
@@ -109,6 +114,10 @@ def _patches() -> list[tuple[Any, str, Any]]:
         (torch._C, "_construct_storage_from_data_pointer", _storage_from_pointer),
         (torch._C, "_construct_CUDA_Tensor_From_Storage_And_Metadata", _tensor_from_storage),
     ])
+    # What a CUDA build's torch._C has and modules gated on ``torch.backends.cuda.is_built()`` import.
+    out.extend((torch._C, name, value) for name, value in (("_cuda_CUDAAllocator_AllocatorState", _AllocatorState),
+                                                            ("_set_cached_tensors_enabled", _noop))
+               if not hasattr(torch._C, name))
     out.append((cuda, "default_generators", (generators.default_generator(),)))
     out.append((torch, "Generator", generators.Generator))
     out.append((torch.backends.cuda, "is_built", lambda: True))
