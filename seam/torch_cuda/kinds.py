@@ -149,7 +149,16 @@ def is_device(tensor: torch.Tensor) -> bool:
 
 def mark(tensor: torch.Tensor, kind: MemoryKind) -> None:
     """Mark ``tensor``'s storage (and so every view of it) as ``kind`` memory."""
-    storage = tensor.untyped_storage()
+    mark_storage(tensor.untyped_storage(), kind)
+
+
+def storage_kind(storage: torch.UntypedStorage) -> MemoryKind:
+    """Where ``storage``'s memory lives on the emulated machine."""
+    return getattr(storage, _ATTR, "pageable")
+
+
+def mark_storage(storage: torch.UntypedStorage, kind: MemoryKind) -> None:
+    """Mark ``storage`` (and so every tensor on it) as ``kind`` memory."""
     before = getattr(storage, _ATTR, None)
     if before == kind:
         return

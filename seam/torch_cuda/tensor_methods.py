@@ -6,7 +6,8 @@ never reach torch's dispatcher, or refuse "cuda" before it.
 ``aten._to_copy`` with a ``device=`` the device mode understands (so a copy inside a capture is
 checked and recorded like any other operation), and return the tensor itself where torch does (a
 device tensor moved to the device). ``pin_memory``/``is_pinned``/``numpy``/``tolist`` follow the
-kind too. Each is a plain function; ``install`` sets them on ``torch.Tensor`` and restores torch's.
+kind too, and a device storage's ``clone`` (``copy.deepcopy``) is device memory. Each is a plain
+function; ``install`` sets them on ``torch.Tensor`` (and ``torch.UntypedStorage``) and restores torch's.
 """
 
 from __future__ import annotations
@@ -15,7 +16,7 @@ from typing import Any
 
 import torch
 
-from seam.torch_cuda.kinds import is_device, kind_of, mark
+from seam.torch_cuda.kinds import is_device, kind_of, mark, mark_storage, storage_kind
 from seam.torch_cuda.runtime import CPU, DEVICE, runtime
 
 _TensorBase = torch._C.TensorBase
@@ -27,6 +28,7 @@ _to_copy = torch.ops.aten._to_copy.default
 _orig_tensor = torch.tensor
 _orig_as_tensor = torch.as_tensor
 _base_new_tensor = _TensorBase.new_tensor
+_base_storage_clone = torch.UntypedStorage.clone
 
 
 def device(self: torch.Tensor) -> torch.device:
@@ -127,6 +129,19 @@ def new_tensor(self: torch.Tensor, data: Any, *, dtype: Any = None, device: Any 
     return _base_new_tensor(self, data, dtype=dtype, device=device, requires_grad=requires_grad, **kwargs)
 
 
+def storage_clone(self: torch.UntypedStorage) -> torch.UntypedStorage:
+    """``UntypedStorage.clone``: a copy of device memory is device memory.
+
+    ``copy.deepcopy`` of a tensor clones its storage this way (no aten operation, so the device mode
+    never sees it) and sets a fresh tensor on the copy: without the mark, a deep-copied device tensor
+    (a reference model's buffers) would be host memory. A pinned storage's clone is pageable, as torch's is.
+    """
+    copied = _base_storage_clone(self)
+    if storage_kind(self) == "device":
+        mark_storage(copied, "device")
+    return copied
+
+
 def _printing(base: Any) -> Any:
     """``repr``/``str`` of a device tensor reads it on the host (torch prints with every mode off, so
     the device mode never sees the reads): refused inside a capture, as the GPU refuses them."""
@@ -187,6 +202,7 @@ TENSOR_PATCHES: list[tuple[Any, str, Any]] = [
     (torch.Tensor, "new_tensor", new_tensor),
     (torch.Tensor, "__repr__", _printing(torch.Tensor.__repr__)),
     (torch.Tensor, "__format__", _printing(torch.Tensor.__format__)),
+    (torch.UntypedStorage, "clone", storage_clone),
     (torch, "tensor", tensor),
     (torch, "as_tensor", as_tensor),
 ]
