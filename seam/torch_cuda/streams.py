@@ -69,6 +69,11 @@ class Stream:
         event.record(self)
         return event
 
+    def is_capturing(self) -> bool:
+        """``torch.Stream.is_capturing``: whether this stream's work goes to an open capture (its own, or
+        one it was forked into). torch's optimizers ask it on every ``step()``."""
+        return runtime().capture_of(self.id) is not None
+
     def query(self) -> bool:
         refuse_host_wait("cudaStreamQuery", capturing_stream=runtime().capture_of(self.id) is not None)
         return True
