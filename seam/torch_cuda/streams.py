@@ -226,6 +226,12 @@ def synchronize(device: Any = None) -> None:
     rt.fire("DeviceSynchronizationCallbacks")
 
 
+def sleep(cycles: int) -> None:
+    """``torch.cuda._sleep``: a spin kernel that holds the current stream busy. Nothing on the emulated
+    device runs concurrently, so there is nothing to hold back: it returns, in a capture too."""
+    int(cycles)
+
+
 def record_stream(tensor: torch.Tensor, s: Any) -> None:
     """``Tensor.record_stream``: the caching allocator's bookkeeping; nothing to order on the CPU."""
     if not isinstance(s, Stream):
