@@ -85,6 +85,9 @@ class OpenCapture:
         self.born_kind = "device"
         #: Another thread tried to end it (global or thread_local mode): CUDA then refuses its own end.
         self.ended_elsewhere = False
+        #: The device generator's offset at ``capture_begin``: CUDA counts a capture's draws apart
+        #: (``offset_intragraph``), so its end puts the offset back; each replay then moves it on.
+        self.rng_offset = runtime().rng.offset
 
     def _recording_now(self) -> bool:
         return self.ledger.captures(runtime().current_stream().id)
@@ -189,6 +192,7 @@ class CUDAGraph:
     def _close(self, capture: OpenCapture) -> EmulatedGraph:
         self._capture = None
         rt = runtime()
+        rt.rng.offset = capture.rng_offset
         if capture in rt.captures:
             rt.captures.remove(capture)
         return capture.recorder.finish()
