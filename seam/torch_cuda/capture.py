@@ -133,6 +133,12 @@ class CUDAGraph:
         #: that the collector finalizes later touches no capture of this one.
         self._runtime = runtime()
         self.keep_graph = keep_graph
+        #: Whether the captured graph has its executable (CUDA's ``has_graph_exec_``).
+        self._instantiated = False
+        #: ``enable_debug_mode()`` was called: the graph is kept for ``debug_dump``.
+        self._debug = False
+        #: A graph not kept is destroyed after its first dump (CUDA's ``has_graph_ = false``).
+        self._dumped = False
         return self
 
     def __init__(self, keep_graph: bool = False) -> None:
@@ -188,6 +194,7 @@ class CUDAGraph:
         capture.pool.graph_refs[id(self)] = capture.ops.refs
         graph.ops = [_SeededOp.of(op) if _SEEDED in op.func.tags else op for op in graph.ops]
         self._graph = graph
+        self._instantiated = not self.keep_graph  # CUDA instantiates at the end unless the graph is kept
 
     def _close(self, capture: OpenCapture) -> EmulatedGraph:
         self._capture = None
@@ -199,7 +206,25 @@ class CUDAGraph:
 
     def instantiate(self) -> None:
         if self._graph is None:
-            raise RuntimeError("instantiate() requires a successful capture")
+            raise RuntimeError("capture_end() must have been called before calling instantiate")
+        if self._instantiated and not self.keep_graph:
+            raise RuntimeError("instantiate() is intended to be called by the user only when keep_graph=true")
+        self._instantiated = True
+
+    def raw_cuda_graph(self) -> int:
+        """A handle standing for the captured ``cudaGraph_t`` (kept graphs only, as in torch)."""
+        if not self.keep_graph:
+            raise RuntimeError("You cannot access the raw cudaGraph_t instance unless CUDAGraph was initialized "
+                               "with keep_graph=true")
+        if self._graph is None:
+            raise RuntimeError("You cannot access the raw cudaGraph_t instance until capture_end() has been called")
+        return id(self._graph)
+
+    def raw_cuda_graph_exec(self) -> int:
+        """A handle standing for the graph's ``cudaGraphExec_t``, once instantiated."""
+        if self._graph is None or not self._instantiated:
+            raise RuntimeError("You cannot access the raw cudaGraphExec_t instance until instantiate() has been called")
+        return id(self._graph.ops)
 
     def replay(self) -> None:
         if self._graph is None:
@@ -207,6 +232,7 @@ class CUDAGraph:
         if is_current_stream_capturing():
             raise cuda_errors.torch_error(cuda_errors.during_capture("Cannot prepare for replay"),
                                           "replay on a stream that is capturing")
+        self._instantiated = True  # a kept graph's first replay instantiates it
         # On a GPU a replay dispatches no tensor operation: no mode (the emulator's or a user's)
         # sees the re-issued work.
         with _disable_current_modes():
@@ -218,6 +244,8 @@ class CUDAGraph:
                 capture.invalidate("the reset of another graph")
             warnings.warn("CUDA warning: operation not permitted when stream is capturing", UserWarning, stacklevel=2)
         self._graph = None
+        self._instantiated = False
+        self._dumped = False
         self._forget_pool_refs()
 
     def _forget_pool_refs(self) -> None:
@@ -230,10 +258,23 @@ class CUDAGraph:
         return self._pool
 
     def enable_debug_mode(self) -> None:
-        pass
+        self._debug = True
 
     def debug_dump(self, debug_path: str) -> None:
-        raise RuntimeError("seamgate's CUDA emulator cannot dump a CUDA graph")
+        """The captured graph as DOT (one node per recorded operation, in issue order), in debug mode only;
+        torch's warnings otherwise. A graph not kept is dumped once, as CUDA destroys it after the dump."""
+        if not self._debug:
+            warnings.warn("CUDA Graphs debug not enabled, set with [graph].enable_debug_mode()", UserWarning,
+                          stacklevel=2)
+            return
+        if self._graph is None or self._dumped:
+            return
+        warnings.warn(f"DEBUG: calling cudaGraphDebugDotPrint() with {debug_path}", UserWarning, stacklevel=2)
+        nodes = [f'  n{i} [label="{getattr(op.func, "__name__", str(op.func))}"];' for i, op in enumerate(self._graph.ops)]
+        edges = [f"  n{i} -> n{i + 1};" for i in range(len(self._graph.ops) - 1)]
+        with open(debug_path, "w") as f:
+            f.write("digraph dot {\n" + "\n".join(nodes + edges) + "\n}\n")
+        self._dumped = not self.keep_graph
 
     def __del__(self) -> None:
         # CUDA destroys the graph's executable with the object: refused (and the open capture
