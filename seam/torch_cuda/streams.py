@@ -113,6 +113,7 @@ class Event:
         self.enable_timing = enable_timing
         self.blocking = blocking
         self.interprocess = interprocess
+        self.external = external
         self.cuda_event = new_handle()
         #: The stream it was last recorded on, its clock there, and whether inside a capture.
         self.stream: Stream | None = None
@@ -129,6 +130,8 @@ class Event:
         if capture is not None:
             clock = capture.ledger.clock(stream.id)
             self.clock, self.captured = tuple(sorted(clock.items())), True
+            if self.external:
+                capture.ops.append(_EventRecordNode(self))
         else:
             self.clock, self.captured = (), False
             self.time = time.perf_counter()
@@ -180,6 +183,25 @@ class Event:
 
     def __repr__(self) -> str:
         return f"<torch.cuda.Event {self.cuda_event:#x}>"
+
+
+class _EventRecordNode:
+    """An external event's record inside a capture (``cudaEventRecordWithFlags(..., external)``): a node
+    of the graph, so each replay records the event where the capture did, and times the replay."""
+
+    args: tuple[Any, ...] = ()
+    kwargs: dict[str, Any] = {}
+    outputs: list[torch.Tensor] = []
+    #: It stands for its own ``func`` (the capture reads ``op.func.tags``; a dump reads its name).
+    tags: tuple[Any, ...] = ()
+    __name__ = "cudaEventRecordWithFlags"
+
+    def __init__(self, event: Event) -> None:
+        self.event = event
+        self.func = self
+
+    def run(self) -> None:
+        self.event.time = time.perf_counter()
 
 
 class StreamContext:
