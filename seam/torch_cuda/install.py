@@ -103,6 +103,9 @@ def _patches() -> list[tuple[Any, str, Any]]:
         (torch._C, "_activate_gpu_trace", activate_gpu_trace),
         (torch._C, "_host_emptyCache", _host_empty_cache),
         (torch._C, "_cuda_sleep", streams.sleep),
+        # No cuBLAS workspaces to free or resize on the emulated device.
+        (torch._C, "_cuda_clearCublasWorkspaces", _noop),
+        (torch._C, "_cuda_resetCublasWorkspaceSize", _noop),
         (torch._C, "_construct_storage_from_data_pointer", _storage_from_pointer),
         (torch._C, "_construct_CUDA_Tensor_From_Storage_And_Metadata", _tensor_from_storage),
     ])
