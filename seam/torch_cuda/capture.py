@@ -45,6 +45,30 @@ class _SeededOp(RecordedOp):
             super().run()
 
 
+#: CPU kernels whose results depend on autograd being on: ``mkldnn_rnn_layer`` (``nn.LSTM``) returns its
+#: workspace only then, and its ``out=`` twin refuses the recorded workspace buffer without it. A GPU
+#: replays the kernels the capture chose, so these replay with grad on when they were captured with it.
+_GRAD_MODE_KERNELS = frozenset({torch.ops.aten.mkldnn_rnn_layer.default, torch.ops.aten.mkldnn_rnn_layer.out})
+
+
+class _GradOnOp(RecordedOp):
+    """A recorded ``_GRAD_MODE_KERNELS`` operation captured with grad on: replayed with grad on (the
+    replay's inputs are aliases that require no grad, so autograd records nothing)."""
+
+    def run(self) -> None:
+        with torch.enable_grad():
+            super().run()
+
+
+class _CapturedOps(CountingOps):
+    """A capture's recorded operations, each kept with what its replay needs of the capture's state."""
+
+    def append(self, op: Any) -> None:
+        if getattr(op, "func", None) in _GRAD_MODE_KERNELS and torch.is_grad_enabled():
+            op = _GradOnOp(op.func, op.args, op.kwargs, op.outputs, op.mutating)
+        super().append(op)
+
+
 class _PooledKinds:
     """The registry a capture's recorder marks its new buffers through: each is served from the pool."""
 
@@ -77,7 +101,7 @@ class OpenCapture:
         self.ledger = ForkLedger(origin=stream.id, versions={stream.id: 0}, seen={stream.id: {}})
         self.recorder = CaptureRecorder(_PooledKinds(self), self._recording_now, self._count_op)
         self.recorder.allow_scalar_mask_fill = True
-        self.ops = CountingOps()
+        self.ops = _CapturedOps()
         self.recorder.graph.ops = self.ops
         #: The first refused call that invalidated this capture (CUDA then fails its end).
         self.reason: str | None = None
