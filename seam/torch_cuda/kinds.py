@@ -180,11 +180,6 @@ def mark(tensor: torch.Tensor, kind: MemoryKind) -> None:
     mark_storage(tensor.untyped_storage(), kind)
 
 
-def storage_kind(storage: torch.UntypedStorage) -> MemoryKind:
-    """Where ``storage``'s memory lives on the emulated machine."""
-    return getattr(storage, _ATTR, "pageable")
-
-
 def mark_storage(storage: torch.UntypedStorage, kind: MemoryKind) -> None:
     """Mark ``storage`` (and so every tensor on it) as ``kind`` memory."""
     before = getattr(storage, _ATTR, None)
