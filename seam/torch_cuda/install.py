@@ -106,6 +106,7 @@ def _patches() -> list[tuple[Any, str, Any]]:
         # No cuBLAS workspaces to free or resize on the emulated device.
         (torch._C, "_cuda_clearCublasWorkspaces", _noop),
         (torch._C, "_cuda_resetCublasWorkspaceSize", _noop),
+        (torch._C, "_cuda_resetCublasLtWorkspaceSize", _noop),
         (torch._C, "_construct_storage_from_data_pointer", _storage_from_pointer),
         (torch._C, "_construct_CUDA_Tensor_From_Storage_And_Metadata", _tensor_from_storage),
     ])
