@@ -47,6 +47,30 @@ class _SeededOp(RecordedOp):
             super().run()
 
 
+#: CPU kernels whose results depend on autograd being on: ``mkldnn_rnn_layer`` (``nn.LSTM``) returns its
+#: workspace only then, and its ``out=`` twin refuses the recorded workspace buffer without it. A GPU
+#: replays the kernels the capture chose, so these replay with grad on when they were captured with it.
+_GRAD_MODE_KERNELS = frozenset({torch.ops.aten.mkldnn_rnn_layer.default, torch.ops.aten.mkldnn_rnn_layer.out})
+
+
+class _GradOnOp(RecordedOp):
+    """A recorded ``_GRAD_MODE_KERNELS`` operation captured with grad on: replayed with grad on (the
+    replay's inputs are aliases that require no grad, so autograd records nothing)."""
+
+    def run(self) -> None:
+        with torch.enable_grad():
+            super().run()
+
+
+class _CapturedOps(CountingOps):
+    """A capture's recorded operations, each kept with what its replay needs of the capture's state."""
+
+    def append(self, op: Any) -> None:
+        if getattr(op, "func", None) in _GRAD_MODE_KERNELS and torch.is_grad_enabled():
+            op = _GradOnOp(op.func, op.args, op.kwargs, op.outputs, op.mutating)
+        super().append(op)
+
+
 class _PooledKinds:
     """The registry a capture's recorder marks its new buffers through: each is served from the pool."""
 
@@ -79,7 +103,7 @@ class OpenCapture:
         self.ledger = ForkLedger(origin=stream.id, versions={stream.id: 0}, seen={stream.id: {}})
         self.recorder = CaptureRecorder(_PooledKinds(self), self._recording_now, self._count_op)
         self.recorder.allow_scalar_mask_fill = True
-        self.ops = CountingOps()
+        self.ops = _CapturedOps()
         self.recorder.graph.ops = self.ops
         #: The first refused call that invalidated this capture (CUDA then fails its end).
         self.reason: str | None = None
@@ -138,6 +162,12 @@ class CUDAGraph:
         #: Generator states registered with this graph (the default generator's joins at capture_begin),
         #: each with the whole graph's increment of its offset, known at capture_end.
         self._rng_states: list[list[Any]] = []
+        #: Whether the captured graph has its executable (CUDA's ``has_graph_exec_``).
+        self._instantiated = False
+        #: ``enable_debug_mode()`` was called: the graph is kept for ``debug_dump``.
+        self._debug = False
+        #: A graph not kept is destroyed after its first dump (CUDA's ``has_graph_ = false``).
+        self._dumped = False
         return self
 
     def __init__(self, keep_graph: bool = False) -> None:
@@ -212,6 +242,7 @@ class CUDAGraph:
         draws = capture.draws
         graph.ops = [_SeededOp.of(op, *draws[id(op)]) if id(op) in draws else op for op in graph.ops]
         self._graph = graph
+        self._instantiated = not self.keep_graph  # CUDA instantiates at the end unless the graph is kept
 
     def _close(self, capture: OpenCapture) -> EmulatedGraph:
         self._capture = None
@@ -224,7 +255,25 @@ class CUDAGraph:
 
     def instantiate(self) -> None:
         if self._graph is None:
-            raise RuntimeError("instantiate() requires a successful capture")
+            raise RuntimeError("capture_end() must have been called before calling instantiate")
+        if self._instantiated and not self.keep_graph:
+            raise RuntimeError("instantiate() is intended to be called by the user only when keep_graph=true")
+        self._instantiated = True
+
+    def raw_cuda_graph(self) -> int:
+        """A handle standing for the captured ``cudaGraph_t`` (kept graphs only, as in torch)."""
+        if not self.keep_graph:
+            raise RuntimeError("You cannot access the raw cudaGraph_t instance unless CUDAGraph was initialized "
+                               "with keep_graph=true")
+        if self._graph is None:
+            raise RuntimeError("You cannot access the raw cudaGraph_t instance until capture_end() has been called")
+        return id(self._graph)
+
+    def raw_cuda_graph_exec(self) -> int:
+        """A handle standing for the graph's ``cudaGraphExec_t``, once instantiated."""
+        if self._graph is None or not self._instantiated:
+            raise RuntimeError("You cannot access the raw cudaGraphExec_t instance until instantiate() has been called")
+        return id(self._graph.ops)
 
     def replay(self) -> None:
         if self._graph is None:
@@ -234,6 +283,7 @@ class CUDAGraph:
                                           "replay on a stream that is capturing")
         for state, increment in self._rng_states:
             state.replay_prologue(increment)
+        self._instantiated = True  # a kept graph's first replay instantiates it
         # On a GPU a replay dispatches no tensor operation: no mode (the emulator's or a user's)
         # sees the re-issued work.
         with _disable_current_modes():
@@ -246,6 +296,8 @@ class CUDAGraph:
             warnings.warn("CUDA warning: operation not permitted when stream is capturing", UserWarning, stacklevel=2)
         self._graph = None
         self._rng_states = []
+        self._instantiated = False
+        self._dumped = False
         self._forget_pool_refs()
 
     def _forget_pool_refs(self) -> None:
@@ -258,10 +310,23 @@ class CUDAGraph:
         return self._pool
 
     def enable_debug_mode(self) -> None:
-        pass
+        self._debug = True
 
     def debug_dump(self, debug_path: str) -> None:
-        raise RuntimeError("seamgate's CUDA emulator cannot dump a CUDA graph")
+        """The captured graph as DOT (one node per recorded operation, in issue order), in debug mode only;
+        torch's warnings otherwise. A graph not kept is dumped once, as CUDA destroys it after the dump."""
+        if not self._debug:
+            warnings.warn("CUDA Graphs debug not enabled, set with [graph].enable_debug_mode()", UserWarning,
+                          stacklevel=2)
+            return
+        if self._graph is None or self._dumped:
+            return
+        warnings.warn(f"DEBUG: calling cudaGraphDebugDotPrint() with {debug_path}", UserWarning, stacklevel=2)
+        nodes = [f'  n{i} [label="{getattr(op.func, "__name__", str(op.func))}"];' for i, op in enumerate(self._graph.ops)]
+        edges = [f"  n{i} -> n{i + 1};" for i in range(len(self._graph.ops) - 1)]
+        with open(debug_path, "w") as f:
+            f.write("digraph dot {\n" + "\n".join(nodes + edges) + "\n}\n")
+        self._dumped = not self.keep_graph
 
     def __del__(self) -> None:
         # CUDA destroys the graph's executable with the object: refused (and the open capture

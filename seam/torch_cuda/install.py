@@ -31,7 +31,7 @@ from seam.torch_cuda import capture, device, generators, kinds, streams
 from seam.torch_cuda.dispatch import DeviceMode
 from seam.torch_cuda.kinds import storage_at
 from seam.torch_cuda.ordinals import ordinal_patches
-from seam.torch_cuda.runtime import DEVICE, reset, runtime
+from seam.torch_cuda.runtime import DEVICE, activate_gpu_trace, reset, runtime
 from seam.torch_cuda.tensor_methods import TENSOR_PATCHES
 from seam.torch_cuda.threads import THREAD_PATCHES
 
@@ -43,10 +43,6 @@ _MISSING = object()
 EMULATED_CUDA_VERSION = "13.0"
 
 
-def _activate_gpu_trace() -> None:
-    rt = runtime()
-    rt.gpu_trace = True
-    kinds.allocation_hook = lambda address: rt.fire("MemoryAllocationCallbacks", address)
 
 
 def _host_empty_cache() -> None:
@@ -109,8 +105,13 @@ def _patches() -> list[tuple[Any, str, Any]]:
     out.extend((torch.cuda.nvtx, name, _noop) for name in ("range_push", "range_pop", "mark", "range_end")
                if hasattr(torch.cuda.nvtx, name))
     out.extend([
-        (torch._C, "_activate_gpu_trace", _activate_gpu_trace),
+        (torch._C, "_activate_gpu_trace", activate_gpu_trace),
         (torch._C, "_host_emptyCache", _host_empty_cache),
+        (torch._C, "_cuda_sleep", streams.sleep),
+        # No cuBLAS workspaces to free or resize on the emulated device.
+        (torch._C, "_cuda_clearCublasWorkspaces", _noop),
+        (torch._C, "_cuda_resetCublasWorkspaceSize", _noop),
+        (torch._C, "_cuda_resetCublasLtWorkspaceSize", _noop),
         (torch._C, "_construct_storage_from_data_pointer", _storage_from_pointer),
         (torch._C, "_construct_CUDA_Tensor_From_Storage_And_Metadata", _tensor_from_storage),
     ])

@@ -35,6 +35,10 @@ _PRUNE_AT = _PRUNE_FLOOR
 #: Live aliases per owner storage (by the owner's id; the owner outlives its aliases): storages torch made
 #: from a device pointer (``alias``). Each holds one reference on its owner that a GPU's alias would not.
 _ALIASES: collections.Counter[int] = collections.Counter()
+#: The owners of live aliases, by size then id: an owner nothing but its aliases refers to is free
+#: memory, and the next device allocation of its size takes it (``mark_unmarked``), as the caching
+#: allocator hands a freed block out again. Empty unless aliases live: the hot path tests it once.
+_ALIASED_BY_SIZE: dict[int, dict[int, torch.UntypedStorage]] = {}
 
 
 def alias(owner: torch.UntypedStorage, nbytes: int) -> torch.UntypedStorage:
@@ -49,14 +53,38 @@ def alias(owner: torch.UntypedStorage, nbytes: int) -> torch.UntypedStorage:
     setattr(storage, _ATTR, "device")
     key = id(owner)
     _ALIASES[key] += 1
-    weakref.finalize(storage, _alias_died, key)
+    _ALIASED_BY_SIZE.setdefault(owner.nbytes(), {})[key] = owner
+    weakref.finalize(storage, _alias_died, key, owner.nbytes())
     return storage
 
 
-def _alias_died(key: int) -> None:
+def _alias_died(key: int, size: int) -> None:
     _ALIASES[key] -= 1
     if _ALIASES[key] <= 0:
         del _ALIASES[key]
+        same_size = _ALIASED_BY_SIZE.get(size, {})
+        same_size.pop(key, None)
+        if not same_size:
+            _ALIASED_BY_SIZE.pop(size, None)
+
+
+def _free_owner(nbytes: int) -> torch.UntypedStorage | None:
+    """An owner of ``nbytes`` that only its aliases hold (freed memory on a GPU), if any."""
+    for owner in _ALIASED_BY_SIZE.get(nbytes, {}).values():
+        if not _held_beyond_aliases(owner):
+            return owner
+    return None
+
+
+def _take(tensor: torch.Tensor, owner: torch.UntypedStorage) -> None:
+    """Move ``tensor`` (just made, on memory of its own) onto ``owner``'s memory, values and all."""
+    from torch.utils._python_dispatch import _disable_current_modes
+
+    with _disable_current_modes(), torch.no_grad():
+        fresh = torch.empty(0, dtype=tensor.dtype).set_(tensor.untyped_storage(), tensor.storage_offset(),
+                                                        tensor.size(), tensor.stride())
+        tensor.set_(owner, tensor.storage_offset(), tensor.size(), tensor.stride())
+        tensor.copy_(fresh)
 
 
 def alias_refs(storage_id: int) -> int:
@@ -149,7 +177,11 @@ def is_device(tensor: torch.Tensor) -> bool:
 
 def mark(tensor: torch.Tensor, kind: MemoryKind) -> None:
     """Mark ``tensor``'s storage (and so every view of it) as ``kind`` memory."""
-    storage = tensor.untyped_storage()
+    mark_storage(tensor.untyped_storage(), kind)
+
+
+def mark_storage(storage: torch.UntypedStorage, kind: MemoryKind) -> None:
+    """Mark ``storage`` (and so every tensor on it) as ``kind`` memory."""
     before = getattr(storage, _ATTR, None)
     if before == kind:
         return
@@ -162,6 +194,11 @@ def mark_unmarked(tensor: torch.Tensor, kind: MemoryKind) -> None:
     """Mark ``tensor``'s storage as ``kind`` unless it already has a kind (the device mode's hot path)."""
     storage = tensor.untyped_storage()
     if getattr(storage, _ATTR, None) is None:
+        if _ALIASED_BY_SIZE and kind == "device":
+            owner = _free_owner(storage.nbytes())
+            if owner is not None:
+                _take(tensor, owner)
+                return
         setattr(storage, _ATTR, kind)
         if kind == "device":
             _allocated(storage)

@@ -192,6 +192,19 @@ def reset() -> Runtime:
     global _runtime
     from seam.torch_cuda import kinds
 
+    # torch's GPU trace, once activated, stays on for the process: a fresh device keeps it on.
+    tracing = _runtime is not None and _runtime.gpu_trace
     kinds.allocation_hook = None
     _runtime = Runtime()
+    if tracing:
+        activate_gpu_trace()
     return _runtime
+
+
+def activate_gpu_trace() -> None:
+    """``torch._C._activate_gpu_trace()``: ``torch.cuda._gpu_trace``'s callbacks fire from now on."""
+    from seam.torch_cuda import kinds
+
+    rt = runtime()
+    rt.gpu_trace = True
+    kinds.allocation_hook = lambda address: rt.fire("MemoryAllocationCallbacks", address)

@@ -69,6 +69,11 @@ class Stream:
         event.record(self)
         return event
 
+    def is_capturing(self) -> bool:
+        """``torch.Stream.is_capturing``: whether this stream's work goes to an open capture (its own, or
+        one it was forked into). torch's optimizers ask it on every ``step()``."""
+        return runtime().capture_of(self.id) is not None
+
     def query(self) -> bool:
         refuse_host_wait("cudaStreamQuery", capturing_stream=runtime().capture_of(self.id) is not None)
         return True
@@ -108,6 +113,7 @@ class Event:
         self.enable_timing = enable_timing
         self.blocking = blocking
         self.interprocess = interprocess
+        self.external = external
         self.cuda_event = new_handle()
         #: The stream it was last recorded on, its clock there, and whether inside a capture.
         self.stream: Stream | None = None
@@ -124,6 +130,8 @@ class Event:
         if capture is not None:
             clock = capture.ledger.clock(stream.id)
             self.clock, self.captured = tuple(sorted(clock.items())), True
+            if self.external:
+                capture.ops.append(_EventRecordNode(self))
         else:
             self.clock, self.captured = (), False
             self.time = time.perf_counter()
@@ -177,6 +185,25 @@ class Event:
         return f"<torch.cuda.Event {self.cuda_event:#x}>"
 
 
+class _EventRecordNode:
+    """An external event's record inside a capture (``cudaEventRecordWithFlags(..., external)``): a node
+    of the graph, so each replay records the event where the capture did, and times the replay."""
+
+    args: tuple[Any, ...] = ()
+    kwargs: dict[str, Any] = {}
+    outputs: list[torch.Tensor] = []
+    #: It stands for its own ``func`` (the capture reads ``op.func.tags``; a dump reads its name).
+    tags: tuple[Any, ...] = ()
+    __name__ = "cudaEventRecordWithFlags"
+
+    def __init__(self, event: Event) -> None:
+        self.event = event
+        self.func = self
+
+    def run(self) -> None:
+        self.event.time = time.perf_counter()
+
+
 class StreamContext:
     """``torch.cuda.stream(s)`` / ``torch.cuda.StreamContext``: ``s`` is current inside the block."""
 
@@ -219,6 +246,12 @@ def synchronize(device: Any = None) -> None:
     rt = runtime()
     refuse_host_wait("cudaDeviceSynchronize", capturing_stream=bool(rt.captures))
     rt.fire("DeviceSynchronizationCallbacks")
+
+
+def sleep(cycles: int) -> None:
+    """``torch.cuda._sleep``: a spin kernel that holds the current stream busy. Nothing on the emulated
+    device runs concurrently, so there is nothing to hold back: it returns, in a capture too."""
+    int(cycles)
 
 
 def record_stream(tensor: torch.Tensor, s: Any) -> None:

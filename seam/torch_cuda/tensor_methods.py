@@ -6,7 +6,8 @@ never reach torch's dispatcher, or refuse "cuda" before it.
 ``aten._to_copy`` with a ``device=`` the device mode understands (so a copy inside a capture is
 checked and recorded like any other operation), and return the tensor itself where torch does (a
 device tensor moved to the device). ``pin_memory``/``is_pinned``/``numpy``/``tolist`` follow the
-kind too. Each is a plain function; ``install`` sets them on ``torch.Tensor`` and restores torch's.
+kind too, and a deep copy of a device tensor is device memory. Each is a plain function; ``install``
+sets them on ``torch.Tensor`` and restores torch's.
 """
 
 from __future__ import annotations
@@ -27,6 +28,7 @@ _to_copy = torch.ops.aten._to_copy.default
 _orig_tensor = torch.tensor
 _orig_as_tensor = torch.as_tensor
 _base_new_tensor = _TensorBase.new_tensor
+_base_deepcopy = torch.Tensor.__deepcopy__
 
 
 def device(self: torch.Tensor) -> torch.device:
@@ -127,6 +129,21 @@ def new_tensor(self: torch.Tensor, data: Any, *, dtype: Any = None, device: Any 
     return _base_new_tensor(self, data, dtype=dtype, device=device, requires_grad=requires_grad, **kwargs)
 
 
+def deepcopy(self: torch.Tensor, memo: dict[int, Any]) -> torch.Tensor:
+    """``copy.deepcopy`` of a tensor: a copy of device memory is device memory.
+
+    torch's ``Tensor.__deepcopy__`` clones the STORAGE (``UntypedStorage.clone``: no aten operation, so
+    the device mode never sees it) and sets a fresh tensor on the copy: without the mark, a deep-copied
+    device tensor (a reference model's buffers) would be host memory. Only deep copies are marked: the
+    emulator's own storage clones (a capture's saved bytes) stay unmarked. A pinned tensor's copy is
+    pageable, as torch's is.
+    """
+    copied = _base_deepcopy(self, memo)
+    if isinstance(copied, torch.Tensor) and is_device(self) and kind_of(copied) == "pageable":
+        mark(copied, "device")
+    return copied
+
+
 def _printing(base: Any) -> Any:
     """``repr``/``str`` of a device tensor reads it on the host (torch prints with every mode off, so
     the device mode never sees the reads): refused inside a capture, as the GPU refuses them."""
@@ -187,6 +204,7 @@ TENSOR_PATCHES: list[tuple[Any, str, Any]] = [
     (torch.Tensor, "new_tensor", new_tensor),
     (torch.Tensor, "__repr__", _printing(torch.Tensor.__repr__)),
     (torch.Tensor, "__format__", _printing(torch.Tensor.__format__)),
+    (torch.Tensor, "__deepcopy__", deepcopy),
     (torch, "tensor", tensor),
     (torch, "as_tensor", as_tensor),
 ]
