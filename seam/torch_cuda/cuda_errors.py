@@ -80,3 +80,24 @@ def cuda_error_exactly(first_line: str, symbol: str) -> RuntimeError:
 def torch_error(text: str, why: str) -> RuntimeError:
     """One of torch's own ``RuntimeError`` checks, with the emulator's reason on the next line."""
     return RuntimeError(f"{text}\n(seamgate's CUDA emulator: {why})")
+
+
+def _size(n: int) -> str:
+    """A byte count as the caching allocator's messages print it (``format_size``)."""
+    if n <= 1024:
+        return f"{n} bytes"
+    for unit, scale in (("KiB", 2**10), ("MiB", 2**20)):
+        if n <= scale * 1024:
+            return f"{n / scale:.2f} {unit}"
+    return f"{n / 2**30:.2f} GiB"
+
+
+def out_of_memory(tried: int, total: int, free: int, allocated: int, reserved: int) -> Exception:
+    """``torch.OutOfMemoryError`` in the caching allocator's words, with the emulator's reason below."""
+    return torch.OutOfMemoryError(
+        f"CUDA out of memory. Tried to allocate {_size(tried)}. GPU 0 has a total capacity of {_size(total)} of "
+        f"which {_size(free)} is free. Of the allocated memory {_size(allocated)} is allocated by PyTorch, and "
+        f"{_size(max(0, reserved - allocated))} is reserved by PyTorch but unallocated. If reserved but unallocated "
+        "memory is large try setting PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True to avoid fragmentation.  "
+        "See documentation for Memory Management  (https://pytorch.org/docs/stable/notes/cuda.html#environment-variables)"
+        f"\n(seamgate's CUDA emulator: the CPU could not allocate the {tried} bytes asked for on the device)")

@@ -26,6 +26,7 @@ from torch.utils._python_dispatch import TorchDispatchMode
 from seam.capture_guard import COPY_OPS, check_copy
 from seam.errors import CaptureError, PageableCopyError
 from seam.torch_cuda import cuda_errors, generators
+from seam.torch_cuda.device import mem_get_info, memory_allocated, memory_reserved
 from seam.torch_cuda.kinds import _ATTR as _KIND
 from seam.torch_cuda.kinds import is_device, kind_of, mark_unmarked
 from seam.torch_cuda.runtime import CPU, runtime
@@ -186,40 +187,62 @@ def _translate(err: CaptureError, func: Any, capture: Any) -> RuntimeError:
     return cuda_errors.cuda_error(cuda_errors.NOT_PERMITTED, str(err))
 
 
+_CPU_ALLOC_FAILED = "DefaultCPUAllocator: can't allocate memory: you tried to allocate "
+
+
+def _device_out_of_memory(err: RuntimeError, args: tuple[Any, ...], kwargs: Any) -> Exception | None:
+    """The CPU allocator's refusal of device work, said as CUDA's ``torch.OutOfMemoryError``; else None."""
+    text = str(err)
+    if _CPU_ALLOC_FAILED not in text:
+        return None
+    device = (kwargs or {}).get("device")
+    if not ((device is not None and _is_cuda(device)) or _devices_in((*args, *(kwargs or {}).values()))[0]):
+        return None  # host work: the CPU's own error is the right one
+    tried = int(text.split(_CPU_ALLOC_FAILED, 1)[1].split(" ", 1)[0])
+    free, total = mem_get_info()
+    return cuda_errors.out_of_memory(tried, total, free, memory_allocated(), memory_reserved())
+
+
 class DeviceMode(TorchDispatchMode):
     """Places every aten operation on the emulated device (see the module docstring)."""
 
     def __torch_dispatch__(self, func: Any, types: Any, args: tuple[Any, ...] = (), kwargs: Any = None) -> Any:
-        info = _INFO.get(id(func)) or _info(func)
-        if kwargs:
-            if "device" in kwargs or "pin_memory" in kwargs:
-                return self._placed(func, types, args, kwargs, info)
-            device_in, host_in = _devices_in((*args, *kwargs.values()))
-            if not device_in and info.seeded:
-                generators.refuse_device_generator_on_host(kwargs)
-        else:
-            kwargs = {}
-            device_in, host_in = _devices_in(args)
-        # No device placement asked: the common case, decided by the tensors alone (``_placed`` with
-        # ``target`` None, in fewer steps).
-        # ``func._op``: the C++ callable behind the OpOverload, one Python frame less per operation.
-        if not device_in:
-            return func._op(*args, **kwargs)  # host work: runs now, in or out of a capture
-        if host_in and not info.mixed_ok:
-            raise _mixed_devices(func, info, args, kwargs)
-        rt = runtime()
-        if rt.captures or info.seeded:
-            result = self._run_on_device(func, types, args, kwargs, None, True, info)
-        else:  # no capture open on any stream: nothing to record or route, at most a handle to note
-            if not info.plain:
-                _note_handles(rt, info)
-            result = func._op(*args, **kwargs)
-        if info.marks:
-            if info.single and isinstance(result, _Tensor):
-                mark_unmarked(result, "device")  # one new tensor, the common case: ``_mark_new`` inline
+        try:
+            info = _INFO.get(id(func)) or _info(func)
+            if kwargs:
+                if "device" in kwargs or "pin_memory" in kwargs:
+                    return self._placed(func, types, args, kwargs, info)
+                device_in, host_in = _devices_in((*args, *kwargs.values()))
+                if not device_in and info.seeded:
+                    generators.refuse_device_generator_on_host(kwargs)
             else:
-                _mark_new(result, "device", info.fresh)
-        return result
+                kwargs = {}
+                device_in, host_in = _devices_in(args)
+            # No device placement asked: the common case, decided by the tensors alone (``_placed`` with
+            # ``target`` None, in fewer steps).
+            # ``func._op``: the C++ callable behind the OpOverload, one Python frame less per operation.
+            if not device_in:
+                return func._op(*args, **kwargs)  # host work: runs now, in or out of a capture
+            if host_in and not info.mixed_ok:
+                raise _mixed_devices(func, info, args, kwargs)
+            rt = runtime()
+            if rt.captures or info.seeded:
+                result = self._run_on_device(func, types, args, kwargs, None, True, info)
+            else:  # no capture open on any stream: nothing to record or route, at most a handle to note
+                if not info.plain:
+                    _note_handles(rt, info)
+                result = func._op(*args, **kwargs)
+            if info.marks:
+                if info.single and isinstance(result, _Tensor):
+                    mark_unmarked(result, "device")  # one new tensor, the common case: ``_mark_new`` inline
+                else:
+                    _mark_new(result, "device", info.fresh)
+            return result
+        except RuntimeError as err:  # zero-cost while nothing is raised (the hot path pays nothing)
+            oom = _device_out_of_memory(err, args, kwargs)
+            if oom is None:
+                raise
+            raise oom from None
 
     def _placed(self, func: Any, types: Any, args: tuple[Any, ...], kwargs: dict[str, Any], info: _OpInfo) -> Any:
         """An operation with a ``device=`` or ``pin_memory=`` argument: a factory, a copy to a device."""

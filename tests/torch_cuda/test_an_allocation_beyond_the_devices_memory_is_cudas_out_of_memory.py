@@ -1,0 +1,30 @@
+"""An allocation larger than the device is ``torch.OutOfMemoryError`` ("CUDA out of memory. Tried to
+allocate ..."), eagerly and inside a capture, and the device works on afterwards (PyTorch's own
+``test_graph_capture_oom`` matches ``out of memory``; engines catch the class to shrink a batch)."""
+
+from __future__ import annotations
+
+import pytest
+import torch
+
+TOO_BIG = 2**40  # 4 TiB of float32: more than any device has
+
+
+def test_an_eager_factory_beyond_the_device_raises_cudas_out_of_memory(torch_cuda: str) -> None:
+    with pytest.raises(torch.OutOfMemoryError, match=r"^CUDA out of memory\. Tried to allocate [0-9.]+ [KMGT]iB\. GPU 0 "):
+        torch.zeros(TOO_BIG, device="cuda")
+    assert torch.ones(2, device="cuda").sum().item() == 2.0
+
+
+def test_an_op_whose_result_is_beyond_the_device_raises_cudas_out_of_memory(torch_cuda: str) -> None:
+    x = torch.ones(1, device="cuda")
+    with pytest.raises(torch.OutOfMemoryError, match="CUDA out of memory"):
+        x.expand(TOO_BIG).contiguous()
+
+
+def test_inside_a_capture_the_same_refusal_leaves_the_graph_context(torch_cuda: str) -> None:
+    with pytest.raises(RuntimeError, match="out of memory"):
+        with torch.cuda.graph(torch.cuda.CUDAGraph()):
+            torch.zeros(TOO_BIG, device="cuda")
+    assert not torch.cuda.is_current_stream_capturing()
+    assert torch.ones(2, device="cuda").sum().item() == 2.0
