@@ -38,6 +38,7 @@ def probe(_arg: Any = None) -> dict[str, Any]:
 
 
 def _driver_version() -> str:
+    """nvidia-smi's first line; "" when it is missing, fails, is silent or hangs (given up after 10 s)."""
     try:
         out = subprocess.run(["nvidia-smi", "--query-gpu=driver_version", "--format=csv,noheader"],
                              capture_output=True, text=True, timeout=10)

@@ -120,3 +120,66 @@ def test_a_file_edited_since_an_earlier_lookup_is_read_again(tmp_path: Path):
     assert name_spans(str(root), "size")["pkg/box.py"] == [(7, 7)]
     (root / "pkg/box.py").write_text(PROJECT["pkg/box.py"] + "\n\ndef double(box):\n    return 2 * box.size\n")
     assert name_spans(str(root), "size")["pkg/box.py"] == [(7, 7), (11, 11)]
+
+
+SPANS = (
+    "class Box:\n"                    # 1
+    "    size = 2\n"                  # 2
+    "\n"                              # 3
+    "\n"                              # 4
+    "def volume(box, n):\n"           # 5
+    "    total = box.size + (\n"      # 6: named on the first line of two
+    "        n)\n"                    # 7
+    "    extra = (n +\n"              # 8
+    "             box.size)\n"        # 9: named on the last line of two
+    "    if n:\n"                     # 10
+    "        total += box.size\n"     # 11: the innermost statement, not the `if` around it
+    "    return total + extra\n"      # 12
+    "\n"                              # 13
+    "\n"                              # 14
+    "def outer(deco):\n"              # 15
+    "    x = 1\n"                     # 16
+    "    @deco(x.size)\n"             # 17: a decorator's line is in no statement's span (the def's starts at 18)
+    "    def inner():\n"              # 18
+    "        return x\n"              # 19
+    "    return inner\n"              # 20
+)
+
+
+def test_a_name_is_reached_through_the_innermost_whole_statement_that_names_it(tmp_path: Path):
+    root = write_project(tmp_path / "p", {"pkg/spans.py": SPANS})
+    assert name_spans(str(root), "size") == {"pkg/spans.py": [(6, 7), (8, 9), (11, 11), (16, 20)]}
+
+
+def test_a_string_or_a_keyword_naming_the_attribute_at_import_time_makes_its_reach_unknown(tmp_path: Path):
+    for line in ("AREA = getattr(Box, 'size')\n", "DEFAULT = Box(size=3)\n"):
+        root = write_project(tmp_path / str(len(line)), {**PROJECT, "pkg/table.py": "from pkg.box import Box\n\n" + line})
+        assert name_spans(str(root), "size") is None, line
+
+
+def test_a_file_that_is_not_python_or_is_gone_before_it_is_read_does_not_end_the_search(tmp_path: Path, monkeypatch):
+    # "a.json" and "a_gone.py" sort before every file that names the attribute
+    root = write_project(tmp_path / "p", {**PROJECT, "a.json": "{}\n"})
+    expected = {"pkg/box.py": [(7, 7)], "pkg/other.py": [(6, 6)]}
+    assert name_spans(str(root), "size") == expected
+    from harness.reach import name_reach
+
+    listed = name_reach.project_files(root)
+    monkeypatch.setattr(name_reach, "project_files", lambda _root: ["a_gone.py", *listed])
+    assert name_spans(str(root), "size") == expected
+
+
+def test_an_edit_that_keeps_the_files_size_or_its_mtime_is_read_again(tmp_path: Path):
+    import os
+
+    root = write_project(tmp_path / "p", PROJECT)
+    box = root / "pkg/box.py"
+    assert name_spans(str(root), "size")["pkg/box.py"] == [(7, 7)]
+    before = box.stat()
+    box.write_text(PROJECT["pkg/box.py"].replace("box.size", "box.area"))  # the same size, a later mtime
+    os.utime(box, ns=(before.st_atime_ns, before.st_mtime_ns + 10**9))
+    assert box.stat().st_size == before.st_size and "pkg/box.py" not in name_spans(str(root), "size")
+    before = box.stat()
+    box.write_text(PROJECT["pkg/box.py"] + "\n\ndef double(box):\n    return 2 * box.size\n")
+    os.utime(box, ns=(before.st_atime_ns, before.st_mtime_ns))  # the same mtime (cp -p, tar, rsync -t)
+    assert name_spans(str(root), "size")["pkg/box.py"] == [(7, 7), (11, 11)]

@@ -60,6 +60,22 @@ def test_a_failing_or_silent_nvidia_smi_names_no_driver(tmp_path: Path, monkeypa
     assert platforms._driver_version() == ""
 
 
+def test_a_hung_nvidia_smi_is_given_up_within_ten_seconds_and_names_no_driver(monkeypatch):
+    # A real hang would cost the case the whole wait; the fake answers as a hang bounded by the given
+    # timeout would, and as a hang with none would: never (reported here instead of waiting).
+    asked = []
+
+    def hung(argv, **options):
+        asked.append(options.get("timeout"))
+        if options.get("timeout") is None:
+            raise AssertionError("nvidia-smi hung and the probe would wait for it forever")
+        raise subprocess.TimeoutExpired(argv, options["timeout"])
+
+    monkeypatch.setattr(platforms.subprocess, "run", hung)
+    assert platforms._driver_version() == ""
+    assert len(asked) == 1 and 0 < asked[0] <= 10
+
+
 def test_a_cuda_arm_needs_an_nvidia_build_and_a_rocm_arm_a_backend():
     assert Platform(facts={"cuda": True, "hip": True}).unavailable("cuda").startswith("OWED: cuda arm needs")
     assert Platform(facts={}).unavailable("cuda").startswith("OWED: cuda arm needs")
@@ -88,6 +104,16 @@ def test_a_gpu_arms_provenance_names_the_device_and_a_cpu_arms_names_the_cpu(tmp
     assert (cpu.device, cpu.capability, cpu.driver, cpu.torch) == ("cpu", "", "", "2.13.0")
     bare = Platform().provenance("cuda", tmp_path, code_hash="h", commit="c")
     assert (bare.device, bare.capability, bare.driver, bare.torch) == ("", "", "", "")
+
+
+def test_a_measured_arms_provenance_lists_the_files_its_code_hash_read_in_full(tmp_path: Path):
+    # Without the list, the record reads as an older seamgate's and is checked against every code file
+    # byte for byte (harness/results/evidence.py): a hash of other files than the reader's.
+    files = ("seam/core.py", "tests/test_core.py")
+    for arm in ("cuda", "cpu-emulated"):
+        record = Platform().provenance(arm, tmp_path, code_hash="h", commit="c", hashed_files=files)
+        assert record.hashed_files == files
+    assert Platform().provenance("cuda", tmp_path, code_hash="h", commit="c").hashed_files is None
 
 
 def test_a_provenance_reads_the_commit_and_the_code_hash_when_not_given(tmp_path: Path, monkeypatch):
