@@ -1,0 +1,80 @@
+"""A mutant of code that runs while the test files are imported (issue 26) is switched on BEFORE collection.
+
+A decorator applied at module level, a table built at import: switched on after collection, such a
+mutant would be judged with what its ORIGINAL function built. Its session forks the child before
+collecting and the child switches it on first, so the answer is the mutated source's, without a
+session of its own per mutant (a copy, a process, pytest's configuration each). Where a swept
+module was imported before collection (a ``conftest.py`` imports it), its code already ran with no
+mutant on: those mutants still run in sessions of their own.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+pytest.importorskip("mutmut", reason="mutmut 3 is in the test extra (pip install -e '.[test]')")
+
+from harness.sweep.sweep import Sweep  # noqa: E402
+from tests.reports.fixture_projects import sweep_calc, write_project  # noqa: E402
+
+pytestmark = pytest.mark.slow
+
+# key() builds TABLE at import and reads it later: a mutant of key() applied everywhere stays
+# consistent (it survives); applied only after import, lookup() misses the table (a false kill)
+TABLE = {
+    "pyproject.toml": "[tool.seamgate]\n",
+    "calc/__init__.py": "",
+    "calc/table.py": (
+        "def key(x):\n    return x + 1\n\n\n"
+        "TABLE = {key(1): 'one'}\n\n\n"
+        "def lookup(x):\n    return TABLE[key(x)]\n\n\n"
+        "def scale():\n    return 3\n\n\n"
+        "FACTOR = scale()\n"
+    ),
+    "tests/__init__.py": "",
+    "tests/test_table.py": (
+        "from calc.table import FACTOR, lookup\n\n\n"
+        "def test_lookup():\n    assert lookup(1) == 'one'\n\n\n"
+        "def test_factor():\n    assert FACTOR == 3\n"
+    ),
+}
+KEY_PLUS_2 = "+    return x + 2\n"
+SCALE_4 = "+    return 4\n"
+
+
+def sessions_of_their_own(monkeypatch: pytest.MonkeyPatch) -> list[str]:
+    """The mutants run in a session of their own, recorded as the sweep runs them."""
+    seen: list[str] = []
+    original = Sweep.run_alone
+
+    def recording(self: Sweep, index: int | str, one):  # noqa: ANN001, ANN202 - Sweep.run_alone's shape
+        seen.append(one.mutant.id)
+        return original(self, index, one)
+
+    monkeypatch.setattr(Sweep, "run_alone", recording)
+    return seen
+
+
+def test_a_mutant_of_import_time_code_is_judged_with_it_on_from_the_import(tmp_path: Path,
+                                                                          monkeypatch: pytest.MonkeyPatch) -> None:
+    alone = sessions_of_their_own(monkeypatch)
+    result = sweep_calc(write_project(tmp_path / "calc", TABLE))
+    (consistent,) = [m for m in result.mutants if KEY_PLUS_2 in m.diff]
+    (scaled,) = [m for m in result.mutants if SCALE_4 in m.diff]
+    # consistent everywhere, key(1) + 1 == key(1) + 1: a kill here would be a partial application's
+    assert (consistent.status, consistent.killers) == ("survived", ())
+    assert (scaled.status, scaled.killers) == ("killed", ("tests/test_table.py::test_factor",))
+    assert alone == [], f"run in sessions of their own: {alone}"
+
+
+def test_a_swept_module_imported_before_collection_sends_its_import_time_mutants_to_sessions_of_their_own(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    alone = sessions_of_their_own(monkeypatch)
+    root = write_project(tmp_path / "calc", {**TABLE, "conftest.py": "import calc.table  # noqa: F401\n"})
+    result = sweep_calc(root)
+    (consistent,) = [m for m in result.mutants if KEY_PLUS_2 in m.diff]
+    (scaled,) = [m for m in result.mutants if SCALE_4 in m.diff]
+    assert (consistent.status, scaled.status) == ("survived", "killed")
+    assert consistent.id in alone and scaled.id in alone
