@@ -45,7 +45,7 @@ from typing import Any, Callable, Iterable, Mapping, Sequence
 from harness.arms import DEFAULT_ARM
 from harness.errors import CommandLineError
 from harness.exit_codes import ExitCode
-from harness.reach.reach import Attribute, Reach, cases_to_run, change_regions
+from harness.reach.reach import Attribute, Reach, cases_reached, change_regions
 from harness.results.reuse import file_hashes, run_from_data, run_to_data
 from harness.results.workspace import new_kept_folder
 from harness.rows.executor import Executor, Run, threads_per_run, underlying_error
@@ -303,7 +303,7 @@ class Sweep:
                         for region in regions)
         if self.options.prove:
             return None, alone
-        found = cases_to_run({mutant.file: (source, mutant.text)}, reach, ids)
+        found = None if reach is None else cases_reached({mutant.file: regions}, reach, ids)
         return found, alone
 
     # -- 4. running --------------------------------------------------------------------------

@@ -78,3 +78,31 @@ def test_a_swept_module_imported_before_collection_sends_its_import_time_mutants
     (scaled,) = [m for m in result.mutants if SCALE_4 in m.diff]
     assert (consistent.status, scaled.status) == ("survived", "killed")
     assert consistent.id in alone and scaled.id in alone
+
+
+def test_planning_reads_each_mutants_change_once(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Reading a change costs two parses of the file; the sweep used to read each mutant's twice
+    (once for where it runs, once for its cases): 3.6 s of planning on toolz's 137 mutants."""
+    import harness.reach.reach as reach_module
+    import harness.sweep.sweep as sweep_module
+    from harness.reach.reach import Reach
+    from harness.sweep.mutants import Mutant
+    from harness.sweep.sweep import SweepOptions
+
+    reads: list[str] = []
+    original = reach_module.change_regions
+
+    def counting(before: str, after: str):  # noqa: ANN202 - change_regions' shape
+        reads.append(after)
+        return original(before, after)
+
+    monkeypatch.setattr(reach_module, "change_regions", counting)
+    monkeypatch.setattr(sweep_module, "change_regions", counting)
+    source = "def add(a, b):\n    return a + b\n\n\ndef inc(a):\n    return a + 1\n"
+    text = source.replace("a + b", "a - b")
+    mutant = Mutant(id="calc.ops.x_add__mutmut_1", file="calc/ops.py", line=2, column=12, end_line=2, end_column=17,
+                    mutator="binop", text=text, diff="", function="x_add", function_source="")
+    reach = Reach.from_data({"files": {"calc/ops.py": {"t::add": [2], "t::inc": [6]}}, "cases": ["t::add", "t::inc"]})
+    sweep = Sweep(tmp_path, SweepOptions(paths=("calc",)))
+    assert sweep.cases_for(mutant, source, reach, ["t::add", "t::inc"]) == (frozenset({"t::add"}), False)
+    assert len(reads) == 1, f"the change was read {len(reads)} times"
