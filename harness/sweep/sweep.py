@@ -54,7 +54,7 @@ from harness.rows.import_roots import project_names
 from harness.sweep import cache as sweep_cache
 from harness.sweep.cache import mutant_digest
 from harness.sweep.equivalents import Equivalent, judge_equivalent
-from harness.sweep.mutants import Mutant, added_lines, generate, module_name, mutmut_version, trampolined
+from harness.sweep.mutants import Mutant, added_lines, generate_and_trampoline, module_name, mutmut_version, trampolined
 from mutations.offtree import materialize
 from reports.mutants import MutantOutcome, SweepResult
 from reports.outcome import RunOutcome
@@ -179,6 +179,8 @@ class Sweep:
         #: Baseline duration of each case, and every baseline case id (time limits, inferred counts).
         self._durations: dict[str, float] = {}
         self._all: list[str] = []
+        #: Each swept file's trampolined code, made with its mutants (``generate_and_trampoline``).
+        self._trampolined: dict[str, str] = {}
 
     # -- the whole sweep ----------------------------------------------------------------------
 
@@ -272,7 +274,7 @@ class Sweep:
         self._order = []
         for rel in files:
             source = (self.root / rel).read_text(encoding="utf-8")
-            mutants = generate(self.root, rel)
+            mutants, self._trampolined[rel] = generate_and_trampoline(self.root, rel)
             self.notify("generated", (rel, len(mutants)))
             for mutant in mutants:
                 self._order.append(mutant.id)
@@ -353,7 +355,7 @@ class Sweep:
         """A copy of the project whose ``files`` are mutmut's trampolined form (every mutant switchable)."""
         tree = materialize(self.root, self.workdir / "trampolined", None)
         for rel in sorted(files):
-            code, _ = trampolined(self.root, rel)
+            code = self._trampolined[rel] if rel in self._trampolined else trampolined(self.root, rel)[0]
             (tree / rel).write_text(code, encoding="utf-8")
         return tree
 

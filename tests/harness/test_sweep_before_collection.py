@@ -106,3 +106,30 @@ def test_planning_reads_each_mutants_change_once(tmp_path: Path, monkeypatch: py
     sweep = Sweep(tmp_path, SweepOptions(paths=("calc",)))
     assert sweep.cases_for(mutant, source, reach, ["t::add", "t::inc"]) == (frozenset({"t::add"}), False)
     assert len(reads) == 1, f"the change was read {len(reads)} times"
+
+
+def test_a_sweep_runs_mutmuts_generation_once_per_file(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The mutants and the trampolined file come from one pass of mutmut's ``create_mutations`` (libcst's
+    pass over the file: 3.3 s on cachetools' ``_cached.py``, and the sweep made it twice)."""
+    import harness.sweep.mutants as mutants_module
+
+    passes: list[str] = []
+    original = mutants_module._create_all
+
+    def counting(root: Path, rel: str, source: str):  # noqa: ANN202 - _create_all's shape
+        passes.append(rel)
+        return original(root, rel, source)
+
+    monkeypatch.setattr(mutants_module, "_create_all", counting)
+    result = sweep_calc(write_project(tmp_path / "calc", TABLE))
+    assert {m.status for m in result.mutants} >= {"killed", "survived"}  # the premise: mutants ran
+    assert sorted(passes) == ["calc/__init__.py", "calc/table.py"]  # each swept file once
+
+
+def test_one_pass_gives_what_generate_and_trampolined_give_apart(tmp_path: Path) -> None:
+    from harness.sweep.mutants import generate, generate_and_trampoline, trampolined
+
+    root = write_project(tmp_path / "calc", TABLE)
+    mutants, code = generate_and_trampoline(root, "calc/table.py")
+    assert mutants == generate(root, "calc/table.py")
+    assert code == trampolined(root, "calc/table.py")[0]
