@@ -205,8 +205,16 @@ class Sweep:
             self.launcher = launcher
             self.executor = Executor(launcher, self.kept, threads=threads_per_run(self.options.jobs))
             hashes = _file_hashes(self.root)
-            baseline, reach = self.baseline(cache, hashes)
-            planned, decided = self.plan(files, baseline, reach, hashes, cache)
+            # the baseline runs in its child while this thread generates the mutants (libcst): neither
+            # reads the other, and on a cold sweep each is seconds (the fork server's start, torch's import)
+            pool = ThreadPoolExecutor(max_workers=1, thread_name_prefix="sweep-baseline")
+            try:
+                pending = pool.submit(self.baseline, cache, hashes)
+                generated = self.generate(files)
+                baseline, reach = pending.result()
+            finally:
+                pool.shutdown(wait=False)
+            planned, decided = self.plan(generated, baseline, reach, hashes, cache)
             self._cache, self._digests = cache, {p.mutant.id: p.digest for p in planned}
             ran = self.execute([p for p in planned if p.mutant.id not in decided], baseline)
             outcomes = {**decided, **ran}
@@ -264,18 +272,25 @@ class Sweep:
 
     # -- 2, 3. generation and planning ---------------------------------------------------------
 
-    def plan(self, files: Sequence[str], baseline: RunOutcome, reach: Reach | None, hashes: Mapping[str, str],
-             cache: Mapping[str, Any]) -> tuple[list[Planned], dict[str, MutantOutcome]]:
+    def generate(self, files: Sequence[str]) -> dict[str, tuple[str, list[Mutant]]]:
+        """Each file's source and mutants, in order (and its trampolined code, kept for ``trampolined_tree``)."""
+        generated: dict[str, tuple[str, list[Mutant]]] = {}
+        for rel in files:
+            source = (self.root / rel).read_text(encoding="utf-8")
+            mutants, self._trampolined[rel] = generate_and_trampoline(self.root, rel)
+            generated[rel] = (source, mutants)
+            self.notify("generated", (rel, len(mutants)))
+        return generated
+
+    def plan(self, generated: Mapping[str, tuple[str, list[Mutant]]], baseline: RunOutcome, reach: Reach | None,
+             hashes: Mapping[str, str], cache: Mapping[str, Any]) -> tuple[list[Planned], dict[str, MutantOutcome]]:
         """Every mutant, planned; those decided without running (no coverage, cached) come back decided."""
         ids = [c.nodeid for c in baseline.cases]
         self._all = ids
         planned: list[Planned] = []
         decided: dict[str, MutantOutcome] = {}
         self._order = []
-        for rel in files:
-            source = (self.root / rel).read_text(encoding="utf-8")
-            mutants, self._trampolined[rel] = generate_and_trampoline(self.root, rel)
-            self.notify("generated", (rel, len(mutants)))
+        for rel, (source, mutants) in generated.items():
             for mutant in mutants:
                 self._order.append(mutant.id)
                 cases, alone = self.cases_for(mutant, source, reach, ids)

@@ -133,3 +133,29 @@ def test_one_pass_gives_what_generate_and_trampolined_give_apart(tmp_path: Path)
     mutants, code = generate_and_trampoline(root, "calc/table.py")
     assert mutants == generate(root, "calc/table.py")
     assert code == trampolined(root, "calc/table.py")[0]
+
+
+def test_the_mutants_are_generated_while_the_baseline_runs(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Neither reads the other: the baseline (the fork server's start, the suite with reach) and mutmut's
+    generation (libcst) overlap. The baseline here waits for the generation: one after the other, it
+    would wait in vain."""
+    import threading
+
+    generated = threading.Event()
+    seen: list[bool] = []
+    original_generate, original_baseline = Sweep.generate, Sweep.baseline
+
+    def generate(self: Sweep, files):  # noqa: ANN001, ANN202 - Sweep.generate's shape
+        found = original_generate(self, files)
+        generated.set()
+        return found
+
+    def baseline(self: Sweep, cache, hashes):  # noqa: ANN001, ANN202 - Sweep.baseline's shape
+        seen.append(generated.wait(timeout=20.0))
+        return original_baseline(self, cache, hashes)
+
+    monkeypatch.setattr(Sweep, "generate", generate)
+    monkeypatch.setattr(Sweep, "baseline", baseline)
+    result = sweep_calc(write_project(tmp_path / "calc", TABLE))
+    assert {m.status for m in result.mutants} >= {"killed", "survived"}  # the premise: the sweep ran
+    assert seen == [True], "the generation waited for the baseline"
