@@ -22,9 +22,10 @@ in this session, then the rest cheapest first by their baseline ``durations``. W
 A plan with ``"before_collection": true`` is for mutants whose function also runs while the test files
 are imported or collected (a decorator applied at module level): switched on after collection, such a
 mutant would be judged with objects its ORIGINAL function built. There the session forks a child per
-entry BEFORE collecting; the child switches the mutant on, then collects (only the files holding the
-entry's cases, as a session of its own would) and runs its cases, so every call, at import or not,
-goes to the mutant, as in the mutated source. It saves what a session of its own costs (a copy of the
+entry BEFORE collecting; the child switches the mutant on, then collects the files holding the
+entry's cases one at a time, likeliest killer's first, running each file's cases before collecting
+the next (``_collect_and_run``), so every call, at import or not, goes to the mutant, as in the
+mutated source, and a mutant killed in its first file imports no other. It saves what a session of its own costs (a copy of the
 tree, a process, pytest's configuration) and keeps its answer. That holds only if no module of the
 swept files was imported before the fork (a ``conftest.py`` that imports one ran its code with no
 mutant active): then every entry's line says ``"end": "imported"`` and the sweep runs those mutants
@@ -82,8 +83,8 @@ _SESSION: list[pytest.Session] = []
 _FAILED: list[str] = []
 #: The running child's end of the pipe to the session (``None`` in the session itself).
 _STREAM: list[int] = []
-#: In a child forked before collection: its entry and its neighbours' killers (it runs them after
-#: collecting); in the session that forked it: ``{"done": True}`` (it collected and runs nothing).
+#: In a child forked before collection: its entry, and ``broken`` once a file failed to collect; in
+#: the session that forked it: ``{"done": True}`` (it collects nothing and runs nothing).
 _BEFORE: dict[str, Any] = {}
 
 
@@ -93,6 +94,7 @@ def pytest_sessionstart(session: pytest.Session) -> None:
 
 def pytest_collectreport(report: pytest.CollectReport) -> None:
     if _BEFORE.get("entry") is not None and report.failed:
+        _BEFORE["broken"] = True
         _send({"error": [report.nodeid, str(report.longrepr)[-3000:]]})
 
 
@@ -114,8 +116,6 @@ def pytest_collection(session: pytest.Session) -> bool | None:
             else:
                 neighbours = killed_by.get(function_of(entry["id"]), [])
                 result = _fork_before_collection(session, entry, neighbours, plan.get("durations", {}))
-                if result is None:  # the child: it collects now, then runs the entry (pytest_runtestloop)
-                    return None
             if entry["id"]:
                 mine = killed_by.setdefault(function_of(entry["id"]), [])
                 mine.extend(f for f in result["failed"] if f not in mine)
@@ -127,10 +127,10 @@ def pytest_collection(session: pytest.Session) -> bool | None:
 
 
 def _fork_before_collection(session: pytest.Session, entry: dict[str, Any], neighbours: list[str],
-                            durations: dict[str, float]) -> dict[str, Any] | None:
-    """The entry's result, in the session; ``None`` in the child, which goes on to collect. Its cases are
-    reported in the baseline's order (``durations`` holds every baseline case, in order): the session
-    collected nothing to order them by."""
+                            durations: dict[str, float]) -> dict[str, Any]:
+    """The entry's result, from a child that collects with its mutant on. Its cases are reported in the
+    baseline's order (``durations`` holds every baseline case, in order): the session collected nothing
+    to order them by."""
     started = time.perf_counter()
     read, write = os.pipe()
     pid = os.fork()
@@ -139,13 +139,11 @@ def _fork_before_collection(session: pytest.Session, entry: dict[str, Any], neig
         try:
             os.setpgid(0, 0)
             _STREAM.append(write)
-            _BEFORE.update(entry=entry, neighbours=neighbours, durations=durations)
+            _BEFORE.update(entry=entry)
             _switch(entry["id"])
-            if entry.get("cases") is not None:  # collect only the files that hold its cases
-                session.config.args[:] = list(dict.fromkeys(c.split("::", 1)[0] for c in entry["cases"]))
         except BaseException:  # noqa: BLE001 - the child must never return into the session's loop
             os._exit(70)
-        return None
+        _collect_and_run(session, entry, neighbours, durations)  # exits
     os.close(write)
     end, heard, detail = _collect(pid, read, float(entry.get("timeout", 60.0)))
     return _result(entry, end, heard, detail, {n: i for i, n in enumerate(durations)}, started)
@@ -185,8 +183,6 @@ def pytest_runtestloop(session: pytest.Session) -> bool | None:
         return None
     if _BEFORE.get("done"):
         return True
-    if _BEFORE.get("entry") is not None:
-        _run_collected(session, _BEFORE["entry"], _BEFORE["neighbours"])
     plan = json.loads(Path(_PLAN).read_text(encoding="utf-8"))
     _one_thread()
     items = {item.nodeid: item for item in session.items}
@@ -284,20 +280,44 @@ def _result(entry: dict[str, Any], end: str, heard: list[dict[str, Any]], detail
             "wall": round(time.perf_counter() - started, 4), "detail": detail}
 
 
-def _run_collected(session: pytest.Session, entry: dict[str, Any], neighbours: list[str]) -> None:
-    """In a child forked before collection: run the entry's cases, say which were not collected, exit."""
+def _collect_and_run(session: pytest.Session, entry: dict[str, Any], neighbours: list[str],
+                     durations: dict[str, float]) -> None:
+    """In a child forked before collection, its mutant on: collect the files holding its cases ONE AT A
+    TIME, the likeliest killer's file first (``file_order``), and run each file's cases (``kill_order``)
+    before collecting the next, so a mutant killed in its first file never imports the others (a
+    collection is most of such a child's time). A collection error ends it (the mutant is an error).
+    Then it says which wanted cases were not collected, and exits."""
     code = 70
     try:
-        items = {item.nodeid: item for item in session.items}
         wanted = entry.get("cases")
         keep = None if wanted is None else set(wanted)
-        chosen = kill_order([item for item in session.items if keep is None or item.nodeid in keep],
-                            _BEFORE["durations"], neighbours)
-        _send({"missing": [] if wanted is None else [i for i in wanted if i not in items]})
-        _run_cases(chosen, bool(entry.get("stop", False)))
+        stop = bool(entry.get("stop", False))
+        collected: set[str] = set()
+        _FAILED.clear()
+        # every case: the baseline's (``durations`` holds each) give the files
+        for file in file_order(wanted if wanted is not None else list(durations), durations, neighbours):
+            items = list(session.perform_collect([file]))
+            collected.update(item.nodeid for item in items)
+            if _BEFORE.get("broken"):
+                break
+            _run_cases(kill_order([i for i in items if keep is None or i.nodeid in keep], durations, neighbours),
+                       stop, done=False)
+            if stop and _FAILED:
+                break
+        else:
+            _send({"missing": [] if wanted is None else [c for c in wanted if c not in collected]})
+        _send({"done": True})
         code = 0
     finally:
         os._exit(code)
+
+
+def file_order(cases: list[str], durations: dict[str, float], neighbours: list[str]) -> list[str]:
+    """The files holding ``cases``, in the order ``kill_order`` would first reach one of their cases."""
+    seen = set(neighbours)
+    slowest = max(durations.values(), default=0.0) + 1.0
+    ranked = sorted(cases, key=lambda nodeid: (nodeid not in seen, durations.get(nodeid, slowest)))
+    return list(dict.fromkeys(nodeid.split("::", 1)[0] for nodeid in ranked))
 
 
 def _child(mutant: str, chosen: list[pytest.Item], write: int, stop: bool) -> None:
@@ -306,16 +326,17 @@ def _child(mutant: str, chosen: list[pytest.Item], write: int, stop: bool) -> No
         os.setpgid(0, 0)
         _STREAM.append(write)
         _switch(mutant)
+        _FAILED.clear()
         _run_cases(chosen, stop)
         code = 0
     finally:  # whatever happens, the child must never return into the session
         os._exit(code)
 
 
-def _run_cases(chosen: list[pytest.Item], stop: bool) -> None:
-    """Run ``chosen`` in order (stopping at the first failure when ``stop``), streaming each to the session."""
+def _run_cases(chosen: list[pytest.Item], stop: bool, done: bool = True) -> None:
+    """Run ``chosen`` in order (stopping at the first failure when ``stop``), streaming each to the session
+    (and, when ``done``, that the child is done)."""
     short_failures(chosen)
-    _FAILED.clear()
     for index, item in enumerate(chosen):
         # stopping early leaves this item's wider fixtures set up: the child exits without their teardown
         following = chosen[index + 1] if index + 1 < len(chosen) else None
@@ -323,7 +344,8 @@ def _run_cases(chosen: list[pytest.Item], stop: bool) -> None:
         _send({"ran": item.nodeid})
         if stop and _FAILED:
             break
-    _send({"done": True})
+    if done:
+        _send({"done": True})
 
 
 def _collect(pid: int, read: int, timeout: float) -> tuple[str, list[dict[str, Any]], str]:

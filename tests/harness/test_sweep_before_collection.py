@@ -159,3 +159,23 @@ def test_the_mutants_are_generated_while_the_baseline_runs(tmp_path: Path, monke
     result = sweep_calc(write_project(tmp_path / "calc", TABLE))
     assert {m.status for m in result.mutants} >= {"killed", "survived"}  # the premise: the sweep ran
     assert seen == [True], "the generation waited for the baseline"
+
+
+def test_a_mutant_killed_in_its_first_file_never_imports_the_others(tmp_path: Path) -> None:
+    """Collecting is most of such a child's time (cachetools' 12 test files: ~1.3 s under load), so its
+    files are collected one at a time, the likeliest killer's first, each run before the next."""
+    imports = tmp_path / "imports.txt"
+    slow = (
+        "import os\nimport time\n\n"
+        f"with open({str(imports)!r}, 'a') as seen:\n    seen.write(os.environ.get('MUTANT_UNDER_TEST', '') + '\\n')\n\n"
+        "from calc.table import FACTOR  # noqa: E402\n\n\n"
+        "def test_slow_factor():\n    time.sleep(0.5)\n    assert FACTOR == 3\n"
+    )
+    root = write_project(tmp_path / "calc", {**TABLE, "tests/test_slow.py": slow})
+    result = sweep_calc(root)
+    (scaled,) = [m for m in result.mutants if SCALE_4 in m.diff]
+    (consistent,) = [m for m in result.mutants if KEY_PLUS_2 in m.diff]
+    assert (scaled.status, scaled.killers) == ("killed", ("tests/test_table.py::test_factor",))
+    importers = imports.read_text().splitlines()
+    assert consistent.status == "survived" and consistent.id in importers  # the premise: a survivor reads every file
+    assert scaled.id not in importers, "the killed mutant's child imported a file after its killer's"
