@@ -341,12 +341,19 @@ class Sweep:
             # the mutants switched on before collection first: each costs a collection, so they are the
             # longest batches, and a pool that starts with them ends with the short ones
             batches = [(batch, True) for batch in _batches(alone, jobs)] + [(b, False) for b in _batches(together, jobs)]
+            # one clean check serves every session forking before collection: each child collects its own
+            # files, so no session's context is the children's, and the check is a whole collection and run
+            shared = pool.submit(self.clean_check, len(batches), alone, tramp) if len(_batches(alone, jobs)) > 1 else None
             for index, (batch, before) in enumerate(batches):
-                futures.add(pool.submit(self.run_batch, index, batch, tramp, before))
+                futures.add(pool.submit(self.run_batch, index, batch, tramp, before, shared if before else None))
+            if shared is not None:
+                futures.add(shared)  # type: ignore[arg-type] - waited for like the batches, its result not merged
             try:
                 while futures:
                     done, futures = wait(futures, return_when=FIRST_COMPLETED)
                     for future in done:
+                        if future is shared:
+                            continue
                         found = future.result()
                         out.update(found)
                         self.remember(found)
@@ -390,39 +397,63 @@ class Sweep:
         return (f"limit {self.limit(chosen):g} s = {FACTOR:g} x {self.baseline_time(chosen):.3f} s (the baseline's time "
                 f"of its {len(chosen)} case(s){extra}) + {CONSTANT:g} s")
 
-    def run_batch(self, index: int, batch: Sequence[Planned], tree: Path,
-                  before: bool = False) -> dict[str, MutantOutcome]:
-        """One pytest session over ``tree``: a clean child, then a child per mutant of ``batch``, forked after
-        collection, or before it (``before``: mutants whose function also runs at import or collection,
-        ``harness/sweep/pytest_sweep.py``), when no swept module was imported before; the mutants that
-        cannot be run so run in sessions of their own (``run_alone``)."""
-        union = None if any(p.cases is None for p in batch) else sorted(set().union(*(p.cases or () for p in batch)))
+    def clean_check(self, index: int, batch: Sequence[Planned], tree: Path) -> tuple[dict[str, Any] | None, Run]:
+        """A session over ``tree`` whose only child is the clean check (no mutant on) of ``batch``'s cases,
+        forked before collection: its result line (``None``: none written) and the session's run."""
+        run, by_id = self.session(index, [], self.union(batch), tree, True, sorted({p.mutant.file for p in batch}))
+        return by_id.get(""), run
+
+    def union(self, batch: Sequence[Planned]) -> list[str] | None:
+        """Every case of ``batch``'s mutants; ``None``: every case."""
+        return None if any(p.cases is None for p in batch) else sorted(set().union(*(p.cases or () for p in batch)))
+
+    def session(self, index: int, entries: list[dict[str, Any]], union: list[str] | None, tree: Path, before: bool,
+                files: Sequence[str], clean: bool = True) -> tuple[Any, dict[str, dict[str, Any]]]:
+        """One pytest session of the sweep plugin over ``tree`` running ``entries`` (after the clean check of
+        ``union``, when ``clean``): the run and each entry's result line by id."""
         # a child forked before collection also collects: the margin a session of its own has
         extra = ALONE_MARGIN if before else 0.0
         # the clean check runs every case: a case red there is never a killer, wherever it fails
-        entries = [{"id": "", "cases": union, "timeout": self.limit(union) + extra, "stop": False}]
-        entries += [{"id": p.mutant.id, "cases": None if p.cases is None else sorted(p.cases),
-                     "timeout": self.limit(p.cases) + extra, "stop": not self.options.all_killers} for p in batch]
+        check = [{"id": "", "cases": union, "timeout": self.limit(union) + extra, "stop": False}] if clean else []
+        entries = check + entries
         plan, results = self.workdir / f"plan-{index}.json", self.workdir / f"results-{index}.jsonl"
-        modules = sorted({module_name(p.mutant.file) for p in batch})
+        modules = sorted({module_name(f) for f in files})
         plan.write_text(json.dumps({"out": str(results), "durations": self._durations, "mutants": entries,
                                     "before_collection": before, "modules": modules}), encoding="utf-8")
         select = self.options.tests if union is None else tuple(dict.fromkeys(c.split("::", 1)[0] for c in union))
         env = {**SWEEP_ENV, "SEAMGATE_SWEEP_PLAN": str(plan), "PYTEST_PLUGINS": "harness.sweep.pytest_sweep"}
         timeout = sum(e["timeout"] for e in entries) + 60.0
-        files = sorted({p.mutant.file for p in batch})
         run = self._execute(label=f"sweep {index} {' '.join(files)}", tree=tree, select=tuple(select), env=env,
                             timeout=timeout)
-        by_id = _read_results(results)
-        clean = by_id.get("")
-        if clean is not None and clean["end"] == "imported":
+        return run, _read_results(results)
+
+    def run_batch(self, index: int, batch: Sequence[Planned], tree: Path, before: bool = False,
+                  shared: Future[tuple[dict[str, Any] | None, Run]] | None = None) -> dict[str, MutantOutcome]:
+        """One pytest session over ``tree``: a clean child, then a child per mutant of ``batch``, forked after
+        collection, or before it (``before``: mutants whose function also runs at import or collection,
+        ``harness/sweep/pytest_sweep.py``), when no swept module was imported before; the mutants that
+        cannot be run so run in sessions of their own (``run_alone``). ``shared``: the clean check is that
+        one (``clean_check``), not this session's own."""
+        union = self.union(batch)
+        extra = ALONE_MARGIN if before else 0.0
+        entries = [{"id": p.mutant.id, "cases": None if p.cases is None else sorted(p.cases),
+                    "timeout": self.limit(p.cases) + extra, "stop": not self.options.all_killers} for p in batch]
+        files = sorted({p.mutant.file for p in batch})
+        run, by_id = self.session(index, entries, union, tree, before, files, clean=shared is None)
+        if any(r["end"] == "imported" for r in by_id.values()):
             return {k: v for n, p in enumerate(batch) for k, v in self.run_alone(f"{index}-{n}", p).items()}
+        clean_run = run
+        if shared is not None:
+            clean, clean_run = shared.result()
+        else:
+            clean = by_id.get("")
         out: dict[str, MutantOutcome] = {}
         if clean is not None and clean.get("errors"):
             clean = {**clean, "end": "error", "detail": underlying_error(clean["errors"][0][1])}
         if clean is None or clean["end"] != "completed":
             why = (f"the clean check (no mutant active) of the trampolined copy did not complete "
-                   f"({clean['end'] + ': ' + clean['detail'] if clean else run.end + ' ' + run.detail}); log: {run.log}")
+                   f"({clean['end'] + ': ' + clean['detail'] if clean else clean_run.end + ' ' + clean_run.detail}); "
+                   f"log: {clean_run.log}")
             return {p.mutant.id: _outcome(p.mutant, "owed", reason=why) for p in batch}
         clean_red = set(clean["failed"])
         if clean_red:

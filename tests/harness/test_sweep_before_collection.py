@@ -16,8 +16,8 @@ import pytest
 
 pytest.importorskip("mutmut", reason="mutmut 3 is in the test extra (pip install -e '.[test]')")
 
-from harness.sweep.sweep import Sweep  # noqa: E402
-from tests.reports.fixture_projects import sweep_calc, write_project  # noqa: E402
+from harness.sweep.sweep import Sweep, SweepOptions  # noqa: E402
+from tests.reports.fixture_projects import shared_server, sweep_calc, write_project  # noqa: E402
 
 pytestmark = pytest.mark.slow
 
@@ -87,7 +87,6 @@ def test_planning_reads_each_mutants_change_once(tmp_path: Path, monkeypatch: py
     import harness.sweep.sweep as sweep_module
     from harness.reach.reach import Reach
     from harness.sweep.mutants import Mutant
-    from harness.sweep.sweep import SweepOptions
 
     reads: list[str] = []
     original = reach_module.change_regions
@@ -179,3 +178,27 @@ def test_a_mutant_killed_in_its_first_file_never_imports_the_others(tmp_path: Pa
     importers = imports.read_text().splitlines()
     assert consistent.status == "survived" and consistent.id in importers  # the premise: a survivor reads every file
     assert scaled.id not in importers, "the killed mutant's child imported a file after its killer's"
+
+
+def test_the_sessions_forking_before_collection_share_one_clean_check(tmp_path: Path,
+                                                                      monkeypatch: pytest.MonkeyPatch) -> None:
+    """Their children each collect their own files, so no session's own check sees the children's
+    context; one check (a whole collection and run of their cases, no mutant on) serves them all."""
+    checks: list[bool] = []
+    original = Sweep.session
+
+    def recording(self: Sweep, index, entries, union, tree, before, files, clean=True):  # noqa: ANN001, ANN202
+        if clean:
+            checks.append(before)
+        return original(self, index, entries, union, tree, before, files, clean)
+
+    monkeypatch.setattr(Sweep, "session", recording)
+    many = "".join(f"def f{n}():\n    return {n}\n\n\nF{n} = f{n}()\n\n\n" for n in range(10))
+    tests = "from calc.many import " + ", ".join(f"F{n}" for n in range(10)) + "\n\n\n" + "".join(
+        f"def test_f{n}():\n    assert F{n} == {n}\n\n\n" for n in range(10))
+    root = write_project(tmp_path / "calc", {**TABLE, "calc/many.py": many, "tests/test_many.py": tests})
+    result = Sweep(root, SweepOptions(paths=(str(root / "calc"),), jobs=2, progress="off"),
+                   launcher=shared_server()).run()
+    import_time = [m for m in result.mutants if m.file == "calc/many.py"]
+    assert len(import_time) >= 10 and all(m.status == "killed" for m in import_time), [m.status for m in import_time]
+    assert checks.count(True) == 1, f"clean checks of sessions forking before collection: {checks.count(True)}"
