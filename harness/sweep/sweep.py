@@ -19,7 +19,8 @@ unless ``--all-killers`` asks for every one.
    records every killer. A failing case is a killer, even when a later case ran past the time limit
    (``FACTOR`` x the baseline's time of the mutant's cases + ``CONSTANT``). A mutant whose function also ran while the files were imported or collected cannot be
    switched on after collection: its session forks its child BEFORE collecting, and the child switches
-   it on, then collects and runs its cases (a decorator applied at import is applied by the mutant).
+   it on, then collects its files one at a time and runs their cases (a decorator applied at import is
+   applied by the mutant); such sessions share one clean check (``clean_check``).
    Where a swept module was imported before collection (a ``conftest.py`` imports it), such a mutant
    runs in a session of its own, on a copy holding it as plain source.
 5. Equivalents (``harness/sweep/equivalents.py``) turn reviewed survivors into ``equivalent``.
