@@ -483,11 +483,13 @@ class Sweep:
             return replace(base, status="owed", reason=(
                 f"{len(missing)} case(s) did not run in the mutant's own collection (e.g. {missing[0]}): "
                 f"the mutant changed what was collected; log: {log}"))
+        # a child forked before collection had the margin for its collection too: its reason says so
+        source = self.limit_source(planned.cases) + (f" + {ALONE_MARGIN:g} s for its collection" if before else "")
         if result["end"] == "timeout" and killers:  # it had failed before the limit: killed, by those cases
             return replace(base, status="killed", killers=killers, reason=(
-                f"killed before its time limit ended the run ({self.limit_source(planned.cases)})"))
+                f"killed before its time limit ended the run ({source})"))
         if result["end"] == "timeout":
-            return replace(base, status="timeout", reason=f"{result.get('detail', '')}; {self.limit_source(planned.cases)}")
+            return replace(base, status="timeout", reason=f"{result.get('detail', '')}; {source}")
         if result["end"] != "completed":
             return replace(base, status="error", killers=killers, reason=f"{result.get('detail', '')}; log: {log}")
         if result.get("missing") and not killers:  # not judged on all its cases: never a survivor

@@ -202,3 +202,19 @@ def test_the_sessions_forking_before_collection_share_one_clean_check(tmp_path: 
     import_time = [m for m in result.mutants if m.file == "calc/many.py"]
     assert len(import_time) >= 10 and all(m.status == "killed" for m in import_time), [m.status for m in import_time]
     assert checks.count(True) == 1, f"clean checks of sessions forking before collection: {checks.count(True)}"
+
+
+def test_a_timeout_of_a_mutant_switched_on_before_collection_counts_its_collection_margin(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Its child's limit holds ``ALONE_MARGIN`` seconds more (it collects); the reason says the limit it had."""
+    import harness.sweep.sweep as sweep_module
+
+    monkeypatch.setattr(sweep_module, "CONSTANT", 1.0)
+    monkeypatch.setattr(sweep_module, "ALONE_MARGIN", 2.0)
+    spin = {**TABLE, "tests/test_spin.py": (
+        "from calc.table import FACTOR\n\n\ndef test_spin():\n    while FACTOR != 3:\n        pass\n")}
+    result = sweep_calc(write_project(tmp_path / "calc", spin), all_killers=True)
+    (scaled,) = [m for m in result.mutants if SCALE_4 in m.diff]
+    # the premise: test_factor fails, then test_spin spins until the limit
+    assert scaled.status == "killed" and "before its time limit" in scaled.reason, (scaled.status, scaled.reason)
+    assert "+ 1 s + 2 s for its collection" in scaled.reason, scaled.reason
