@@ -477,7 +477,10 @@ class Sweep:
         killers = tuple(f for f in result.get("failed", ()) if f not in clean_red)
         base = _outcome(mutant, "survived", covered_by=ran, inferred=inferred, wall=float(result.get("wall", 0.0)))
         if result.get("errors"):  # collected with the mutant on: it broke the collection of its files
-            return replace(base, status="error", killers=killers, reason=underlying_error(result["errors"][0][1]))
+            # the files it broke count among its killers, as in a session of its own (run_alone)
+            broken = tuple(nodeid for nodeid, _ in result["errors"] if nodeid and nodeid not in killers)
+            return replace(base, status="error", killers=killers + broken,
+                           reason=underlying_error(result["errors"][0][1]))
         if before and result.get("missing") and not killers:
             missing = result["missing"]
             return replace(base, status="owed", reason=(

@@ -218,3 +218,13 @@ def test_a_timeout_of_a_mutant_switched_on_before_collection_counts_its_collecti
     # the premise: test_factor fails, then test_spin spins until the limit
     assert scaled.status == "killed" and "before its time limit" in scaled.reason, (scaled.status, scaled.reason)
     assert "+ 1 s + 2 s for its collection" in scaled.reason, scaled.reason
+
+
+def test_a_mutant_that_breaks_collection_is_an_error_naming_the_file_it_broke(tmp_path: Path) -> None:
+    """As in a session of its own, the file that failed to collect is among its killers."""
+    broken = {**TABLE, "calc/letter.py": "def idx():\n    return 6 // 3\n\n\nLETTER = 'abc'[idx()]\n",
+              "tests/test_letter.py": "from calc.letter import LETTER\n\n\ndef test_letter():\n    assert LETTER == 'c'\n"}
+    result = sweep_calc(write_project(tmp_path / "calc", broken))
+    (divided,) = [m for m in result.mutants if "+    return 6 / 3\n" in m.diff]
+    assert divided.status == "error", (divided.status, divided.reason)  # 'abc'[2.0]: a TypeError at import
+    assert "tests/test_letter.py" in divided.killers, divided.killers
