@@ -204,8 +204,8 @@ DEFAULT_TESTS = ["tests/seam/test_step_input.py", "tests/seam/test_step_input_be
 RUN_TIME = """how long each mode takes (2 cores, shared; the load changes it up to 2x):
   default mode: about 20-25 min (mutmut alone took 1014 s on the 145 mutants of seam/step_input.py,
     2026-12-01, docs/sweep.md; the sweep then 327 s, less since it stops at each mutant's first killer)
-  --real: about 5 min for the three projects (docs/benchmarks.md, 2026-12-03 02:22-02:27 UTC)
-  --real --all-killers: about 20 min (2026-12-03 02:28-02:47 UTC; cachetools' --all-killers 683 s of it)"""
+  --real: about 6 min for the three projects (docs/benchmarks.md, 2026-12-03 09:41-09:47 UTC)
+  --real --all-killers: about 15 min (2026-12-03 09:47-10:02 UTC; cachetools' --all-killers 517 s of it)"""
 
 
 def main(argv: list[str] | None = None) -> int:

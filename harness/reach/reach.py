@@ -25,6 +25,7 @@ from __future__ import annotations
 
 import ast
 import difflib
+import functools
 import json
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -149,10 +150,17 @@ def cases_to_run(changes: Mapping[str, tuple[str, str]] | None, reach: Reach | N
     """
     if changes is None or reach is None:
         return None
+    return cases_reached({rel: change_regions(original, changed) for rel, (original, changed) in changes.items()},
+                         reach, ids, project)
+
+
+def cases_reached(regions: Mapping[str, list[Region] | None], reach: Reach, ids: Iterable[str],
+                  project: Path | None = None) -> frozenset[str] | None:
+    """``cases_to_run`` for changes already reduced to their regions (``change_regions``: ``None``, reach
+    unknown), by file: the sweep has them, and reading a change costs two parses."""
     hit: set[str] = set()
-    for rel, (original, changed) in changes.items():
-        regions = change_regions(original, changed)
-        cases = _reaching(reach, rel, regions, project) if regions is not None else None
+    for rel, found in regions.items():
+        cases = _reaching(reach, rel, found, project) if found is not None else None
         if cases is None:
             return None
         hit |= cases
@@ -192,18 +200,19 @@ def change_regions(original: str, mutated: str) -> list[Region] | None:
     line (an inserted module-level assignment, say, has unknown reach).
     """
     try:
-        old_tree, new_tree = ast.parse(original), ast.parse(mutated)
+        # the original is the same for every mutant of a file: parsed and walked once (``_parsed``)
+        old_tree, new_tree = _parsed(original), _Parsed.of(mutated)
     except SyntaxError:
         return None
     old_lines, new_lines = _changed_lines(original, mutated)
     regions: list[Region] = []
     for line in old_lines:
-        region = _classify(old_tree, line)
+        region = old_tree.classify(line)
         if region is False:
             return None
         regions.append(region)
     for line in new_lines:
-        region = _classify(new_tree, line)
+        region = new_tree.classify(line)
         if region is False:
             return None
         if isinstance(region, Attribute):
@@ -211,16 +220,37 @@ def change_regions(original: str, mutated: str) -> list[Region] | None:
     return list(dict.fromkeys(regions))
 
 
-def _classify(tree: ast.AST, line: int) -> Region | bool:
-    """The region of ``line`` in ``tree``: a function body, ``None`` (the whole file), or ``False`` (unknown)."""
-    bodies = function_bodies(tree)
-    body = innermost(bodies, line)
-    if body is not None:
-        return body
-    node = _statement_at(_top_statements(tree, bodies), line)
-    if node is None or isinstance(node, (ast.Import, ast.ImportFrom, ast.FunctionDef, ast.AsyncFunctionDef)):
-        return None  # an import, a def line, blank or comment: whole-file reach
-    return _class_attribute(tree, node) or False
+@dataclass(frozen=True)
+class _Parsed:
+    """A parsed module and what classifying its lines reads: its function bodies and the statements outside them."""
+
+    tree: ast.AST
+    bodies: list[tuple[int, int]]
+    statements: list[ast.stmt]
+
+    @classmethod
+    def of(cls, text: str) -> _Parsed:
+        """``text`` parsed; ``SyntaxError`` when it does not parse."""
+        tree = ast.parse(text)
+        bodies = function_bodies(tree)
+        return cls(tree, bodies, _top_statements(tree, bodies))
+
+    def classify(self, line: int) -> Region | bool:
+        """The region of ``line``: a function body, ``None`` (the whole file), or ``False`` (unknown)."""
+        body = innermost(self.bodies, line)
+        if body is not None:
+            return body
+        node = _statement_at(self.statements, line)
+        if node is None or isinstance(node, (ast.Import, ast.ImportFrom, ast.FunctionDef, ast.AsyncFunctionDef)):
+            return None  # an import, a def line, blank or comment: whole-file reach
+        return _class_attribute(self.tree, node) or False
+
+
+@functools.lru_cache(maxsize=8)
+def _parsed(text: str) -> _Parsed:
+    """``_Parsed.of``, kept for the few texts read over and over (the original of a swept file). Nothing
+    reads a kept tree to change it."""
+    return _Parsed.of(text)
 
 
 def _class_attribute(tree: ast.AST, node: ast.stmt) -> Attribute | None:

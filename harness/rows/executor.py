@@ -306,11 +306,11 @@ def _with_collect_errors(cases: tuple[CaseOutcome, ...], counts: Path) -> tuple[
         errors = json.loads(counts.read_text(encoding="utf-8")).get("collect_errors") or []
     except (OSError, ValueError, AttributeError):
         return cases
-    why = {e.get("nodeid", ""): _underlying(str(e.get("message", ""))) for e in errors}
+    why = {e.get("nodeid", ""): underlying_error(str(e.get("message", ""))) for e in errors}
     return tuple(replace(c, message=why[c.nodeid]) if c.kind == "error" and why.get(c.nodeid) else c for c in cases)
 
 
-def _underlying(longrepr: str) -> str:
+def underlying_error(longrepr: str) -> str:
     """The error lines of a collection report (``E   ModuleNotFoundError: ...``), else its last line."""
     lines = [line[1:].strip() for line in longrepr.splitlines() if line.startswith("E ") and line[1:].strip()]
     if lines:

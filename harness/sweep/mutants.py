@@ -81,11 +81,24 @@ def generate(root: Path, rel: str) -> list[Mutant]:
 
 def trampolined(root: Path, rel: str) -> tuple[str, list[str]]:
     """mutmut's trampolined form of ``root/rel`` (every mutant in one file) and the mutant ids it holds."""
+    source = (root / rel).read_text(encoding="utf-8")
+    return _combined(rel, *_create_all(root, rel, source))
+
+
+def generate_and_trampoline(root: Path, rel: str) -> tuple[list[Mutant], str]:
+    """``generate`` and ``trampolined``'s code from ONE run of mutmut's ``create_mutations`` (a sweep needs
+    both; libcst's pass over the file is most of either's cost: 3.3 s each on cachetools' ``_cached.py``)."""
+    source = (root / rel).read_text(encoding="utf-8")
+    module, mutations, ignored_classes, ignored_functions = _create_all(root, rel, source)
+    code, _ = _combined(rel, module, mutations, ignored_classes, ignored_functions)
+    return list(_mutants(rel, source, module, mutations)), code
+
+
+def _combined(rel: str, module: Any, mutations: list[Any], ignored_classes: set[str],
+              ignored_functions: set[str]) -> tuple[str, list[str]]:
     from mutmut.mutation.file_mutation import combine_mutations_to_source
     from mutmut.utils.format_utils import get_mutant_name
 
-    source = (root / rel).read_text(encoding="utf-8")
-    module, mutations, ignored_classes, ignored_functions = _create_all(root, rel, source)
     combined = combine_mutations_to_source(module, mutations, ignored_classes, ignored_functions)
     return combined.code, [get_mutant_name(Path(rel), name) for name in combined.mutant_names]
 

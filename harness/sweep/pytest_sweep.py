@@ -19,6 +19,19 @@ in this session, then the rest cheapest first by their baseline ``durations``. W
     {"id": ..., "end": "completed" | "timeout" | "crash", "failed": [nodeid, ...], "ran": [nodeid, ...],
      "missing": [nodeid, ...], "wall": seconds, "detail": "..."}
 
+A plan with ``"before_collection": true`` is for mutants whose function also runs while the test files
+are imported or collected (a decorator applied at module level): switched on after collection, such a
+mutant would be judged with objects its ORIGINAL function built. There the session forks a child per
+entry BEFORE collecting; the child switches the mutant on, then collects the files holding the
+entry's cases one at a time, likeliest killer's first, running each file's cases before collecting
+the next (``_collect_and_run``), so every call, at import or not, goes to the mutant, as in the
+mutated source, and a mutant killed in its first file imports no other. It saves what a session of its own costs (a copy of the
+tree, a process, pytest's configuration) and keeps its answer. That holds only if no module of the
+swept files was imported before the fork (a ``conftest.py`` that imports one ran its code with no
+mutant active): then every entry's line says ``"end": "imported"`` and the sweep runs those mutants
+in sessions of their own. A collection error of the child's files comes back in ``"errors"``
+(``[[nodeid, longrepr], ...]``).
+
 A case is ``failed`` when any of its setup, call or teardown reports failed. The child streams each
 failure and each finished case to the session AS IT HAPPENS, so a child killed at its ``timeout``
 (with its whole process group: each child is its own) still says which cases had already failed:
@@ -32,6 +45,7 @@ import json
 import os
 import select
 import signal
+import sys
 import time
 from pathlib import Path
 from typing import Any
@@ -69,10 +83,80 @@ _SESSION: list[pytest.Session] = []
 _FAILED: list[str] = []
 #: The running child's end of the pipe to the session (``None`` in the session itself).
 _STREAM: list[int] = []
+#: In a child forked before collection: its entry, and ``broken`` once a file failed to collect; in
+#: the session that forked it: ``{"done": True}`` (it collects nothing and runs nothing).
+_BEFORE: dict[str, Any] = {}
 
 
 def pytest_sessionstart(session: pytest.Session) -> None:
     _SESSION.append(session)
+
+
+def pytest_collectreport(report: pytest.CollectReport) -> None:
+    if _BEFORE.get("entry") is not None and report.failed:
+        _BEFORE["broken"] = True
+        _send({"error": [report.nodeid, str(report.longrepr)[-3000:]]})
+
+
+@pytest.hookimpl(tryfirst=True)
+def pytest_collection(session: pytest.Session) -> bool | None:
+    """A ``before_collection`` plan: a child per entry forked here, each collecting with its mutant on."""
+    if not _PLAN:
+        return None
+    plan = json.loads(Path(_PLAN).read_text(encoding="utf-8"))
+    if not plan.get("before_collection"):
+        return None
+    imported = sorted(name for name in plan.get("modules", ()) if name in sys.modules)
+    killed_by: dict[str, list[str]] = {}
+    with open(plan["out"], "a", encoding="utf-8") as out:
+        for entry in plan["mutants"]:
+            if imported:
+                result = {"id": entry["id"], "end": "imported", "failed": [], "ran": [], "missing": [],
+                          "wall": 0.0, "detail": f"{', '.join(imported)} imported before collection"}
+            else:
+                neighbours = killed_by.get(function_of(entry["id"]), [])
+                result = _fork_before_collection(session, entry, neighbours, plan.get("durations", {}))
+            if entry["id"]:
+                mine = killed_by.setdefault(function_of(entry["id"]), [])
+                mine.extend(f for f in result["failed"] if f not in mine)
+            out.write(json.dumps(result) + "\n")
+            out.flush()
+    _BEFORE["done"] = True
+    session.items = []
+    return True
+
+
+def _fork_before_collection(session: pytest.Session, entry: dict[str, Any], neighbours: list[str],
+                            durations: dict[str, float]) -> dict[str, Any]:
+    """The entry's result, from a child that collects with its mutant on. Its cases are reported in the
+    baseline's order (``durations`` holds every baseline case, in order): the session collected nothing
+    to order them by."""
+    started = time.perf_counter()
+    read, write = os.pipe()
+    pid = os.fork()
+    if pid == 0:
+        os.close(read)
+        try:
+            os.setpgid(0, 0)
+            _STREAM.append(write)
+            _BEFORE.update(entry=entry)
+            _switch(entry["id"])
+        except BaseException:  # noqa: BLE001 - the child must never return into the session's loop
+            os._exit(70)
+        _collect_and_run(session, entry, neighbours, durations)  # exits
+    os.close(write)
+    end, heard, detail = _collect(pid, read, float(entry.get("timeout", 60.0)))
+    return _result(entry, end, heard, detail, {n: i for i, n in enumerate(durations)}, started)
+
+
+def _switch(mutant: str) -> None:
+    """Make ``mutant`` the active one in this process (``""``: none, the clean check)."""
+    if mutant:
+        from mutmut.mutation.trampoline import set_mutant_under_test
+
+        set_mutant_under_test(mutant)
+    else:
+        os.environ.pop("MUTANT_UNDER_TEST", None)
 
 
 def pytest_runtest_logreport(report: pytest.TestReport) -> None:
@@ -97,6 +181,8 @@ def _send(message: dict[str, Any]) -> None:
 def pytest_runtestloop(session: pytest.Session) -> bool | None:
     if not _PLAN:
         return None
+    if _BEFORE.get("done"):
+        return True
     plan = json.loads(Path(_PLAN).read_text(encoding="utf-8"))
     _one_thread()
     items = {item.nodeid: item for item in session.items}
@@ -176,41 +262,90 @@ def _run_entry(session: pytest.Session, items: dict[str, pytest.Item], entry: di
         _child(entry["id"], chosen, write, bool(entry.get("stop", False)))
     os.close(write)
     end, heard, detail = _collect(pid, read, float(entry.get("timeout", 60.0)))
-    # reported in collection order, whatever order they ran in: the same killers read the same way
-    place = {nodeid: index for index, nodeid in enumerate(items)}
+    result = _result(entry, end, heard, detail, {nodeid: index for index, nodeid in enumerate(items)}, started)
+    return {**result, "missing": missing}
+
+
+def _result(entry: dict[str, Any], end: str, heard: list[dict[str, Any]], detail: str, place: dict[str, int],
+            started: float) -> dict[str, Any]:
+    """The entry's JSON line from what its child said; cases in ``place``'s (collection) order, whatever
+    order they ran in: the same killers read the same way."""
     failed = sorted((m["failed"] for m in heard if "failed" in m), key=lambda n: place.get(n, len(place)))
     ran = sorted((m["ran"] for m in heard if "ran" in m), key=lambda n: place.get(n, len(place)))
     if end == "completed" and not any(m.get("done") for m in heard):
         end, detail = "crash", "the child exited without saying it was done"
-    return {"id": entry["id"], "end": end, "failed": failed, "ran": ran, "missing": missing,
+    missing = [n for m in heard for n in m.get("missing", ())]
+    errors = [m["error"] for m in heard if "error" in m]
+    return {"id": entry["id"], "end": end, "failed": failed, "ran": ran, "missing": missing, "errors": errors,
             "wall": round(time.perf_counter() - started, 4), "detail": detail}
 
 
+def _collect_and_run(session: pytest.Session, entry: dict[str, Any], neighbours: list[str],
+                     durations: dict[str, float]) -> None:
+    """In a child forked before collection, its mutant on: collect the files holding its cases ONE AT A
+    TIME, the likeliest killer's file first (``file_order``), and run each file's cases (``kill_order``)
+    before collecting the next, so a mutant killed in its first file never imports the others (a
+    collection is most of such a child's time). A collection error ends it (the mutant is an error).
+    Then it says which wanted cases were not collected, and exits."""
+    code = 70
+    try:
+        wanted = entry.get("cases")
+        keep = None if wanted is None else set(wanted)
+        stop = bool(entry.get("stop", False))
+        collected: set[str] = set()
+        _FAILED.clear()
+        # every case: the baseline's (``durations`` holds each) give the files
+        for file in file_order(wanted if wanted is not None else list(durations), durations, neighbours):
+            items = list(session.perform_collect([file]))
+            collected.update(item.nodeid for item in items)
+            if _BEFORE.get("broken"):
+                break
+            _run_cases(kill_order([i for i in items if keep is None or i.nodeid in keep], durations, neighbours),
+                       stop, done=False)
+            if stop and _FAILED:
+                break
+        else:
+            _send({"missing": [] if wanted is None else [c for c in wanted if c not in collected]})
+        _send({"done": True})
+        code = 0
+    finally:
+        os._exit(code)
+
+
+def file_order(cases: list[str], durations: dict[str, float], neighbours: list[str]) -> list[str]:
+    """The files holding ``cases``, in the order ``kill_order`` would first reach one of their cases."""
+    seen = set(neighbours)
+    slowest = max(durations.values(), default=0.0) + 1.0
+    ranked = sorted(cases, key=lambda nodeid: (nodeid not in seen, durations.get(nodeid, slowest)))
+    return list(dict.fromkeys(nodeid.split("::", 1)[0] for nodeid in ranked))
+
+
 def _child(mutant: str, chosen: list[pytest.Item], write: int, stop: bool) -> None:
-    code = 0
+    code = 70
     try:
         os.setpgid(0, 0)
         _STREAM.append(write)
-        short_failures(chosen)
-        if mutant:
-            from mutmut.mutation.trampoline import set_mutant_under_test
-
-            set_mutant_under_test(mutant)
-        else:
-            os.environ.pop("MUTANT_UNDER_TEST", None)
+        _switch(mutant)
         _FAILED.clear()
-        for index, item in enumerate(chosen):
-            # stopping early leaves this item's wider fixtures set up: the child exits without their teardown
-            following = chosen[index + 1] if index + 1 < len(chosen) else None
-            item.ihook.pytest_runtest_protocol(item=item, nextitem=following)
-            _send({"ran": item.nodeid})
-            if stop and _FAILED:
-                break
-        _send({"done": True})
-    except BaseException:  # noqa: BLE001 - whatever happens, the child must never return into the session
-        code = 70
-    finally:
+        _run_cases(chosen, stop)
+        code = 0
+    finally:  # whatever happens, the child must never return into the session
         os._exit(code)
+
+
+def _run_cases(chosen: list[pytest.Item], stop: bool, done: bool = True) -> None:
+    """Run ``chosen`` in order (stopping at the first failure when ``stop``), streaming each to the session
+    (and, when ``done``, that the child is done)."""
+    short_failures(chosen)
+    for index, item in enumerate(chosen):
+        # stopping early leaves this item's wider fixtures set up: the child exits without their teardown
+        following = chosen[index + 1] if index + 1 < len(chosen) else None
+        item.ihook.pytest_runtest_protocol(item=item, nextitem=following)
+        _send({"ran": item.nodeid})
+        if stop and _FAILED:
+            break
+    if done:
+        _send({"done": True})
 
 
 def _collect(pid: int, read: int, timeout: float) -> tuple[str, list[dict[str, Any]], str]:

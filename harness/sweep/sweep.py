@@ -18,7 +18,11 @@ unless ``--all-killers`` asks for every one.
    the baseline's time) and the child stops at the first killer; ``--all-killers`` runs them all and
    records every killer. A failing case is a killer, even when a later case ran past the time limit
    (``FACTOR`` x the baseline's time of the mutant's cases + ``CONSTANT``). A mutant whose function also ran while the files were imported or collected cannot be
-   switched on after collection: it runs in a session of its own, on a copy holding it as plain source.
+   switched on after collection: its session forks its child BEFORE collecting, and the child switches
+   it on, then collects its files one at a time and runs their cases (a decorator applied at import is
+   applied by the mutant); such sessions share one clean check (``clean_check``).
+   Where a swept module was imported before collection (a ``conftest.py`` imports it), such a mutant
+   runs in a session of its own, on a copy holding it as plain source.
 5. Equivalents (``harness/sweep/equivalents.py``) turn reviewed survivors into ``equivalent``.
 
 The result is a ``reports.mutants.SweepResult``, kept as the ``"sweep"`` key of ``outcomes.json`` in
@@ -42,16 +46,16 @@ from typing import Any, Callable, Iterable, Mapping, Sequence
 from harness.arms import DEFAULT_ARM
 from harness.errors import CommandLineError
 from harness.exit_codes import ExitCode
-from harness.reach.reach import Attribute, Reach, cases_to_run, change_regions
+from harness.reach.reach import Attribute, Reach, cases_reached, change_regions
 from harness.results.reuse import file_hashes, run_from_data, run_to_data
 from harness.results.workspace import new_kept_folder
-from harness.rows.executor import Executor, Run, threads_per_run
+from harness.rows.executor import Executor, Run, threads_per_run, underlying_error
 from harness.rows.forkserver import launcher as start_launcher
 from harness.rows.import_roots import project_names
 from harness.sweep import cache as sweep_cache
 from harness.sweep.cache import mutant_digest
 from harness.sweep.equivalents import Equivalent, judge_equivalent
-from harness.sweep.mutants import Mutant, added_lines, generate, mutmut_version, trampolined
+from harness.sweep.mutants import Mutant, added_lines, generate_and_trampoline, module_name, mutmut_version, trampolined
 from mutations.offtree import materialize
 from reports.mutants import MutantOutcome, SweepResult
 from reports.outcome import RunOutcome
@@ -64,6 +68,9 @@ LATEST_SWEEP = "latest-sweep"
 #: ``CONSTANT`` seconds (a forked child's start, a slower machine). A case the baseline did not time
 #: counts ``UNTIMED`` seconds.
 FACTOR, CONSTANT, UNTIMED = 10.0, 10.0, 1.0
+#: Seconds more for a mutant that collects its own cases (a session of its own, or a child forked
+#: before collection): the collection the baseline's case times do not hold.
+ALONE_MARGIN = 30.0
 
 
 class BaselineRed(Exception):
@@ -173,6 +180,8 @@ class Sweep:
         #: Baseline duration of each case, and every baseline case id (time limits, inferred counts).
         self._durations: dict[str, float] = {}
         self._all: list[str] = []
+        #: Each swept file's trampolined code, made with its mutants (``generate_and_trampoline``).
+        self._trampolined: dict[str, str] = {}
 
     # -- the whole sweep ----------------------------------------------------------------------
 
@@ -197,8 +206,16 @@ class Sweep:
             self.launcher = launcher
             self.executor = Executor(launcher, self.kept, threads=threads_per_run(self.options.jobs))
             hashes = _file_hashes(self.root)
-            baseline, reach = self.baseline(cache, hashes)
-            planned, decided = self.plan(files, baseline, reach, hashes, cache)
+            # the baseline runs in its child while this thread generates the mutants (libcst): neither
+            # reads the other, and on a cold sweep each is seconds (the fork server's start, torch's import)
+            pool = ThreadPoolExecutor(max_workers=1, thread_name_prefix="sweep-baseline")
+            try:
+                pending = pool.submit(self.baseline, cache, hashes)
+                generated = self.generate(files)
+                baseline, reach = pending.result()
+            finally:
+                pool.shutdown(wait=False)
+            planned, decided = self.plan(generated, baseline, reach, hashes, cache)
             self._cache, self._digests = cache, {p.mutant.id: p.digest for p in planned}
             ran = self.execute([p for p in planned if p.mutant.id not in decided], baseline)
             outcomes = {**decided, **ran}
@@ -256,18 +273,25 @@ class Sweep:
 
     # -- 2, 3. generation and planning ---------------------------------------------------------
 
-    def plan(self, files: Sequence[str], baseline: RunOutcome, reach: Reach | None, hashes: Mapping[str, str],
-             cache: Mapping[str, Any]) -> tuple[list[Planned], dict[str, MutantOutcome]]:
+    def generate(self, files: Sequence[str]) -> dict[str, tuple[str, list[Mutant]]]:
+        """Each file's source and mutants, in order (and its trampolined code, kept for ``trampolined_tree``)."""
+        generated: dict[str, tuple[str, list[Mutant]]] = {}
+        for rel in files:
+            source = (self.root / rel).read_text(encoding="utf-8")
+            mutants, self._trampolined[rel] = generate_and_trampoline(self.root, rel)
+            generated[rel] = (source, mutants)
+            self.notify("generated", (rel, len(mutants)))
+        return generated
+
+    def plan(self, generated: Mapping[str, tuple[str, list[Mutant]]], baseline: RunOutcome, reach: Reach | None,
+             hashes: Mapping[str, str], cache: Mapping[str, Any]) -> tuple[list[Planned], dict[str, MutantOutcome]]:
         """Every mutant, planned; those decided without running (no coverage, cached) come back decided."""
         ids = [c.nodeid for c in baseline.cases]
         self._all = ids
         planned: list[Planned] = []
         decided: dict[str, MutantOutcome] = {}
         self._order = []
-        for rel in files:
-            source = (self.root / rel).read_text(encoding="utf-8")
-            mutants = generate(self.root, rel)
-            self.notify("generated", (rel, len(mutants)))
+        for rel, (source, mutants) in generated.items():
             for mutant in mutants:
                 self._order.append(mutant.id)
                 cases, alone = self.cases_for(mutant, source, reach, ids)
@@ -297,7 +321,7 @@ class Sweep:
                         for region in regions)
         if self.options.prove:
             return None, alone
-        found = cases_to_run({mutant.file: (source, mutant.text)}, reach, ids)
+        found = None if reach is None else cases_reached({mutant.file: regions}, reach, ids)
         return found, alone
 
     # -- 4. running --------------------------------------------------------------------------
@@ -309,19 +333,28 @@ class Sweep:
             return {}
         self._durations = {c.nodeid: c.duration for c in baseline.cases}
         together = [p for p in todo if not p.alone]
-        tramp = self.trampolined_tree({p.mutant.file for p in together}) if together else None
+        alone = [p for p in todo if p.alone]
+        tramp = self.trampolined_tree({p.mutant.file for p in todo})
         out: dict[str, MutantOutcome] = {}
         jobs = max(1, self.options.jobs)
         with ThreadPoolExecutor(max_workers=jobs) as pool:
             futures: set[Future[dict[str, MutantOutcome]]] = set()
-            for index, batch in enumerate(_batches(together, jobs)):
-                futures.add(pool.submit(self.run_batch, index, batch, tramp))
-            for index, one in enumerate(p for p in todo if p.alone):
-                futures.add(pool.submit(self.run_alone, index, one))
+            # the mutants switched on before collection first: each costs a collection, so they are the
+            # longest batches, and a pool that starts with them ends with the short ones
+            batches = [(batch, True) for batch in _batches(alone, jobs)] + [(b, False) for b in _batches(together, jobs)]
+            # one clean check serves every session forking before collection: each child collects its own
+            # files, so no session's context is the children's, and the check is a whole collection and run
+            shared = pool.submit(self.clean_check, len(batches), alone, tramp) if len(_batches(alone, jobs)) > 1 else None
+            for index, (batch, before) in enumerate(batches):
+                futures.add(pool.submit(self.run_batch, index, batch, tramp, before, shared if before else None))
+            if shared is not None:
+                futures.add(shared)  # type: ignore[arg-type] - waited for like the batches, its result not merged
             try:
                 while futures:
                     done, futures = wait(futures, return_when=FIRST_COMPLETED)
                     for future in done:
+                        if future is shared:
+                            continue
                         found = future.result()
                         out.update(found)
                         self.remember(found)
@@ -345,7 +378,7 @@ class Sweep:
         """A copy of the project whose ``files`` are mutmut's trampolined form (every mutant switchable)."""
         tree = materialize(self.root, self.workdir / "trampolined", None)
         for rel in sorted(files):
-            code, _ = trampolined(self.root, rel)
+            code = self._trampolined[rel] if rel in self._trampolined else trampolined(self.root, rel)[0]
             (tree / rel).write_text(code, encoding="utf-8")
         return tree
 
@@ -365,28 +398,63 @@ class Sweep:
         return (f"limit {self.limit(chosen):g} s = {FACTOR:g} x {self.baseline_time(chosen):.3f} s (the baseline's time "
                 f"of its {len(chosen)} case(s){extra}) + {CONSTANT:g} s")
 
-    def run_batch(self, index: int, batch: Sequence[Planned], tree: Path) -> dict[str, MutantOutcome]:
-        """One pytest session over ``tree``: a clean child, then a child per mutant of ``batch``."""
-        union = None if any(p.cases is None for p in batch) else sorted(set().union(*(p.cases or () for p in batch)))
+    def clean_check(self, index: int, batch: Sequence[Planned], tree: Path) -> tuple[dict[str, Any] | None, Run]:
+        """A session over ``tree`` whose only child is the clean check (no mutant on) of ``batch``'s cases,
+        forked before collection: its result line (``None``: none written) and the session's run."""
+        run, by_id = self.session(index, [], self.union(batch), tree, True, sorted({p.mutant.file for p in batch}))
+        return by_id.get(""), run
+
+    def union(self, batch: Sequence[Planned]) -> list[str] | None:
+        """Every case of ``batch``'s mutants; ``None``: every case."""
+        return None if any(p.cases is None for p in batch) else sorted(set().union(*(p.cases or () for p in batch)))
+
+    def session(self, index: int, entries: list[dict[str, Any]], union: list[str] | None, tree: Path, before: bool,
+                files: Sequence[str], clean: bool = True) -> tuple[Any, dict[str, dict[str, Any]]]:
+        """One pytest session of the sweep plugin over ``tree`` running ``entries`` (after the clean check of
+        ``union``, when ``clean``): the run and each entry's result line by id."""
+        # a child forked before collection also collects: the margin a session of its own has
+        extra = ALONE_MARGIN if before else 0.0
         # the clean check runs every case: a case red there is never a killer, wherever it fails
-        entries = [{"id": "", "cases": union, "timeout": self.limit(union), "stop": False}]
-        entries += [{"id": p.mutant.id, "cases": None if p.cases is None else sorted(p.cases),
-                     "timeout": self.limit(p.cases), "stop": not self.options.all_killers} for p in batch]
+        check = [{"id": "", "cases": union, "timeout": self.limit(union) + extra, "stop": False}] if clean else []
+        entries = check + entries
         plan, results = self.workdir / f"plan-{index}.json", self.workdir / f"results-{index}.jsonl"
-        plan.write_text(json.dumps({"out": str(results), "durations": self._durations, "mutants": entries}),
-                        encoding="utf-8")
+        modules = sorted({module_name(f) for f in files})
+        plan.write_text(json.dumps({"out": str(results), "durations": self._durations, "mutants": entries,
+                                    "before_collection": before, "modules": modules}), encoding="utf-8")
         select = self.options.tests if union is None else tuple(dict.fromkeys(c.split("::", 1)[0] for c in union))
         env = {**SWEEP_ENV, "SEAMGATE_SWEEP_PLAN": str(plan), "PYTEST_PLUGINS": "harness.sweep.pytest_sweep"}
         timeout = sum(e["timeout"] for e in entries) + 60.0
-        files = sorted({p.mutant.file for p in batch})
         run = self._execute(label=f"sweep {index} {' '.join(files)}", tree=tree, select=tuple(select), env=env,
                             timeout=timeout)
-        by_id = _read_results(results)
-        clean = by_id.get("")
+        return run, _read_results(results)
+
+    def run_batch(self, index: int, batch: Sequence[Planned], tree: Path, before: bool = False,
+                  shared: Future[tuple[dict[str, Any] | None, Run]] | None = None) -> dict[str, MutantOutcome]:
+        """One pytest session over ``tree``: a clean child, then a child per mutant of ``batch``, forked after
+        collection, or before it (``before``: mutants whose function also runs at import or collection,
+        ``harness/sweep/pytest_sweep.py``), when no swept module was imported before; the mutants that
+        cannot be run so run in sessions of their own (``run_alone``). ``shared``: the clean check is that
+        one (``clean_check``), not this session's own."""
+        union = self.union(batch)
+        extra = ALONE_MARGIN if before else 0.0
+        entries = [{"id": p.mutant.id, "cases": None if p.cases is None else sorted(p.cases),
+                    "timeout": self.limit(p.cases) + extra, "stop": not self.options.all_killers} for p in batch]
+        files = sorted({p.mutant.file for p in batch})
+        run, by_id = self.session(index, entries, union, tree, before, files, clean=shared is None)
+        if any(r["end"] == "imported" for r in by_id.values()):
+            return {k: v for n, p in enumerate(batch) for k, v in self.run_alone(f"{index}-{n}", p).items()}
+        clean_run = run
+        if shared is not None:
+            clean, clean_run = shared.result()
+        else:
+            clean = by_id.get("")
         out: dict[str, MutantOutcome] = {}
+        if clean is not None and clean.get("errors"):
+            clean = {**clean, "end": "error", "detail": underlying_error(clean["errors"][0][1])}
         if clean is None or clean["end"] != "completed":
             why = (f"the clean check (no mutant active) of the trampolined copy did not complete "
-                   f"({clean['end'] + ': ' + clean['detail'] if clean else run.end + ' ' + run.detail}); log: {run.log}")
+                   f"({clean['end'] + ': ' + clean['detail'] if clean else clean_run.end + ' ' + clean_run.detail}); "
+                   f"log: {clean_run.log}")
             return {p.mutant.id: _outcome(p.mutant, "owed", reason=why) for p in batch}
         clean_red = set(clean["failed"])
         if clean_red:
@@ -397,21 +465,34 @@ class Sweep:
                 out[p.mutant.id] = _outcome(p.mutant, "owed", reason=f"not run: the session ended {run.end} "
                                                                      f"{run.detail} first; log: {run.log}")
                 continue
-            out[p.mutant.id] = self.judged(p, result, clean_red, run.log)
+            out[p.mutant.id] = self.judged(p, result, clean_red, run.log, before)
         return out
 
-    def judged(self, planned: Planned, result: Mapping[str, Any], clean_red: set[str], log: str) -> MutantOutcome:
+    def judged(self, planned: Planned, result: Mapping[str, Any], clean_red: set[str], log: str,
+               before: bool = False) -> MutantOutcome:
         mutant = planned.mutant
         ran = tuple(result.get("ran", ()))
         # the cases not planned are inferred from the baseline; planned ones a stop at a killer skipped are not
         inferred = len(self._all) - (len(self._all) if planned.cases is None else len(planned.cases))
         killers = tuple(f for f in result.get("failed", ()) if f not in clean_red)
         base = _outcome(mutant, "survived", covered_by=ran, inferred=inferred, wall=float(result.get("wall", 0.0)))
+        if result.get("errors"):  # collected with the mutant on: it broke the collection of its files
+            # the files it broke count among its killers, as in a session of its own (run_alone)
+            broken = tuple(nodeid for nodeid, _ in result["errors"] if nodeid and nodeid not in killers)
+            return replace(base, status="error", killers=killers + broken,
+                           reason=underlying_error(result["errors"][0][1]))
+        if before and result.get("missing") and not killers:
+            missing = result["missing"]
+            return replace(base, status="owed", reason=(
+                f"{len(missing)} case(s) did not run in the mutant's own collection (e.g. {missing[0]}): "
+                f"the mutant changed what was collected; log: {log}"))
+        # a child forked before collection had the margin for its collection too: its reason says so
+        source = self.limit_source(planned.cases) + (f" + {ALONE_MARGIN:g} s for its collection" if before else "")
         if result["end"] == "timeout" and killers:  # it had failed before the limit: killed, by those cases
             return replace(base, status="killed", killers=killers, reason=(
-                f"killed before its time limit ended the run ({self.limit_source(planned.cases)})"))
+                f"killed before its time limit ended the run ({source})"))
         if result["end"] == "timeout":
-            return replace(base, status="timeout", reason=f"{result.get('detail', '')}; {self.limit_source(planned.cases)}")
+            return replace(base, status="timeout", reason=f"{result.get('detail', '')}; {source}")
         if result["end"] != "completed":
             return replace(base, status="error", killers=killers, reason=f"{result.get('detail', '')}; log: {log}")
         if result.get("missing") and not killers:  # not judged on all its cases: never a survivor
@@ -419,7 +500,7 @@ class Sweep:
                                                        f"in the trampolined copy (e.g. {result['missing'][0]}); log: {log}")
         return replace(base, status="killed" if killers else "survived", killers=killers)
 
-    def run_alone(self, index: int, one: Planned) -> dict[str, MutantOutcome]:
+    def run_alone(self, index: int | str, one: Planned) -> dict[str, MutantOutcome]:
         """A mutant whose function ran at import or collection: a session of its own, on plain source."""
         tree = self.workdir / f"alone-{index}"
         shutil.copytree(self.tree(), tree, symlinks=True)
@@ -433,7 +514,7 @@ class Sweep:
             select = self.options.tests if one.cases is None else tuple(dict.fromkeys(
                 c.split("::", 1)[0] for c in sorted(one.cases)))
             run = self._execute(label=f"sweep alone {one.mutant.id}", tree=tree, select=select,
-                                env=env, timeout=self.limit(one.cases) + 30.0, only=one.cases)
+                                env=env, timeout=self.limit(one.cases) + ALONE_MARGIN, only=one.cases)
         finally:
             shutil.rmtree(tree, ignore_errors=True)
         ran = tuple(c.nodeid for c in run.cases if c.nodeid)
@@ -442,7 +523,7 @@ class Sweep:
         base = _outcome(one.mutant, "survived", covered_by=ran, inferred=len(self._all) - len(ran), wall=run.wall,
                         killers=failed + tuple(c.nodeid for c in errors if c.nodeid))
         if run.end == "timeout":
-            return {one.mutant.id: replace(base, status="timeout", reason=f"{run.detail}; {self.limit_source(one.cases)} + 30 s")}
+            return {one.mutant.id: replace(base, status="timeout", reason=f"{run.detail}; {self.limit_source(one.cases)} + {ALONE_MARGIN:g} s")}
         if run.end != "completed":
             return {one.mutant.id: replace(base, status="error", reason=f"{run.detail}; log: {run.log}")}
         if errors:

@@ -112,9 +112,11 @@ SCALE = "calc.ops.x_scale__mutmut_1"
 
 
 @pytest.mark.parametrize("all_killers", [False, True])
-def test_a_mutant_run_in_a_session_of_its_own_also_stops_at_its_first_killer(tmp_path: Path, all_killers: bool) -> None:
+def test_a_mutant_of_import_time_code_also_stops_at_its_first_killer(tmp_path: Path, all_killers: bool) -> None:
     root = write_project(tmp_path / "calc", AT_IMPORT)
     scale = mutant(sweep(root, all_killers=all_killers), SCALE)
     assert "+    return 4\n" in scale.diff  # the premise: both cases see FACTOR 4, set at import
     both = ("tests/test_ops.py::test_times_one", "tests/test_ops.py::test_times_two")
-    assert (scale.status, scale.killers) == ("killed", both if all_killers else both[:1])
+    assert scale.status == "killed"
+    # which one kills first follows the baseline's times (kill_order), which are noise here
+    assert scale.killers == both if all_killers else len(scale.killers) == 1 and scale.killers[0] in both, scale.killers
