@@ -81,13 +81,18 @@ class Generator(_Base, metaclass=_GeneratorMeta):
         if index not in (None, 0):
             raise RuntimeError("The device_index is invalid.")
         _refuse_if_capturing("Cannot construct a new CUDAGeneratorImpl")
-        return cls._with_state(DeviceRng(DEFAULT_RNG_SEED))
+        made = cls._with_state(DeviceRng(DEFAULT_RNG_SEED))
+        # The device as given: ``"cuda"`` has no index (H200, torch 2.11: ``device(type='cuda')``), as
+        # torch's CUDA generator keeps the index it was made with; the default generators have theirs.
+        made._device = DEVICE if index == 0 else torch.device("cuda")
+        return made
 
     @classmethod
     def _with_state(cls, state: DeviceRng | None) -> "Generator":
         """An emulated generator on ``state`` (None: the device's default, ``runtime().rng``)."""
         self = _Base.__new__(cls)
         self._own = state
+        self._device = DEVICE
         _BY_CDATA[self._cdata] = self
         return self
 
@@ -105,7 +110,7 @@ class Generator(_Base, metaclass=_GeneratorMeta):
 
     @property
     def device(self) -> torch.device:  # type: ignore[override]
-        return DEVICE
+        return self._device
 
     def manual_seed(self, seed: int) -> "Generator":  # type: ignore[override]
         state = self._state

@@ -14,7 +14,9 @@ def test_clearing_and_resetting_the_cublas_workspaces_returns(torch_cuda: str) -
     a = torch.ones(8, 8, device="cuda")
     torch.mm(a, a)  # makes this thread's cuBLAS handle and workspace on a GPU
     torch._C._cuda_clearCublasWorkspaces()
-    torch._C._cuda_resetCublasWorkspaceSize()
-    if torch_cuda == "cpu-emulated" or hasattr(torch._C, "_cuda_resetCublasLtWorkspaceSize"):
-        torch._C._cuda_resetCublasLtWorkspaceSize()  # the emulated device runs on torch 2.13, which has it
+    # The resets are newer than torch 2.11 (the H200 at 84b227e has neither); the emulated device runs on
+    # torch 2.13, whose test helpers call both.
+    for reset in ("_cuda_resetCublasWorkspaceSize", "_cuda_resetCublasLtWorkspaceSize"):
+        if torch_cuda == "cpu-emulated" or hasattr(torch._C, reset):
+            getattr(torch._C, reset)()
     assert torch.mm(a, a).sum().item() == 512.0
