@@ -85,10 +85,12 @@ def trampolined(root: Path, rel: str) -> tuple[str, list[str]]:
     return _combined(rel, *_create_all(root, rel, source))
 
 
-def generate_and_trampoline(root: Path, rel: str) -> tuple[list[Mutant], str]:
+def generate_and_trampoline(root: Path, rel: str, source: str | None = None) -> tuple[list[Mutant], str]:
     """``generate`` and ``trampolined``'s code from ONE run of mutmut's ``create_mutations`` (a sweep needs
-    both; libcst's pass over the file is most of either's cost: 3.3 s each on cachetools' ``_cached.py``)."""
-    source = (root / rel).read_text(encoding="utf-8")
+    both; libcst's pass over the file is most of either's cost: 3.3 s each on cachetools' ``_cached.py``).
+    ``source``: the file's text, when the caller has read it already."""
+    if source is None:
+        source = (root / rel).read_text(encoding="utf-8")
     module, mutations, ignored_classes, ignored_functions = _create_all(root, rel, source)
     code, _ = _combined(rel, module, mutations, ignored_classes, ignored_functions)
     return list(_mutants(rel, source, module, mutations)), code

@@ -55,7 +55,7 @@ from harness.rows.import_roots import project_names
 from harness.sweep import cache as sweep_cache
 from harness.sweep.cache import mutant_digest
 from harness.sweep.equivalents import Equivalent, judge_equivalent
-from harness.sweep.mutants import Mutant, added_lines, generate_and_trampoline, module_name, mutmut_version, trampolined
+from harness.sweep.mutants import Mutant, added_lines, generate_and_trampoline, module_name, mutmut_version
 from mutations.offtree import materialize
 from reports.mutants import MutantOutcome, SweepResult
 from reports.outcome import RunOutcome
@@ -278,7 +278,7 @@ class Sweep:
         generated: dict[str, tuple[str, list[Mutant]]] = {}
         for rel in files:
             source = (self.root / rel).read_text(encoding="utf-8")
-            mutants, self._trampolined[rel] = generate_and_trampoline(self.root, rel)
+            mutants, self._trampolined[rel] = generate_and_trampoline(self.root, rel, source)
             generated[rel] = (source, mutants)
             self.notify("generated", (rel, len(mutants)))
         return generated
@@ -341,10 +341,11 @@ class Sweep:
             futures: set[Future[dict[str, MutantOutcome]]] = set()
             # the mutants switched on before collection first: each costs a collection, so they are the
             # longest batches, and a pool that starts with them ends with the short ones
-            batches = [(batch, True) for batch in _batches(alone, jobs)] + [(b, False) for b in _batches(together, jobs)]
+            alone_batches = _batches(alone, jobs)
+            batches = [(batch, True) for batch in alone_batches] + [(b, False) for b in _batches(together, jobs)]
             # one clean check serves every session forking before collection: each child collects its own
             # files, so no session's context is the children's, and the check is a whole collection and run
-            shared = pool.submit(self.clean_check, len(batches), alone, tramp) if len(_batches(alone, jobs)) > 1 else None
+            shared = pool.submit(self.clean_check, len(batches), alone, tramp) if len(alone_batches) > 1 else None
             for index, (batch, before) in enumerate(batches):
                 futures.add(pool.submit(self.run_batch, index, batch, tramp, before, shared if before else None))
             if shared is not None:
@@ -378,8 +379,7 @@ class Sweep:
         """A copy of the project whose ``files`` are mutmut's trampolined form (every mutant switchable)."""
         tree = materialize(self.root, self.workdir / "trampolined", None)
         for rel in sorted(files):
-            code = self._trampolined[rel] if rel in self._trampolined else trampolined(self.root, rel)[0]
-            (tree / rel).write_text(code, encoding="utf-8")
+            (tree / rel).write_text(self._trampolined[rel], encoding="utf-8")  # every swept file was generated
         return tree
 
     def limit(self, cases: Iterable[str] | None) -> float:

@@ -286,10 +286,7 @@ class DeviceMode(TorchDispatchMode):
         seeded = on_device and info.seeded
         if not rt.captures:
             _note_handles(rt, info)
-            if seeded:
-                with generators.eager_draw(kwargs):
-                    return func(*args, **kwargs)
-            return func(*args, **kwargs)
+            return self._call(func, args, kwargs, seeded)
         stream = rt.current_stream()
         capture = rt.capture_of(stream.id)
         try:

@@ -28,6 +28,7 @@ from typing import Any, Iterator
 import torch
 
 from seam.torch_cuda import cuda_errors
+from seam.torch_cuda.ordinals import TORCH_DEVICE, as_cuda
 from seam.torch_cuda.runtime import DEVICE, DeviceRng, runtime
 
 _Base = torch._C.Generator
@@ -36,14 +37,6 @@ DEFAULT_RNG_SEED = 67280421310721
 #: Emulated generators by the address of their C++ half: the device mode receives a fresh Python
 #: wrapper of that half, never the object the caller made.
 _BY_CDATA: "weakref.WeakValueDictionary[int, Generator]" = weakref.WeakValueDictionary()
-
-
-def _is_cuda(device: Any) -> bool:
-    if type(device) is int:  # a bare ordinal: the accelerator's, as on a CUDA build
-        return True
-    if isinstance(device, torch.device):
-        return device.type == "cuda"
-    return isinstance(device, str) and device.split(":")[0] == "cuda"
 
 
 class _GeneratorMeta(type(_Base)):  # type: ignore[misc]
@@ -70,21 +63,16 @@ class Generator(_Base, metaclass=_GeneratorMeta):
     """``torch.Generator`` under emulation: ``device="cuda"`` makes an emulated CUDA generator."""
 
     def __new__(cls, device: Any = "cpu") -> Any:
-        if not _is_cuda(device):
+        parsed = TORCH_DEVICE(as_cuda(device))  # a bare ordinal is the accelerator's, as on a CUDA build
+        if parsed.type != "cuda":
             return _Base(device)
-        if type(device) is int:
-            index: int | None = device
-        elif isinstance(device, torch.device):
-            index = device.index
-        else:
-            index = int(device.split(":")[1]) if ":" in device else None
-        if index not in (None, 0):
+        if parsed.index not in (None, 0):
             raise RuntimeError("The device_index is invalid.")
         _refuse_if_capturing("Cannot construct a new CUDAGeneratorImpl")
         made = cls._with_state(DeviceRng(DEFAULT_RNG_SEED))
         # The device as given: ``"cuda"`` has no index (H200, torch 2.11: ``device(type='cuda')``), as
         # torch's CUDA generator keeps the index it was made with; the default generators have theirs.
-        made._device = DEVICE if index == 0 else torch.device("cuda")
+        made._device = parsed
         return made
 
     @classmethod

@@ -31,7 +31,7 @@ from seam.torch_cuda import capture, device, generators, kinds, streams
 from seam.torch_cuda.dispatch import DeviceMode
 from seam.torch_cuda.kinds import storage_at
 from seam.torch_cuda.ordinals import ordinal_patches
-from seam.torch_cuda.runtime import DEVICE, activate_gpu_trace, reset, runtime
+from seam.torch_cuda.runtime import DEVICE, activate_gpu_trace, reset
 from seam.torch_cuda.tensor_methods import TENSOR_PATCHES
 from seam.torch_cuda.threads import THREAD_PATCHES
 
@@ -41,8 +41,6 @@ AUTOSTART = Path(__file__).resolve().parent / "autostart"
 _MISSING = object()
 #: What ``torch.version.cuda`` says under emulation: a parseable version, as some libraries parse it.
 EMULATED_CUDA_VERSION = "13.0"
-
-
 
 
 def _host_empty_cache() -> None:
