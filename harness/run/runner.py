@@ -304,7 +304,8 @@ class Session:
 
     def run(self, gates: Sequence[Gate]) -> Report:
         sweep_stale_workdirs()
-        self.plan_id = plan_digest((g.id, arm) for g in select_gates(gates, self.options.gate_ids) for arm in g.arms)
+        selected = select_gates(gates, self.options.gate_ids)
+        self.plan_id = plan_digest((g.id, arm) for g in selected for arm in g.arms)
         self.workdir = Path(tempfile.mkdtemp(prefix=f"{WORKDIR_PREFIX}{os.getpid()}-"))
         self.copies.folder = self.workdir / "trees"
         if self.options.reuse:
@@ -316,7 +317,7 @@ class Session:
         launcher = None
         plan: Plan | None = None
         try:
-            self.say(f"judging {counted(len(select_gates(gates, self.options.gate_ids)), 'gate')}: starting the "
+            self.say(f"judging {counted(len(selected), 'gate')}: starting the "
                      "fork server and probing the platform")
             launcher = self.shared_launcher or self.start_launcher()
             self.executor = Executor(launcher, self.kept, threads=threads_per_run(self.options.jobs))
