@@ -2,7 +2,7 @@
 ``cpu-emulated`` instance is a ``CudaBackend``, so with the whole process emulated the seam's suites run on
 the ``torch.cuda`` API on the emulator. docs/torch-cuda.md ("One seam: where it stands") was measured with:
 
-    SEAM_EMULATE_CUDA=1 SEAM_ARMS=cpu-emulated .venv/bin/pytest -q -p no:cacheprovider -p scripts.one_seam_plugin tests/seam tests/drivers
+    SEAM_EMULATE_CUDA=1 SEAM_ARMS=cpu-emulated .venv/bin/python -m pytest -q -p no:cacheprovider -p scripts.one_seam_plugin tests/seam tests/drivers
 """
 
 from __future__ import annotations

@@ -177,11 +177,7 @@ def is_device(tensor: torch.Tensor) -> bool:
 
 def mark(tensor: torch.Tensor, kind: MemoryKind) -> None:
     """Mark ``tensor``'s storage (and so every view of it) as ``kind`` memory."""
-    mark_storage(tensor.untyped_storage(), kind)
-
-
-def mark_storage(storage: torch.UntypedStorage, kind: MemoryKind) -> None:
-    """Mark ``storage`` (and so every tensor on it) as ``kind`` memory."""
+    storage = tensor.untyped_storage()
     before = getattr(storage, _ATTR, None)
     if before == kind:
         return
