@@ -210,11 +210,14 @@ def test_a_timeout_of_a_mutant_switched_on_before_collection_counts_its_collecti
     import harness.sweep.sweep as sweep_module
 
     monkeypatch.setattr(sweep_module, "CONSTANT", 1.0)
-    # 2 s was too little: the fresh-clone .ci/run of 53d4cd4 saw the child's collection and first case take
-    # over 3.06 s, so test_factor had not failed before the kill (a timeout, no killer); 10 s keeps the premise.
     monkeypatch.setattr(sweep_module, "ALONE_MARGIN", 10.0)
+    # The child collects first the file holding the cheapest case (file_order: by baseline time). test_spin
+    # sleeps in the baseline so that test_table.py (test_lookup, test_factor) surely comes first: with all three
+    # instant, the file order was a coin toss, and CI's run of 0cdb7f7 put test_spin.py first (it spun to the
+    # limit; test_factor never ran: a timeout, no killer). Seen red with test_table.py's cases made the slower.
     spin = {**TABLE, "tests/test_spin.py": (
-        "from calc.table import FACTOR\n\n\ndef test_spin():\n    while FACTOR != 3:\n        pass\n")}
+        "import time\n\nfrom calc.table import FACTOR\n\n\ndef test_spin():\n    time.sleep(0.3)\n"
+        "    while FACTOR != 3:\n        pass\n")}
     result = sweep_calc(write_project(tmp_path / "calc", spin), all_killers=True)
     (scaled,) = [m for m in result.mutants if SCALE_4 in m.diff]
     # the premise: test_factor fails, then test_spin spins until the limit
