@@ -16,7 +16,7 @@ from typing import Any, Iterator
 
 import pytest
 
-#: A copy of the arm registry ``harness/arms.py`` (this module imports only ``os`` and ``pytest``);
+#: A copy of the arm registry ``seam/arms.py`` (this module imports only ``os`` and ``pytest``);
 #: ``tests/reliability/test_arms.py`` keeps the copies equal. Every arm ``SEAM_ARMS`` may name:
 KNOWN_ARMS: tuple[str, ...] = ("cpu-emulated", "cuda", "rocm")
 #: The arms with a backend in this build, parametrized when ``SEAM_ARMS`` is unset.

@@ -20,9 +20,9 @@ import pytest
 if TYPE_CHECKING:
     from seam.backend import Backend
 
-from harness.arms import ARM_NAMES, NO_BACKEND, PARAMETRIZED
+from seam.arms import ARM_NAMES, NO_BACKEND, PARAMETRIZED
 
-#: Platform arms this plugin knows: the one registry the gate validator reads too (``harness/arms.py``).
+#: Platform arms this plugin knows: the one registry the gate validator reads too (``seam/arms.py``).
 KNOWN_ARMS: tuple[str, ...] = ARM_NAMES
 
 

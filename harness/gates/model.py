@@ -9,7 +9,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Literal, Mapping
 
-from harness.arms import ARM_NAMES as ARM_NAMES  # the one registry of arms (harness/arms.py)
+from seam.arms import ARM_NAMES as ARM_NAMES  # the one registry of arms (seam/arms.py)
 from mutations.model import Location
 
 GateKind = Literal["replay", "isolation", "rule", "equivalence", "red-first", "lane-identity", "platforms"]

@@ -17,7 +17,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Mapping
 
-from harness.arms import NO_BACKEND
+from seam.arms import NO_BACKEND
 from harness.results.evidence import EmptyHashError
 from reports.outcome import Provenance, Verdict, code_hash
 
@@ -60,7 +60,7 @@ class Platform:
         """Why ``arm`` cannot run here, stated as what it needs; ``None`` when it can."""
         if arm == "cpu-emulated":
             return None
-        if arm in NO_BACKEND:  # no machine can run it, whatever its hardware (``harness/arms.py``)
+        if arm in NO_BACKEND:  # no machine can run it, whatever its hardware (``seam/arms.py``)
             return f"OWED: {NO_BACKEND[arm]}"
         if self.probe_error:
             return f"OWED: {arm} arm: the platform probe failed ({self.probe_error})"

@@ -32,7 +32,7 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any, Mapping
 
-from harness.arms import DEFAULT_ARM
+from seam.arms import DEFAULT_ARM
 from harness.config import COUNT_ASSERTIONS_ENV
 from harness.plan.matrix import grouped_by_folder
 from harness.rows.forkserver import CHILD_SETUP_FAILED, ForkServer, FreshInterpreter

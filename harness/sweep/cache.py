@@ -21,7 +21,7 @@ import shutil
 from pathlib import Path
 from typing import Any, Iterable, Mapping
 
-from harness.arms import DEFAULT_ARM
+from seam.arms import DEFAULT_ARM
 from harness.reach.reach import Reach
 from harness.results.reuse import files_read
 from reports.atomic import write_atomic

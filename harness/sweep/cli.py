@@ -23,7 +23,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from harness.arms import ARM_NAMES, DEFAULT_ARM
+from seam.arms import ARM_NAMES, DEFAULT_ARM
 from harness.errors import CommandLineError, ConfigError
 from harness.exit_codes import ExitCode
 from harness.results.workspace import swap_link

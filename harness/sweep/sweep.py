@@ -43,7 +43,7 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any, Callable, Iterable, Mapping, Sequence
 
-from harness.arms import DEFAULT_ARM
+from seam.arms import DEFAULT_ARM
 from harness.errors import CommandLineError
 from harness.exit_codes import ExitCode
 from harness.reach.reach import Attribute, Reach, cases_reached, change_regions

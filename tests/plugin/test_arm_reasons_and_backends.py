@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 import torch
 
-from harness.arms import NO_BACKEND
+from seam.arms import NO_BACKEND
 from seam import CudaBackend, EmulatedBackend
 from seam.errors import CaptureUnsupportedError
 from seam.pytest_plugin import arm_unavailable_reason, make_backend

@@ -1,4 +1,4 @@
-"""One registry of arms (``harness/arms.py``): the validator and the pytest plugins know the same arms,
+"""One registry of arms (``seam/arms.py``): the validator and the pytest plugins know the same arms,
 and an arm with no backend in this build (rocm) is OWED with that reason, never a pytest usage error."""
 
 from __future__ import annotations
@@ -33,7 +33,7 @@ def _pytest(tmp_path: Path, arms: str) -> subprocess.CompletedProcess[str]:
 
 
 def test_a_gate_arm_is_an_arm_the_plugins_know_and_both_plugins_read_one_registry() -> None:
-    import harness.arms as arms
+    import seam.arms as arms
     import harness.gates.model as model
     import seam.pytest_plugin as seams
     import seamgate_plugin as lazy
