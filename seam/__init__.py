@@ -1,45 +1,52 @@
-"""The reference capture seam: backends, breakable graphs, the capture scope, step inputs, capture_one."""
+"""The reference capture seam: backends, breakable graphs, the capture scope, step inputs, capture_one.
 
-from seam.backend import Backend, BackendStats, Event, Queue, RawGraph, TraceEntry
-from seam.capture import Captured, capture_one
-from seam.cuda_backend import CudaBackend
-from seam.eager_backend import EagerBackend
-from seam.emulated_backend import EmulatedBackend
-from seam.errors import (
-    AddressChangedError,
-    BreakResultError,
-    CaptureDependencyError,
-    CaptureError,
-    CaptureInvalidatedError,
-    CaptureStateError,
-    CaptureSyncError,
-    CaptureUnsupportedError,
-    CaptureWarmupError,
-    PageableCopyError,
-    StepInputError,
-    UnjoinedForkError,
-)
-from seam.graph import BreakableGraph
-from seam.mode import CaptureMode
-from seam.monitor import is_capturing
-from seam.scope import GraphCaptureScope, break_point, current_scope, note_fork, note_join
-from seam.stats import GraphBreakStats, get_graph_break_stats, reset_graph_break_stats
-from seam.step_input import (
-    PersistentStepInput,
-    StepInputSource,
-    StepInputStats,
-    get_step_input_stats,
-    reset_step_input_stats,
-)
-from seam.switches import cudagraph_enabled, driver_graph_enabled
+Its names load on first use (PEP 562): ``from seam import BreakableGraph`` imports ``seam.graph`` then, and
+``import seam.arms`` (the arms registry, which imports nothing) loads no torch, so the harness can read the
+registry where torch is not installed (a torch-free ``pip install seamgate`` runs ``seamgate --help``).
+"""
 
-__all__ = [
-    "AddressChangedError", "Backend", "BreakResultError", "CaptureDependencyError", "CaptureWarmupError", "BackendStats", "BreakableGraph", "CaptureError", "CaptureInvalidatedError", "CaptureMode",
-    "CaptureStateError", "CaptureSyncError", "CaptureUnsupportedError", "Captured", "CudaBackend",
-    "EagerBackend", "EmulatedBackend", "Event", "GraphBreakStats", "GraphCaptureScope",
-    "PageableCopyError", "PersistentStepInput", "Queue", "RawGraph", "StepInputError",
-    "StepInputSource", "StepInputStats", "TraceEntry", "UnjoinedForkError", "break_point",
-    "capture_one", "cudagraph_enabled", "current_scope", "driver_graph_enabled",
-    "get_graph_break_stats", "get_step_input_stats", "is_capturing", "note_fork", "note_join",
-    "reset_graph_break_stats", "reset_step_input_stats",
-]
+from __future__ import annotations
+
+import importlib
+from typing import Any
+
+#: Each public name and the module of the seam that defines it.
+_EXPORTS: dict[str, str] = {
+    **dict.fromkeys(('Backend', 'BackendStats', 'Event', 'Queue', 'RawGraph', 'TraceEntry'), "seam.backend"),
+    **dict.fromkeys(('Captured', 'capture_one'), "seam.capture"),
+    **dict.fromkeys(('CudaBackend',), "seam.cuda_backend"),
+    **dict.fromkeys(('EagerBackend',), "seam.eager_backend"),
+    **dict.fromkeys(('EmulatedBackend',), "seam.emulated_backend"),
+    **dict.fromkeys((
+        'AddressChangedError', 'BreakResultError', 'CaptureDependencyError', 'CaptureError',
+        'CaptureInvalidatedError', 'CaptureStateError', 'CaptureSyncError', 'CaptureUnsupportedError',
+        'CaptureWarmupError', 'PageableCopyError', 'StepInputError', 'UnjoinedForkError',
+    ), "seam.errors"),
+    **dict.fromkeys(('BreakableGraph',), "seam.graph"),
+    **dict.fromkeys(('CaptureMode',), "seam.mode"),
+    **dict.fromkeys(('is_capturing',), "seam.monitor"),
+    **dict.fromkeys((
+        'GraphCaptureScope', 'break_point', 'current_scope', 'note_fork', 'note_join',
+    ), "seam.scope"),
+    **dict.fromkeys(('GraphBreakStats', 'get_graph_break_stats', 'reset_graph_break_stats'), "seam.stats"),
+    **dict.fromkeys((
+        'PersistentStepInput', 'StepInputSource', 'StepInputStats', 'get_step_input_stats',
+        'reset_step_input_stats',
+    ), "seam.step_input"),
+    **dict.fromkeys(('cudagraph_enabled', 'driver_graph_enabled'), "seam.switches"),
+}
+
+__all__ = sorted(_EXPORTS)
+
+
+def __getattr__(name: str) -> Any:
+    module = _EXPORTS.get(name)
+    if module is None:
+        raise AttributeError(f"module 'seam' has no attribute {name!r}")
+    value = getattr(importlib.import_module(module), name)
+    globals()[name] = value  # later reads skip this function
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted(set(globals()) | set(_EXPORTS))

@@ -58,6 +58,21 @@ def test_the_installed_seamgate_is_the_wheels_and_torch_is_absent(installed: Pat
     assert torch == "no torch: No module named 'torch'"
 
 
+def test_the_wheel_installs_every_package_of_ours(installed: Path, tmp_path: Path) -> None:
+    """A sub-package missing from pyproject's package list is absent from a user's install (``seam.torch_cuda``,
+    the emulator of torch.cuda, once was): every tracked folder of ours with an ``__init__.py`` is installed."""
+    tracked = subprocess.run(["git", "ls-files", "*/__init__.py"], cwd=REPO, capture_output=True, text=True,
+                             check=True).stdout.split()
+    ours = sorted(str(Path(p).parent).replace("/", ".") for p in tracked
+                  if p.split("/")[0] in ("seam", "drivers", "mutations", "reports", "harness"))
+    assert "seam.torch_cuda" in ours  # the premise: the list reaches sub-packages
+    # read from the install's folder, not imported: the venv has no torch, and seam's packages import it
+    purelib = subprocess.run([str(installed / "python"), "-c", "import sysconfig; print(sysconfig.get_paths()['purelib'])"],
+                             cwd=tmp_path, capture_output=True, text=True, env=clean_env(), check=True).stdout.strip()
+    missing = [name for name in ours if not (Path(purelib) / name.replace(".", "/") / "__init__.py").is_file()]
+    assert missing == [], f"packages of ours the wheel does not install: {missing}"
+
+
 def test_help_validate_and_run_work_without_torch_on_a_project_with_no_seam_tests(installed: Path, tmp_path: Path) -> None:
     project = write(tmp_path, "flatpkg")
     seamgate = str(installed / "seamgate")
