@@ -40,10 +40,17 @@ def test_a_suite_that_never_asks_for_backend_imports_neither_seam_nor_torch(tmp_
     assert "LOADED False False" in done.stdout
 
 
-def test_the_control_the_seams_own_plugin_does_import_torch(tmp_path: Path) -> None:
-    # What the entry point pointed at before issue 15: loading it imports seam, and so torch.
-    done = _session(tmp_path, "-p", "seam.pytest_plugin", "-W", "ignore")
+def test_the_control_a_module_of_the_seam_does_import_torch(tmp_path: Path) -> None:
+    # The probe sees torch when it is imported: a seam module that computes (seam.graph) loads it.
+    done = _session(tmp_path, "-p", "seam.graph", "-W", "ignore")
     assert "LOADED True True" in done.stdout, done.stdout + done.stderr
+
+
+def test_the_seams_own_plugin_imports_the_seam_but_not_torch(tmp_path: Path) -> None:
+    # What the entry point pointed at before issue 15 imported seam and so torch; the seam's names now load
+    # on first use (seam/__init__.py), so its plugin loads torch only when a case asks for ``backend``.
+    done = _session(tmp_path, "-p", "seam.pytest_plugin", "-W", "ignore")
+    assert "LOADED False True" in done.stdout, done.stdout + done.stderr
 
 
 def test_the_entry_point_is_the_lazy_module() -> None:
