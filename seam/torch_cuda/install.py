@@ -27,7 +27,7 @@ import torch.cuda.memory
 import torch.cuda.random
 import torch.cuda.streams
 
-from seam.torch_cuda import capture, device, generators, kinds, streams
+from seam.torch_cuda import capture, device, generators, kinds, serialization, streams
 from seam.torch_cuda.dispatch import DeviceMode
 from seam.torch_cuda.kinds import storage_at
 from seam.torch_cuda.ordinals import ordinal_patches
@@ -132,6 +132,7 @@ def _patches() -> list[tuple[Any, str, Any]]:
         out.extend((accelerator, name, value) for name, value in acc.items() if hasattr(accelerator, name))
     out.extend(TENSOR_PATCHES)
     out.extend(ordinal_patches())
+    out.append(serialization.registry_patch())
     out.extend(THREAD_PATCHES)
     return out
 

@@ -168,7 +168,7 @@ def _allocated(storage: torch.UntypedStorage) -> None:
 
 def kind_of(tensor: torch.Tensor) -> MemoryKind:
     """Where ``tensor``'s memory lives on the emulated machine."""
-    return getattr(tensor.untyped_storage(), _ATTR, "pageable")
+    return storage_kind(tensor.untyped_storage())
 
 
 def is_device(tensor: torch.Tensor) -> bool:
@@ -177,7 +177,16 @@ def is_device(tensor: torch.Tensor) -> bool:
 
 def mark(tensor: torch.Tensor, kind: MemoryKind) -> None:
     """Mark ``tensor``'s storage (and so every view of it) as ``kind`` memory."""
-    storage = tensor.untyped_storage()
+    mark_storage(tensor.untyped_storage(), kind)
+
+
+def storage_kind(storage: torch.UntypedStorage) -> MemoryKind:
+    """Where a storage's memory lives on the emulated machine (what ``torch.save`` records)."""
+    return getattr(storage, _ATTR, "pageable")
+
+
+def mark_storage(storage: torch.UntypedStorage, kind: MemoryKind) -> None:
+    """Mark a storage (one ``torch.load`` just read, say) as ``kind`` memory."""
     before = getattr(storage, _ATTR, None)
     if before == kind:
         return
