@@ -5,44 +5,15 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-import pytest
-
-from harness.results.evidence import EvidenceError, Record, evidence_hash, gate_hash, load_records, resolve
+from harness.results.evidence import evidence_hash, gate_hash, load_records
 from harness.exit_codes import ExitCode
 from harness.gates.model import RedSet
 from harness.results.platforms import code_under_test
-from reports.outcome import ArmOutcome, Provenance, Verdict
+from reports.outcome import Verdict
 from tests.reports.fixture_projects import catalog, gate, mutation, run_quietly, write_project
 
 MUT_ADD = mutation("add-off-by-one", "return a + b", "return a + b + 1")
 MUTATIONS = catalog(MUT_ADD)
-H200 = Provenance(arm="rocm", device="AMD Instinct MI300X", capability="9.4", driver="6.2", torch="2.11",
-                  commit="abc1234def", code_hash="a" * 64)
-OWED = ArmOutcome("g", "rocm", Verdict.OWED, "OWED: rocm arm needs an AMD GPU with a ROCm build of torch")
-
-
-def test_a_record_of_the_same_code_stands_and_names_the_device_and_the_file():
-    out = resolve(OWED, [Record("g", "rocm", Verdict.PASS, "reds exactly x", H200, "evidence/r.json")], lambda _: "a" * 64)
-    assert out.verdict is Verdict.PASS and out.provenance == H200
-    assert out.message.startswith("measured on AMD Instinct MI300X, sm 9.4, driver 6.2, torch 2.11, commit abc1234def [evidence/r.json]")
-
-
-def test_a_record_of_other_code_is_stale_never_carried_forward():
-    out = resolve(OWED, [Record("g", "rocm", Verdict.PASS, "ok", H200, "evidence/r.json")], lambda _: "b" * 64)
-    assert out.verdict is Verdict.STALE
-    assert "for code aaaaaaaaaaaa, the code under test is now bbbbbbbbbbbb" in out.message
-
-
-def test_without_a_record_the_arm_stays_owed():
-    assert resolve(OWED, [], lambda _: "a" * 64) is OWED
-
-
-def test_a_broken_evidence_report_is_a_usage_error_naming_the_file(tmp_path):
-    (tmp_path / "evidence").mkdir()
-    (tmp_path / "evidence" / "bad.json").write_text('{"schema": 1, "outcomes": [{"gate": "g", "provenance": {"arm": "cuda"}}]}')
-    (tmp_path / "evidence" / "bench.json").write_text('{"ratio": 1.2}')  # not a report: ignored
-    with pytest.raises(EvidenceError, match=r"evidence/bad.json: not a seamgate JSON report \(KeyError"):
-        load_records(tmp_path, ["evidence"])
 
 
 def _gate(select: tuple[str, ...], arms: tuple[str, ...]):

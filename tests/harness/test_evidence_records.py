@@ -14,11 +14,16 @@ from pathlib import Path
 
 import pytest
 
-from harness.results.evidence import EvidenceError, load_records, resolve
+from harness.results.evidence import EvidenceError, Record, load_records, resolve
 from reports.outcome import ArmOutcome, Provenance, Verdict
 
 OWED = ArmOutcome("g", "cuda", Verdict.OWED, "OWED: cuda arm needs an NVIDIA GPU")
 NOW, BEFORE = "a" * 64, "b" * 64
+#: A record of another machine: its device, driver and commit are named in the message (moved from test_evidence.py,
+#: whose other cases start runs, so that a sweep of evidence.py runs these alone).
+MI300X = Provenance(arm="rocm", device="AMD Instinct MI300X", capability="9.4", driver="6.2", torch="2.11",
+                    commit="abc1234def", code_hash="a" * 64)
+ROCM_OWED = ArmOutcome("g", "rocm", Verdict.OWED, "OWED: rocm arm needs an AMD GPU with a ROCm build of torch")
 
 
 def _write(project: Path, name: str, verdict: str, code_hash: str, files: list[str] | None = None,
@@ -90,4 +95,28 @@ def test_a_record_whose_hash_read_no_file_is_an_error_naming_the_file(tmp_path: 
 def test_a_record_whose_file_list_is_not_a_list_of_paths_is_not_a_report(tmp_path: Path) -> None:
     _write(tmp_path, "a.json", "PASS", NOW, files="drivers/dense.py")  # type: ignore[arg-type]
     with pytest.raises(EvidenceError, match=r"evidence/a.json: not a seamgate JSON report \(TypeError: provenance hashed_files"):
+        load_records(tmp_path, ["evidence"])
+
+
+def test_a_record_of_the_same_code_stands_and_names_the_device_and_the_file():
+    out = resolve(ROCM_OWED, [Record("g", "rocm", Verdict.PASS, "reds exactly x", MI300X, "evidence/r.json")], lambda _: "a" * 64)
+    assert out.verdict is Verdict.PASS and out.provenance == MI300X
+    assert out.message.startswith("measured on AMD Instinct MI300X, sm 9.4, driver 6.2, torch 2.11, commit abc1234def [evidence/r.json]")
+
+
+def test_a_record_of_other_code_is_stale_never_carried_forward():
+    out = resolve(ROCM_OWED, [Record("g", "rocm", Verdict.PASS, "ok", MI300X, "evidence/r.json")], lambda _: "b" * 64)
+    assert out.verdict is Verdict.STALE
+    assert "for code aaaaaaaaaaaa, the code under test is now bbbbbbbbbbbb" in out.message
+
+
+def test_without_a_record_the_arm_stays_owed():
+    assert resolve(ROCM_OWED, [], lambda _: "a" * 64) is ROCM_OWED
+
+
+def test_a_broken_evidence_report_is_a_usage_error_naming_the_file(tmp_path):
+    (tmp_path / "evidence").mkdir()
+    (tmp_path / "evidence" / "bad.json").write_text('{"schema": 1, "outcomes": [{"gate": "g", "provenance": {"arm": "cuda"}}]}')
+    (tmp_path / "evidence" / "bench.json").write_text('{"ratio": 1.2}')  # not a report: ignored
+    with pytest.raises(EvidenceError, match=r"evidence/bad.json: not a seamgate JSON report \(KeyError"):
         load_records(tmp_path, ["evidence"])
