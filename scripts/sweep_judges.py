@@ -5,7 +5,7 @@
     .venv/bin/python scripts/sweep_judges.py --all             # every file of the group(s), whatever changed
     .venv/bin/python scripts/sweep_judges.py --record          # sweep every file; when none survives, record them
 
-Two groups of files decide what a gate reads, and a survivor in either is a defect the suite would let
+Three groups of files decide what a gate reads, and a survivor in either is a defect the suite would let
 through as a false PASS:
 
 - ``judges`` (issue 14): ``harness/judge/evaluate.py``, ``redfirst.py``, ``lane.py``,
@@ -14,7 +14,9 @@ through as a false PASS:
   (``harness/reach/reach.py``, ``name_reach.py``), cells carried (``harness/reach/incremental.py``),
   rows reused (``harness/results/reuse.py``), the matrix's selections and inferred cells
   (``harness/plan/matrix.py``) and the platform arms and provenance (``harness/results/platforms.py``);
-  record ``tests/reuse_sweep.json``.
+  record ``tests/reuse_sweep.json``;
+- ``evidence`` (issue 28): ``harness/results/evidence.py``, which turns a GPU arm PASS, OWED or STALE
+  from another machine's record; record ``tests/evidence_sweep.json``.
 
 Each record holds the sha256 of the group's files and of each test file its sweep reads, as of the
 last sweep in which every mutant was killed or explained (``--record`` writes it). This step sweeps,
@@ -90,11 +92,20 @@ REUSE_GROUP = Group(
            "tests/harness/test_selection_is_grouped_by_folder.py"),
     record="tests/reuse_sweep.json",
 )
-#: Issue 28's files of the reuse group not in it yet (docs/mutation-score.md): reach.py and evidence.py (not
-#: swept clean yet). Each moves into REUSE_GROUP.files once swept clean, and the group's record is written
-#: again. The issue's planner.py (the union of cases) is swept in the judges group.
-REUSE_OWED = ("harness/reach/reach.py", "harness/results/evidence.py")
-GROUPS = {group.name: group for group in (JUDGES_GROUP, REUSE_GROUP)}
+EVIDENCE_GROUP = Group(
+    name="evidence",
+    # What turns a GPU arm PASS, OWED or STALE from another machine's record (issue 28): a group of its own, so
+    # a change there re-sweeps these 321 mutants (about a minute) and not the reuse group's 1,153.
+    files=("harness/results/evidence.py",),
+    tests=("tests/harness/test_evidence_hash.py", "tests/harness/test_evidence_records.py",
+           "tests/harness/test_evidence_hash_format.py"),
+    record="tests/evidence_sweep.json",
+)
+#: Issue 28's files not in a group yet (docs/mutation-score.md): reach.py (not swept clean yet). It joins a
+#: group once swept clean, and that group's record is written again. The issue's planner.py (the union of
+#: cases) is swept in the judges group.
+REUSE_OWED = ("harness/reach/reach.py",)
+GROUPS = {group.name: group for group in (JUDGES_GROUP, REUSE_GROUP, EVIDENCE_GROUP)}
 
 # The judges group under the names this script had before groups (scripts/planted_defects.py reads TESTS).
 JUDGES, TESTS, EVERYTHING, RECORD = JUDGES_GROUP.files, JUDGES_GROUP.tests, JUDGES_GROUP.everything, JUDGES_GROUP.record_path

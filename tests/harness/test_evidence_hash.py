@@ -52,14 +52,18 @@ def test_a_hash_over_zero_files_is_an_error_never_a_value(tmp_path: Path) -> Non
     project = write_project(tmp_path / "p", {"tests/README.txt": "no code"})
     with pytest.raises(EmptyHashError, match="no code under test"):
         hash_code_under_test(project)
-    with pytest.raises(EmptyHashError, match="gate g: the code hash would cover no file"):
+    with pytest.raises(EmptyHashError) as error:
         gate_hash(project, dataclasses.replace(GATE, select=("tests/none",)), None, [])
+    assert str(error.value) == ("gate g: the code hash would cover no file (no code under test, no selected test "
+                                "file); check [tool.seamgate] and the gate's select")
 
 
 def test_the_evidence_hash_over_no_file_is_an_error_never_a_value(tmp_path: Path) -> None:
     project = write_project(tmp_path / "p", {"tests/README.txt": "no code"})
-    with pytest.raises(EmptyHashError, match="gate g: the code hash would cover no file"):
+    with pytest.raises(EmptyHashError) as error:
         evidence_hash(project, dataclasses.replace(GATE, select=("tests/none",)), None, [], [])
+    assert str(error.value) == ("gate g: the code hash would cover no file (no file its cases reached, no selected "
+                                "test file); check [tool.seamgate] and the gate's select")
 
 
 def test_the_evidence_hash_lists_what_it_read_in_full_and_reads_the_rest_as_skeletons(tmp_path: Path) -> None:
@@ -103,3 +107,16 @@ def test_a_file_that_does_not_parse_is_read_as_its_bytes() -> None:
     assert normalized("m.py", broken) == b"raw\0" + broken
     assert normalized("m.py", broken + b"# another\n") != normalized("m.py", broken)
     assert skeleton("m.py", SOURCE) != normalized("m.py", SOURCE)
+
+
+def test_the_selected_test_files_are_a_folders_python_files_a_node_ids_file_and_the_conftests_above(
+        tmp_path: Path) -> None:
+    from harness.results.evidence import selected_test_files
+
+    (tmp_path / "conftest.py").write_text("")  # above the project: never its file
+    project = write_project(tmp_path / "p", {
+        "conftest.py": "", "tests/conftest.py": "", "tests/unit/conftest.py": "", "tests/unit/test_a.py": "",
+        "tests/unit/data.txt": "", "tests/unit/__pycache__/test_a.py": "", "tests/unit/UPPER.PY": "",
+        "tests/test_b.py": "", "tests/test_c.py": "", "other/conftest.py": ""})
+    assert selected_test_files(project, ["tests/unit", "tests/test_b.py::test_x::param[a b]", "tests/none"]) == [
+        "conftest.py", "tests/conftest.py", "tests/test_b.py", "tests/unit/conftest.py", "tests/unit/test_a.py"]

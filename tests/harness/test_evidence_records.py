@@ -8,6 +8,7 @@ STALE, named after the last record. Each record is checked against this tree's h
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import os
 from pathlib import Path
@@ -120,3 +121,98 @@ def test_a_broken_evidence_report_is_a_usage_error_naming_the_file(tmp_path):
     (tmp_path / "evidence" / "bench.json").write_text('{"ratio": 1.2}')  # not a report: ignored
     with pytest.raises(EvidenceError, match=r"evidence/bad.json: not a seamgate JSON report \(KeyError"):
         load_records(tmp_path, ["evidence"])
+
+
+def test_a_folder_gives_its_reports_in_name_order_and_a_named_file_is_read_as_named(tmp_path: Path) -> None:
+    from harness.results.evidence import evidence_files
+
+    _write(tmp_path, "b.json", "PASS", NOW)
+    _write(tmp_path, "a.json", "PASS", NOW)
+    (tmp_path / "kept.json").write_text("{}")
+    assert evidence_files(tmp_path, ["kept.json", "evidence", "missing.json"]) == [
+        (tmp_path / "kept.json", True), (tmp_path / "evidence/a.json", False), (tmp_path / "evidence/b.json", False)]
+
+
+def test_other_json_in_a_folder_is_skipped_but_a_named_file_must_be_a_report(tmp_path: Path) -> None:
+    _write(tmp_path, "a.json", "PASS", NOW)
+    (tmp_path / "evidence" / "bench.json").write_text('{"outcomes": [], "ratio": 1.2}')  # no schema: not a report
+    (tmp_path / "evidence" / "table.json").write_text('{"schema": 1}')  # no outcomes: not a report
+    (tmp_path / "evidence" / "list.json").write_text('[1, 2]')
+    assert [r.source for r in load_records(tmp_path, ["evidence"])[("g", "cuda")]] == ["evidence/a.json"]
+    (tmp_path / "evidence" / "figures.json").write_text('{"ratio": 1.2}')
+    with pytest.raises(EvidenceError) as named:
+        load_records(tmp_path, ["evidence/figures.json"])
+    assert str(named.value).endswith("evidence files are written by `seamgate run --json FILE` — fix or remove it")
+    assert str(named.value).startswith("evidence/figures.json: not a seamgate JSON report (KeyError: 'outcomes')")
+
+
+def test_a_record_keeps_its_message_and_an_absent_message_is_empty(tmp_path: Path) -> None:
+    _write(tmp_path, "a.json", "PASS", NOW)
+    report = json.loads((tmp_path / "evidence/a.json").read_text())
+    del report["outcomes"][0]["message"]
+    (tmp_path / "evidence/b.json").write_text(json.dumps(report))
+    assert [r.message for r in load_records(tmp_path, ["evidence"])[("g", "cuda")]] == ["a.json", ""]
+
+
+def test_an_evidence_file_outside_the_project_is_named_by_its_full_path(tmp_path: Path) -> None:
+    project = tmp_path / "p"
+    project.mkdir()
+    outside = tmp_path / "elsewhere.json"
+    outside.write_text('{"schema": 1, "outcomes": [{"gate": "g", "arm": "cuda", "verdict": "PASS", '
+                       '"provenance": {"arm": "cuda", "device": "d", "code_hash": "a", "hashed_files": []}}]}')
+    with pytest.raises(EvidenceError) as error:
+        load_records(project, [str(outside)])
+    assert str(error.value) == (
+        f"{outside}: the record of gate g arm cuda says its code hash read no file (hashed_files is empty): a hash "
+        "over nothing matches nothing it measured; re-measure that arm, or remove the record")
+
+
+def test_an_evidence_file_is_read_as_utf8_whatever_the_locale(tmp_path: Path) -> None:
+    """A CI runner under the POSIX locale with locale coercion off reads files as ASCII unless told UTF-8."""
+    import subprocess
+    import sys
+
+    _write(tmp_path, "a.json", "PASS", NOW)
+    report = json.loads((tmp_path / "evidence/a.json").read_text())
+    report["outcomes"][0]["message"] = "reds exactly — café"
+    (tmp_path / "evidence/a.json").write_text(json.dumps(report, ensure_ascii=False), encoding="utf-8")
+    root = Path(__file__).resolve().parents[2]
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("LC_", "LANG", "PYTHONUTF8", "PYTHONIOENCODING"))}
+    env.update(LC_ALL="C", PYTHONCOERCECLOCALE="0", PYTHONUTF8="0", PYTHONPATH=str(root))
+    code = ("import sys; from pathlib import Path; from harness.results.evidence import load_records\n"
+            "r = load_records(Path(sys.argv[1]), ['evidence'])[('g', 'cuda')][0]\n"
+            "print(ascii(r.message))")
+    done = subprocess.run([sys.executable, "-c", code, str(tmp_path)], env=env, capture_output=True, text=True,
+                          timeout=60)
+    assert done.returncode == 0, done.stderr[-2000:]
+    assert done.stdout.strip() == ascii("reds exactly — café")
+
+
+def test_a_verdict_from_a_record_carries_its_provenance_and_where_it_came_from(tmp_path: Path) -> None:
+    owed = dataclasses.replace(ROCM_OWED, facts={"kept": 1})
+    asked: list[Provenance] = []
+    out = resolve(owed, [Record("g", "rocm", Verdict.FAIL, "2 of 3 red", MI300X, "evidence/r.json")],
+                  lambda p: asked.append(p) or "a" * 64)
+    assert asked == [MI300X]
+    assert out.verdict is Verdict.FAIL and out.provenance == MI300X
+    assert out.facts == {"kept": 1, "evidence": {"commit": "abc1234def", "source": "evidence/r.json"}}
+    assert out.message == ("measured on AMD Instinct MI300X, sm 9.4, driver 6.2, torch 2.11, commit abc1234def "
+                           "[evidence/r.json]: 2 of 3 red")
+
+
+def test_a_stale_verdict_names_the_record_its_machine_and_both_hashes_exactly(tmp_path: Path) -> None:
+    asked: list[Provenance] = []
+    old = dataclasses.replace(MI300X, commit="0123456789abcdef", code_hash="0123456789abcdef" * 4)
+    out = resolve(ROCM_OWED, [Record("g", "rocm", Verdict.PASS, "ok", old, "evidence/r.json")],
+                  lambda p: asked.append(p) or "fedcba9876543210" * 4)
+    assert asked == [old, old] and out.verdict is Verdict.STALE and out.provenance == old
+    assert out.message == (
+        "STALE: PASS measured on AMD Instinct MI300X, sm 9.4, driver 6.2, torch 2.11, commit 0123456789 "
+        "[evidence/r.json] for code 0123456789ab, the code under test is now fedcba987654; re-run this arm on "
+        f"that hardware ({ROCM_OWED.message})")
+
+
+def test_a_record_that_names_only_its_device_says_so_and_an_unknown_commit_is_unknown() -> None:
+    bare = Provenance(arm="rocm", device="", code_hash="a" * 64)
+    out = resolve(ROCM_OWED, [Record("g", "rocm", Verdict.PASS, "ok", bare, "evidence/r.json")], lambda _: "a" * 64)
+    assert out.message == "measured on ?, commit unknown [evidence/r.json]: ok"

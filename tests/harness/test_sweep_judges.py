@@ -62,7 +62,7 @@ def test_the_reuse_group_sweeps_what_decides_what_is_not_run_and_what_is_reused(
     # Swept and recorded, or owed by name (issue 28's list): no file of the list is dropped silently. The
     # planner (the union of cases) is on the list too, swept and recorded in the judges group.
     assert "harness/plan/planner.py" in judges.JUDGES
-    assert set(group.files) | set(judges.REUSE_OWED) == {
+    assert set(group.files) | set(judges.REUSE_OWED) | set(judges.GROUPS["evidence"].files) == {
         "harness/reach/reach.py", "harness/reach/name_reach.py", "harness/reach/incremental.py",
         "harness/results/reuse.py", "harness/plan/matrix.py", "harness/results/platforms.py",
         "harness/results/evidence.py"}
@@ -70,6 +70,7 @@ def test_the_reuse_group_sweeps_what_decides_what_is_not_run_and_what_is_reused(
                                                                                   "harness/plan/matrix.py"}
     assert all((ROOT / t).is_file() for t in group.tests) and group.record != judges.JUDGES_GROUP.record
     assert not set(group.files) & set(judges.JUDGES)
+    assert not set(judges.GROUPS["evidence"].files) & (set(group.files) | set(judges.REUSE_OWED))
 
 
 def test_a_groups_record_sweeps_only_that_group() -> None:
@@ -96,9 +97,10 @@ def test_the_ci_call_without_arguments_sweeps_every_group_and_fails_when_one_fai
 
     def fake(group, *, every, record, jobs):
         calls.append((group.name, every, record))
-        return {"judges": 0, "reuse": 1}[group.name]
+        return {"judges": 0, "reuse": 1, "evidence": 0}[group.name]
 
     monkeypatch.setattr(judges, "run_group", fake)
-    assert judges.main([]) == 1 and calls == [("judges", False, False), ("reuse", False, False)]
+    assert judges.main([]) == 1 and calls == [("judges", False, False), ("reuse", False, False),
+                                              ("evidence", False, False)]
     calls.clear()
     assert judges.main(["--group", "judges", "--record"]) == 0 and calls == [("judges", False, True)]
