@@ -1,0 +1,91 @@
+"""The mutation operators' registry (``mutations/operators.py``) is the one place an operator is stated: the
+model's literal and tuples, the catalog reader's keys and the apply path all follow it, and an operator added
+to it alone is read from a catalog and applied."""
+
+from __future__ import annotations
+
+import dataclasses
+import random
+from typing import get_args
+
+import pytest
+
+from mutations import operators
+from mutations.apply import apply_mutation, apply_to_text
+from mutations.model import NAMED_OPS, OP_KINDS, STEPS, Location, Mutation, OpKind
+from mutations.operators import Edit
+
+WHERE = Location("c.yaml", 1, 1)
+SOURCE = "class A:\n    def f(self):\n        self.g()\n        return 1\n"
+PATCH = "--- a/t.py\n+++ b/t.py\n@@ -3,2 +3,2 @@\n         self.g()\n-        return 1\n+        return 2\n"
+#: One mutation of each operator that applies to ``SOURCE``: a new operator adds its sample here.
+SAMPLES: dict[str, Mutation] = {
+    "delete": Mutation(id="m", title="t", target="t.py", op="delete", location=WHERE, anchor="return 1"),
+    "replace": Mutation(id="m", title="t", target="t.py", op="replace", location=WHERE, anchor="1", text="2"),
+    "insert-before": Mutation(id="m", title="t", target="t.py", op="insert-before", location=WHERE,
+                              anchor="return", text="x = 0\n        "),
+    "insert-after": Mutation(id="m", title="t", target="t.py", op="insert-after", location=WHERE,
+                             anchor="return 1", text=" + 1"),
+    "patch": Mutation(id="m", title="t", target="t.py", op="patch", location=WHERE, patch=PATCH),
+    "replace-def": Mutation(id="m", title="t", target="t.py", op="replace-def", location=WHERE, name="A.f",
+                            text="def f(self):\n    return 3\n"),
+    "delete-call": Mutation(id="m", title="t", target="t.py", op="delete-call", location=WHERE, name="A.f",
+                            anchor="self.g"),
+    "replace-in-def": Mutation(id="m", title="t", target="t.py", op="replace-in-def", location=WHERE, name="A.f",
+                               anchor="return 1", text="return 4"),
+}
+
+
+def test_the_model_literal_and_tuples_name_exactly_the_registry_operators_in_order() -> None:
+    names = tuple(spec.name for spec in operators.OPERATORS)
+    assert get_args(OpKind) == (*names, STEPS), "mutations/model.py's OpKind literal must list the registry, then steps"
+    assert OP_KINDS == names == operators.names()
+    assert NAMED_OPS == tuple(spec.name for spec in operators.OPERATORS if spec.anchoring == "name")
+    assert NAMED_OPS == ("replace-def", "delete-call", "replace-in-def")
+
+
+def test_every_operator_has_a_sample_and_each_sample_applies() -> None:
+    assert tuple(SAMPLES) == operators.names()
+    for op, mutation in SAMPLES.items():
+        assert apply_to_text(SOURCE, mutation) != SOURCE, op
+
+
+@pytest.mark.parametrize("op", list(SAMPLES))
+def test_applying_an_operator_goes_through_its_entrys_edit_and_nothing_else(
+        op: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    seen: list[tuple[str, Mutation]] = []
+
+    def spy(text: str, mutation: Mutation) -> Edit:
+        seen.append((text, mutation))
+        return Edit(0, 0, "SPIED ", notes=("spied",))
+
+    spied = tuple(dataclasses.replace(spec, edit=spy) if spec.name == op else spec for spec in operators.OPERATORS)
+    monkeypatch.setattr(operators, "OPERATORS", spied)
+    applied = apply_mutation(SOURCE, SAMPLES[op])
+    assert seen == [(SOURCE, SAMPLES[op])]
+    assert (applied.text, applied.notes) == ("SPIED " + SOURCE, ("spied",))
+
+
+def test_each_entrys_edit_is_one_span_that_gives_the_applied_text() -> None:
+    for op, mutation in SAMPLES.items():
+        edit = operators.operator(op).edit(SOURCE, mutation)
+        assert 0 <= edit.start <= edit.end <= len(SOURCE), op
+        assert edit.apply(SOURCE) == apply_to_text(SOURCE, mutation), op
+    assert operators.operator("delete").edit(SOURCE, SAMPLES["delete"]) == Edit(SOURCE.index("return 1"),
+                                                                                 SOURCE.index("return 1") + 8, "")
+
+
+def test_a_patchs_edit_spans_its_first_to_its_last_change() -> None:
+    edit = operators.operator("patch").edit(SOURCE, SAMPLES["patch"])
+    assert (SOURCE[edit.start:edit.end], edit.replacement) == ("1", "2")
+    rng = random.Random(25)
+    for _ in range(200):
+        old = "".join(rng.choice("ab\n") for _ in range(rng.randrange(8)))
+        new = "".join(rng.choice("ab\n") for _ in range(rng.randrange(8)))
+        between = Edit.between(old, new)
+        assert between.apply(old) == new and 0 <= between.start <= between.end <= len(old), (old, new)
+
+
+def test_an_unknown_operation_is_refused_by_name() -> None:
+    with pytest.raises(ValueError, match="mutation 'm': unknown operation 'nope'"):
+        apply_to_text(SOURCE, dataclasses.replace(SAMPLES["delete"], op="nope"))  # type: ignore[arg-type]
