@@ -6,14 +6,18 @@ from __future__ import annotations
 
 import dataclasses
 import random
+from pathlib import Path
 from typing import get_args
 
 import pytest
 
 from mutations import operators
+from mutations.anchors import anchor_start
 from mutations.apply import apply_mutation, apply_to_text
+from mutations.catalog import load_catalog
+from mutations.errors import MutationCatalogError
 from mutations.model import NAMED_OPS, OP_KINDS, STEPS, Location, Mutation, OpKind
-from mutations.operators import Edit
+from mutations.operators import Edit, OperatorSpec
 
 WHERE = Location("c.yaml", 1, 1)
 SOURCE = "class A:\n    def f(self):\n        self.g()\n        return 1\n"
@@ -89,3 +93,48 @@ def test_a_patchs_edit_spans_its_first_to_its_last_change() -> None:
 def test_an_unknown_operation_is_refused_by_name() -> None:
     with pytest.raises(ValueError, match="mutation 'm': unknown operation 'nope'"):
         apply_to_text(SOURCE, dataclasses.replace(SAMPLES["delete"], op="nope"))  # type: ignore[arg-type]
+
+
+def _shout(text: str, mutation: Mutation) -> Edit:
+    """An invented operator: the anchor (found as ``delete`` finds it) written in capitals."""
+    start = anchor_start(text, mutation)
+    return Edit(start, start + len(mutation.anchor), mutation.anchor.upper() + mutation.text)
+
+
+SHOUT = OperatorSpec("shout", "text", _shout, fields=(("at", "anchor"), ("suffix", "text")), required=("at",))
+
+
+def test_an_operator_registered_only_in_the_registry_is_read_from_a_catalog_and_applied(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    (tmp_path / "t.py").write_text("x = 1\nreturn_value = 2\n")
+    catalog = tmp_path / "c.yaml"
+    catalog.write_text("version: 1\nmutations:\n"
+                       "  - {id: one, title: t, target: t.py, shout: {at: return_value}}\n"
+                       "  - {id: two, title: t, target: t.py, shout: {at: 'x', suffix: ' # loud'}, occurrence: 1}\n"
+                       "  - {id: three, title: t, target: t.py, steps: [{shout: {at: 'x'}}, {delete: '2'}]}\n")
+    with pytest.raises(MutationCatalogError, match="unknown key 'shout'"):
+        load_catalog([catalog], project_root=tmp_path)
+    monkeypatch.setattr(operators, "OPERATORS", (*operators.OPERATORS, SHOUT))
+    one, two, three = load_catalog([catalog], project_root=tmp_path)
+    assert (one.op, one.anchor, one.text, two.text, two.occurrence, three.ops) == (
+        "shout", "return_value", "", " # loud", 1, ("shout", "delete"))
+    text = "x = 1\nreturn_value = 2\n"
+    assert apply_to_text(text, one) == "x = 1\nRETURN_VALUE = 2\n"
+    assert apply_to_text(text, two) == "X # loud = 1\nreturn_value = 2\n"
+    assert apply_to_text(text, three) == "X = 1\nreturn_value = \n"
+
+
+def test_an_invented_operators_fields_and_rules_come_from_its_entry(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(operators, "OPERATORS", (*operators.OPERATORS, dataclasses.replace(SHOUT, occurrence=False)))
+    (tmp_path / "t.py").write_text("x = 1\n")
+    catalog = tmp_path / "c.yaml"
+    catalog.write_text("version: 1\nmutations:\n"
+                       "  - {id: one, title: t, target: t.py, shout: {suffix: s}}\n"
+                       "  - {id: two, title: t, target: t.py, shout: {at: x, loud: yes}, occurrence: 1}\n")
+    with pytest.raises(MutationCatalogError) as caught:
+        load_catalog([catalog], project_root=tmp_path)
+    problems = "\n".join(caught.value.problems)
+    assert "mutation 'one' shout: missing required key 'at'; add it" in problems
+    assert "mutation 'two' shout: unknown key 'loud'" in problems
+    assert "mutation 'two': 'occurrence' has no meaning for shout; remove it" in problems
