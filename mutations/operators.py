@@ -80,6 +80,17 @@ class OperatorSpec:
     #: An entry whose anchor equals its text (it would change nothing) is refused.
     refuse_unchanged: bool = False
 
+    def __post_init__(self) -> None:
+        slots = [slot for _, slot in self.fields]
+        if len(set(self.keys)) != len(self.keys) or len(set(slots)) != len(slots):
+            raise ValueError(f"operator {self.name!r}: each key and each Mutation field once in fields; got {self.fields}")
+        if not set(self.required_keys) <= set(self.keys):
+            raise ValueError(f"operator {self.name!r}: required keys {self.required_keys} are not all in fields {self.keys}")
+        if self.anchoring == "diff" and self.fields:
+            raise ValueError(f"operator {self.name!r}: a diff is one string (inline or a file name); drop its fields")
+        if self.refuse_unchanged and not {"anchor", "text"} <= set(slots):
+            raise ValueError(f"operator {self.name!r}: refuse_unchanged compares anchor and text; give it both fields")
+
     @property
     def keys(self) -> tuple[str, ...]:
         """The keys of its mapping, in order."""
@@ -87,6 +98,7 @@ class OperatorSpec:
 
     @property
     def required_keys(self) -> tuple[str, ...]:
+        """The keys an entry must write."""
         return self.keys if self.required is None else self.required
 
 

@@ -138,3 +138,14 @@ def test_an_invented_operators_fields_and_rules_come_from_its_entry(
     assert "mutation 'one' shout: missing required key 'at'; add it" in problems
     assert "mutation 'two' shout: unknown key 'loud'" in problems
     assert "mutation 'two': 'occurrence' has no meaning for shout; remove it" in problems
+
+
+@pytest.mark.parametrize("broken, words", [
+    (dict(fields=(("at", "anchor"),), required=("where",)), "required keys ('where',) are not all in fields"),
+    (dict(fields=(("at", "anchor"), ("at", "text"))), "each key and each Mutation field once"),
+    (dict(fields=(("at", "anchor"),), refuse_unchanged=True), "refuse_unchanged compares anchor and text"),
+    (dict(anchoring="diff", fields=(("at", "anchor"),)), "a diff is one string"),
+])
+def test_an_entry_that_could_not_be_read_consistently_is_refused_when_it_is_written(broken: dict, words: str) -> None:
+    with pytest.raises(ValueError, match=words.replace("(", r"\(").replace(")", r"\)")):
+        dataclasses.replace(SHOUT, **broken)
