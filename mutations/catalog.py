@@ -9,15 +9,15 @@ separate question (``mutations.check``), because rot is a property of the code, 
 from __future__ import annotations
 
 import os
-
+import re
 from pathlib import Path
 from typing import Sequence
 
+from mutations import operators
 from mutations.document import DocumentError, Node, read_document
 from mutations.errors import MutationCatalogError, MutationTargetError
-import re
-
-from mutations.model import OP_KINDS, STEPS, Catalog, Location, Mutation, OpKind
+from mutations.model import STEPS, Catalog, Location, Mutation
+from mutations.operators import OperatorSpec
 from mutations.patch import PatchFormatError, parse_patch
 from mutations.shape import ID_PATTERN, ShapeChecker, versioned_list
 from mutations.target import resolve_target, target_problem
@@ -25,20 +25,16 @@ from mutations.target import resolve_target, target_problem
 CATALOG_VERSION = 1
 #: A qualified name: dotted Python identifiers (``Class.method``, ``function``).
 QUALNAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*(\.[A-Za-z_][A-Za-z0-9_]*)*$")
-_ENTRY_KEYS = ("id", "title", "target", *OP_KINDS, "occurrence", STEPS)
-#: The keys of one item of ``steps:``: one operation and its ``occurrence``.
-_STEP_KEYS = (*OP_KINDS, "occurrence")
-_OP_FIELDS: dict[str, tuple[str, str]] = {
-    "replace": ("old", "new"),
-    "insert-before": ("anchor", "text"),
-    "insert-after": ("anchor", "text"),
-}
-#: Named operations: the keys besides ``name`` -> (anchor field or "", text field or "").
-_NAMED_FIELDS: dict[str, tuple[str, str]] = {
-    "replace-def": ("", "text"),
-    "delete-call": ("call", ""),
-    "replace-in-def": ("old", "new"),
-}
+
+
+def _entry_keys() -> tuple[str, ...]:
+    """The keys of an entry; the operation keys are the registry's (``mutations.operators``), read at each call."""
+    return ("id", "title", "target", *operators.names(), "occurrence", STEPS)
+
+
+def _step_keys() -> tuple[str, ...]:
+    """The keys of one item of ``steps:``: one operation and its ``occurrence``."""
+    return (*operators.names(), "occurrence")
 
 
 def catalog_files(paths: Sequence[Path]) -> list[Path]:
@@ -115,7 +111,7 @@ def _entries(root: Node, shape: ShapeChecker) -> list[Node]:
 
 def _entry(node: Node, shape: ShapeChecker, path: Path, project_root: Path) -> Mutation | None:
     context = _context(node)
-    if not shape.keys(node, context, _ENTRY_KEYS, required=("id", "title", "target")):
+    if not shape.keys(node, context, _entry_keys(), required=("id", "title", "target")):
         return None
     before = len(shape.problems)
     fields = node.value
@@ -142,21 +138,17 @@ def _one_operation(node: Node, shape: ShapeChecker, context: str, path: Path) ->
     """The fields of the one operation written in mapping ``node`` (an entry, or one of its ``steps``)."""
     before = len(shape.problems)
     op = _op(node, shape, context)
-    operation = _operation(node.value[op], op, shape, context, path) if op else None
+    operation = _operation(node.value[op], operators.operator(op), shape, context, path) if op else None
     occurrence = _occurrence(node, op, shape, context)
     if len(shape.problems) > before or operation is None:
         return None
-    anchor, text, patch_text, patch_file = operation
-    name = None
-    if op in _NAMED_FIELDS:
-        name, patch_file = patch_file, None
-    return {"op": op, "location": Location(shape.display, node.line, node.column), "anchor": anchor, "text": text,
-            "occurrence": occurrence, "patch": patch_text, "patch_file": patch_file, "name": name}
+    return {"op": op, "location": Location(shape.display, node.line, node.column), "anchor": "", "text": "",
+            "occurrence": occurrence, "patch": None, "patch_file": None, "name": None, **operation}
 
 
 def _steps(node: Node, shape: ShapeChecker, context: str, path: Path) -> list[dict[str, object]] | None:
     """The operations of ``steps:``, in order; each item is a mapping holding exactly one operation."""
-    beside = [key for key in (*OP_KINDS, "occurrence") if key in node.value]
+    beside = [key for key in _step_keys() if key in node.value]
     if beside:
         shape.add(node.key_line_col(beside[0]), context,
                   f"'{beside[0]}' next to 'steps'; move it into one item of the steps list")
@@ -172,7 +164,7 @@ def _steps(node: Node, shape: ShapeChecker, context: str, path: Path) -> list[di
         if not item.is_mapping:
             shape.add(item, where, "a step is a mapping with one operation key, e.g. `- delete-call: {name: ..., call: ...}`")
             continue
-        if not shape.keys(item, where, _STEP_KEYS):
+        if not shape.keys(item, where, _step_keys()):
             continue
         op = _one_operation(item, shape, where, path)
         if op is not None:
@@ -202,12 +194,13 @@ def _target(node: Node, shape: ShapeChecker, context: str, project_root: Path) -
     return target
 
 
-def _op(node: Node, shape: ShapeChecker, context: str) -> OpKind | None:
-    present = [key for key in OP_KINDS if key in node.value]
+def _op(node: Node, shape: ShapeChecker, context: str) -> str | None:
+    names = operators.names()
+    present = [key for key in names if key in node.value]
     if len(present) == 1:
         return present[0]
     if not present:
-        shape.add(node, context, f"no operation; add exactly one of {', '.join(OP_KINDS)}")
+        shape.add(node, context, f"no operation; add exactly one of {', '.join(names)}")
     else:
         shape.add(node.key_line_col(present[1]), context,
                   f"{len(present)} operations ({', '.join(present)}); keep exactly one, or list them in order "
@@ -216,45 +209,36 @@ def _op(node: Node, shape: ShapeChecker, context: str) -> OpKind | None:
 
 
 def _operation(
-    node: Node, op: OpKind, shape: ShapeChecker, context: str, path: Path
-) -> tuple[str, str, str | None, str | None] | None:
-    """``(anchor, text, patch, patch_file)`` for the operation ``op`` written at ``node``."""
-    if op == "delete":
-        anchor = shape.string(node, context, "delete")
-        return None if anchor is None else (anchor, "", None, None)
-    if op == "patch":
+    node: Node, spec: OperatorSpec, shape: ShapeChecker, context: str, path: Path
+) -> dict[str, str | None] | None:
+    """The ``Mutation`` fields of operator ``spec`` as written at ``node``, as its registry entry says to read them."""
+    if spec.anchoring == "diff":
         return _patch(node, shape, context, path)
-    if op in _NAMED_FIELDS:
-        return _named(node, op, shape, context)
-    first, second = _OP_FIELDS[op]
-    if not shape.keys(node, f"{context} {op}", (first, second), required=(first, second)):
-        return None
-    if first not in node.value or second not in node.value:
-        return None
-    anchor = shape.string(node.value[first], context, f"{op}.{first}")
-    text = shape.string(node.value[second], context, f"{op}.{second}")
-    if op == "replace" and anchor is not None and anchor == text:
-        shape.add(node, context, f"{op}.{first} and {op}.{second} are equal, so the mutation changes nothing")
-        return None
-    return None if anchor is None or text is None else (anchor, text, None, None)
+    if not spec.fields:  # one string: the anchor (``delete: "text"``)
+        anchor = shape.string(node, context, spec.name)
+        return None if anchor is None else {"anchor": anchor}
+    return _fields(node, spec, shape, context)
 
 
-def _named(node: Node, op: OpKind, shape: ShapeChecker, context: str) -> tuple[str, str, None, str] | None:
-    """``(anchor, text, None, name)`` of a named operation; the name rides in the 4th slot."""
-    anchor_key, text_key = _NAMED_FIELDS[op]
-    keys = tuple(k for k in ("name", anchor_key, text_key) if k)
-    if not shape.keys(node, f"{context} {op}", keys, required=keys) or any(k not in node.value for k in keys):
+def _fields(node: Node, spec: OperatorSpec, shape: ShapeChecker, context: str) -> dict[str, str | None] | None:
+    """An operation written as a mapping (``replace: {old: ..., new: ...}``): each key fills its ``Mutation`` field."""
+    op, required = spec.name, spec.required_keys
+    if not shape.keys(node, f"{context} {op}", spec.keys, required=required) or any(k not in node.value for k in required):
         return None
-    name = shape.string(node.value["name"], context, f"{op}.name", QUALNAME)
-    anchor = shape.string(node.value[anchor_key], context, f"{op}.{anchor_key}") if anchor_key else ""
-    text = shape.string(node.value[text_key], context, f"{op}.{text_key}") if text_key else ""
-    if op == "replace-in-def" and anchor is not None and anchor == text:
-        shape.add(node, context, f"{op}.old and {op}.new are equal, so the mutation changes nothing")
+    values: dict[str, str | None] = {}
+    for key, slot in spec.fields:
+        if key in node.value:
+            values[slot] = shape.string(node.value[key], context, f"{op}.{key}", QUALNAME if slot == "name" else None)
+    if spec.refuse_unchanged and values.get("anchor") is not None and values.get("anchor") == values.get("text"):
+        key_of = {slot: key for key, slot in spec.fields}
+        shape.add(node, context, f"{op}.{key_of['anchor']} and {op}.{key_of['text']} are equal, so the mutation "
+                                 "changes nothing")
         return None
-    return None if None in (name, anchor, text) else (anchor, text, None, name)  # type: ignore[return-value]
+    return None if None in values.values() else values
 
 
-def _patch(node: Node, shape: ShapeChecker, context: str, path: Path) -> tuple[str, str, str, str | None] | None:
+def _patch(node: Node, shape: ShapeChecker, context: str, path: Path) -> dict[str, str | None] | None:
+    """``patch``'s value: the diff inline, or a ``.diff``/``.patch`` file next to the catalog; it must parse."""
     value = shape.string(node, context, "patch")
     if value is None:
         return None
@@ -269,7 +253,7 @@ def _patch(node: Node, shape: ShapeChecker, context: str, path: Path) -> tuple[s
     except PatchFormatError as exc:
         shape.add(node, context, f"patch {patch_file or '(inline)'} is not a unified diff: {exc}")
         return None
-    return "", "", value, patch_file
+    return {"patch": value, "patch_file": patch_file}
 
 
 def _read_patch_file(node: Node, shape: ShapeChecker, context: str, folder: Path, name: str) -> str | None:
@@ -287,10 +271,10 @@ def _read_patch_file(node: Node, shape: ShapeChecker, context: str, folder: Path
     return None
 
 
-def _occurrence(node: Node, op: OpKind | None, shape: ShapeChecker, context: str) -> int | None:
+def _occurrence(node: Node, op: str | None, shape: ShapeChecker, context: str) -> int | None:
     if "occurrence" not in node.value:
         return None
-    if op in ("patch", "replace-def", "replace-in-def"):
+    if op is not None and not operators.operator(op).occurrence:
         shape.add(node.key_line_col("occurrence"), context, f"'occurrence' has no meaning for {op}; remove it")
         return None
     return shape.integer(node.value["occurrence"], context, "occurrence", minimum=1)

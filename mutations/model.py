@@ -1,8 +1,8 @@
 """A named mutation as a value: an id, a title, a target file and exactly one operation.
 
 The catalog loader (``mutations.catalog``) builds these from YAML; ``mutations.apply`` turns one
-into mutated source text, ``mutations.offtree`` into a mutated copy of the project. Records are
-frozen: a mutation never changes after it was validated.
+into mutated source text (through its operator's entry in ``mutations.operators``), ``mutations.offtree``
+into a mutated copy of the project. Records are frozen: a mutation never changes after it was validated.
 """
 
 from __future__ import annotations
@@ -10,14 +10,18 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Iterator, Literal
 
+from mutations import operators
+
+#: The operations, then ``steps``: a static text for type checkers, the registry's names in its order
+#: (``mutations/operators.py``; ``tests/mutations/test_operators.py`` checks that they agree).
 OpKind = Literal["delete", "replace", "insert-before", "insert-after", "patch", "replace-def", "delete-call",
                  "replace-in-def", "steps"]
-#: The operation keys of a catalog entry, in the order the docs list them.
-OP_KINDS: tuple[OpKind, ...] = ("delete", "replace", "insert-before", "insert-after", "patch", "replace-def",
-                                "delete-call", "replace-in-def")
+#: The operation keys of a catalog entry, in the order the docs list them: the registry's names.
+OP_KINDS: tuple[OpKind, ...] = operators.names()  # type: ignore[assignment]
 #: Operations anchored on a definition's qualified name (``Class.method``), which survive edits
-#: anywhere else in the file.
-NAMED_OPS: tuple[OpKind, ...] = ("replace-def", "delete-call", "replace-in-def")
+#: anywhere else in the file: the registry's entries anchored on a name.
+NAMED_OPS: tuple[OpKind, ...] = tuple(spec.name for spec in operators.OPERATORS  # type: ignore[misc]
+                                      if spec.anchoring == "name")
 #: The key of an entry whose operations are a list, applied in order to the same target.
 STEPS: OpKind = "steps"
 

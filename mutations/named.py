@@ -3,17 +3,21 @@
 ``replace-def`` swaps a whole function or method (decorators included) for new source, re-indented to
 where the definition stands; ``delete-call`` removes the statement that calls a dotted name inside
 the definition (exactly once, or at ``occurrence``); ``replace-in-def`` replaces text found exactly
-once inside the definition's own lines. A name that is missing, or defined twice, is mutation rot:
-the error says which, and where the catalog entry is.
+once inside the definition's own lines. Their entries and edits are in ``mutations.operators``; this
+module finds the definition they work in (``locate``) with the standard library's ``ast``. A name that is
+missing, or defined twice, is mutation rot: the error says which, and where the catalog entry is.
 """
 
 from __future__ import annotations
 
 import ast
-import textwrap
+from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 from mutations.errors import MutationRotError
-from mutations.model import Mutation
+
+if TYPE_CHECKING:
+    from mutations.model import Mutation
 
 Definition = ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef
 
@@ -37,8 +41,34 @@ def find_definition(tree: ast.Module, qualname: str) -> list[Definition]:
     return found
 
 
-def apply_named(text: str, mutation: Mutation) -> str:
-    """``text`` with the named operation of ``mutation`` applied; ``MutationRotError`` when it cannot."""
+@dataclass(frozen=True)
+class Located:
+    """The one definition a named operation works in, and where it stands in the source text."""
+
+    #: The definition.
+    node: Definition
+    #: The source's lines, line ends kept (``"".join(lines)`` is the source).
+    lines: tuple[str, ...]
+    #: Index in ``lines`` of its first line (its first decorator's, when it has any).
+    first: int
+    #: Index in ``lines`` just past its last line.
+    last: int
+    #: The rot message's opening: ``mutation 'ID' no longer applies``.
+    where: str
+
+    @property
+    def start(self) -> int:
+        """Offset of its first line in the source."""
+        return sum(map(len, self.lines[: self.first]))
+
+    @property
+    def end(self) -> int:
+        """Offset just past its last line."""
+        return sum(map(len, self.lines[: self.last]))
+
+
+def locate(text: str, mutation: Mutation) -> Located:
+    """The one definition named ``mutation.name`` in ``text``; ``MutationRotError`` when it is missing or twice."""
     where = f"mutation {mutation.id!r} no longer applies"
     try:
         tree = ast.parse(text)
@@ -51,48 +81,20 @@ def apply_named(text: str, mutation: Mutation) -> str:
             f"{where}: definition {mutation.name!r} {what} in {mutation.target}; update the name in the catalog entry "
             f"at {mutation.location}"))
     node = found[0]
-    lines = text.splitlines(keepends=True)
     first = min([node.lineno] + [d.lineno for d in node.decorator_list]) - 1
-    last = node.end_lineno or node.lineno
-    start, end = sum(map(len, lines[:first])), sum(map(len, lines[:last]))
-    if mutation.op == "replace-def":
-        indent = lines[first][: len(lines[first]) - len(lines[first].lstrip())]
-        newline = "\r\n" if lines[first].endswith("\r\n") else "\n"
-        body = textwrap.indent(textwrap.dedent(mutation.text).strip("\n") + "\n", indent)
-        return text[:start] + body.replace("\n", newline) + text[end:]
-    if mutation.op == "replace-in-def":
-        span = text[start:end]
-        hits = span.count(mutation.anchor)
-        if hits != 1:
-            raise MutationRotError(mutation.id, (
-                f"{where}: the text to replace is found {hits} times inside {mutation.name} (lines {first + 1}-{last}) "
-                f"of {mutation.target}, not once; widen or fix it in the catalog entry at {mutation.location}"))
-        return text[:start] + span.replace(mutation.anchor, mutation.text) + text[end:]
-    if mutation.op == "delete-call":
-        return _delete_call(text, lines, node, mutation, where)
-    raise ValueError(f"mutation {mutation.id!r}: {mutation.op!r} is not a named operation")
+    return Located(node, tuple(text.splitlines(keepends=True)), first, node.end_lineno or node.lineno, where)
 
 
-def _delete_call(text: str, lines: list[str], node: Definition, mutation: Mutation, where: str) -> str:
+def calls_to(node: Definition, name: str) -> list[ast.Expr]:
+    """The statements inside ``node`` that are a call of the dotted ``name``, in source order."""
     calls = [stmt for stmt in ast.walk(node) if isinstance(stmt, ast.Expr) and isinstance(stmt.value, ast.Call)
-             and _dotted(stmt.value.func) == mutation.anchor]
+             and dotted(stmt.value.func) == name]
     calls.sort(key=lambda s: (s.lineno, s.col_offset))
-    if not calls or (mutation.occurrence is None and len(calls) > 1) or (mutation.occurrence or 0) > len(calls):
-        lines_at = ", ".join(str(c.lineno) for c in calls) or "none"
-        raise MutationRotError(mutation.id, (
-            f"{where}: {len(calls)} statement(s) calling {mutation.anchor}() inside {mutation.name} of "
-            f"{mutation.target} (lines {lines_at}); exactly one is needed, or `occurrence:`; fix the catalog entry "
-            f"at {mutation.location}"))
-    call = calls[(mutation.occurrence or 1) - 1]
-    first, last = call.lineno - 1, call.end_lineno or call.lineno
-    indent = lines[first][: len(lines[first]) - len(lines[first].lstrip())]
-    newline = "\r\n" if lines[first].endswith("\r\n") else "\n"
-    siblings = _body_of(node, call)
-    replacement = f"{indent}pass{newline}" if siblings == [call] else ""  # a body must not become empty
-    return "".join(lines[:first]) + replacement + "".join(lines[last:])
+    return calls
 
 
-def _body_of(root: ast.AST, stmt: ast.stmt) -> list[ast.stmt]:
+def body_of(root: ast.AST, stmt: ast.stmt) -> list[ast.stmt]:
+    """The statement list (``body``, ``orelse``, ...) under ``root`` that holds ``stmt``."""
     for parent in ast.walk(root):
         for field in ("body", "orelse", "finalbody", "handlers"):
             block = getattr(parent, field, None)
@@ -101,7 +103,8 @@ def _body_of(root: ast.AST, stmt: ast.stmt) -> list[ast.stmt]:
     return []
 
 
-def _dotted(func: ast.expr) -> str:
+def dotted(func: ast.expr) -> str:
+    """``self.scope.note_fork`` for that call target; "" when it is not a dotted name."""
     parts: list[str] = []
     while isinstance(func, ast.Attribute):
         parts.append(func.attr)
