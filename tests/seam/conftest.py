@@ -14,14 +14,16 @@ import torch
 
 from harness.zygote import run_python
 from seam import Backend, BreakableGraph, CaptureMode, EmulatedBackend, GraphCaptureScope
+from seam.torch_cuda import child_environment
 
 ROOT = Path(__file__).resolve().parents[2]
 
 
 def run_child(code: str, env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:
     """Run ``code`` in a fresh interpreter (switches are read once per process); in a seamgate run,
-    one forked from the run's zygote, with torch already loaded (``harness/zygote.py``)."""
-    full_env = {**os.environ, "PYTHONPATH": str(ROOT), **(env or {})}
+    one forked from the run's zygote, with torch already loaded (``harness/zygote.py``). Inside
+    ``emulate_cuda()`` the child runs emulated too (``child_environment``)."""
+    full_env = child_environment({**os.environ, "PYTHONPATH": str(ROOT), **(env or {})})
     return run_python(["-c", textwrap.dedent(code)], env=full_env, timeout=120)
 
 
