@@ -7,6 +7,6 @@ replays for real (``seam.emulator``), and what CUDA refuses is refused with torc
 classes and words. ``docs/torch-cuda.md`` lists what is emulated, and what is not.
 """
 
-from seam.torch_cuda.install import ENV, activate, emulate_cuda, is_emulating
+from seam.torch_cuda.install import ENV, activate, child_environment, emulate_cuda, is_emulating
 
-__all__ = ["ENV", "activate", "emulate_cuda", "is_emulating"]
+__all__ = ["ENV", "activate", "child_environment", "emulate_cuda", "is_emulating"]

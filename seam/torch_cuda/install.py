@@ -9,7 +9,8 @@ on the emulated device. Nested ``emulate_cuda()`` blocks share the outermost ins
 
 Children: inside the block ``SEAM_EMULATE_CUDA=1`` is set and a start-up hook is put first on
 ``PYTHONPATH`` (``seam/torch_cuda/autostart/sitecustomize.py``), so a child interpreter a test starts
-runs emulated too (lane identity runs in children). Both are restored on the way out.
+runs emulated too (lane identity runs in children). Both are restored on the way out. A starter that
+sets the child's ``PYTHONPATH`` itself passes its environment through ``child_environment``.
 """
 
 from __future__ import annotations
@@ -18,7 +19,7 @@ import functools
 import os
 import threading
 from pathlib import Path
-from typing import Any, Callable, Iterator, TypeVar
+from typing import Any, Callable, Iterator, Mapping, TypeVar
 
 import torch
 import torch.backends.cuda
@@ -162,8 +163,7 @@ class _Installation:
         for key in (ENV, "PYTHONPATH"):
             self.env[key] = os.environ.get(key)
         os.environ[ENV] = "1"
-        roots = [str(AUTOSTART), str(AUTOSTART.parents[2])]
-        os.environ["PYTHONPATH"] = os.pathsep.join(roots + ([self.env["PYTHONPATH"]] if self.env["PYTHONPATH"] else []))
+        os.environ["PYTHONPATH"] = _hooked(self.env["PYTHONPATH"])
 
     def restore_names(self) -> None:
         for owner, name, value in reversed(self.saved):
@@ -231,6 +231,28 @@ class emulate_cuda:
                 return fn(*args, **kwargs)
 
         return wrapper  # type: ignore[return-value]
+
+
+def _hooked(pythonpath: str | None) -> str:
+    """``pythonpath`` with the start-up hook's folder and the seam's root first (once each)."""
+    roots = [str(AUTOSTART), str(AUTOSTART.parents[2])]
+    rest = [p for p in pythonpath.split(os.pathsep) if p not in roots] if pythonpath else []
+    return os.pathsep.join(roots + rest)
+
+
+def child_environment(env: Mapping[str, str]) -> dict[str, str]:
+    """``env`` for a child of this process that must run as this process does (a copy).
+
+    Inside ``emulate_cuda()``, where ``env`` says ``SEAM_EMULATE_CUDA=1`` (as ``os.environ`` does there),
+    the start-up hook goes back first on its ``PYTHONPATH``: a starter that sets ``PYTHONPATH`` to its own
+    folder keeps the variable but drops the hook, and its child would say it is emulated and run on the
+    real ``torch.cuda``. Outside the block, or where the starter took the variable away or set it
+    otherwise, ``env`` is returned unchanged: such a child sees what the starter chose.
+    """
+    out = dict(env)
+    if is_emulating() and out.get(ENV) == "1":
+        out["PYTHONPATH"] = _hooked(out.get("PYTHONPATH"))
+    return out
 
 
 def activate() -> None:

@@ -18,6 +18,7 @@ from drivers.fingerprint import backend_by_name
 from drivers.scenarios import DRIVERS, run_scenario
 from harness.zygote import run_python
 from seam import get_graph_break_stats, reset_graph_break_stats, reset_step_input_stats
+from seam.torch_cuda import child_environment
 
 ROOT = Path(__file__).resolve().parents[2]
 #: Steps each driver runs in a probe.
@@ -48,8 +49,9 @@ def probe(arm: str) -> dict[str, dict[str, object]]:
 
 def run_child(args: list[str], env: dict[str, str]) -> str:
     """Run ``python ARGS`` in a fresh interpreter at the project root; its last stdout line. In a
-    seamgate run the interpreter is forked from the run's zygote, torch loaded (``harness/zygote.py``)."""
-    full_env = {**os.environ, "PYTHONPATH": str(ROOT), **env}
+    seamgate run the interpreter is forked from the run's zygote, torch loaded (``harness/zygote.py``).
+    Inside ``emulate_cuda()`` the child runs emulated too (``child_environment``)."""
+    full_env = child_environment({**os.environ, "PYTHONPATH": str(ROOT), **env})
     proc = run_python(args, env=full_env, cwd=ROOT, timeout=300)
     if proc.returncode != 0:
         raise RuntimeError(f"child {args} under {env} failed (exit {proc.returncode}):\n{proc.stderr}")

@@ -14,15 +14,32 @@ import torch
 
 from harness.zygote import run_python
 from seam import Backend, BreakableGraph, CaptureMode, EmulatedBackend, GraphCaptureScope
+from seam.torch_cuda import child_environment, is_emulating
 
 ROOT = Path(__file__).resolve().parents[2]
 
 
 def run_child(code: str, env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:
     """Run ``code`` in a fresh interpreter (switches are read once per process); in a seamgate run,
-    one forked from the run's zygote, with torch already loaded (``harness/zygote.py``)."""
-    full_env = {**os.environ, "PYTHONPATH": str(ROOT), **(env or {})}
+    one forked from the run's zygote, with torch already loaded (``harness/zygote.py``). Inside
+    ``emulate_cuda()`` the child runs emulated too (``child_environment``)."""
+    full_env = child_environment({**os.environ, "PYTHONPATH": str(ROOT), **(env or {})})
     return run_python(["-c", textwrap.dedent(code)], env=full_env, timeout=120)
+
+
+def skip_a_second_emulator(case: str) -> None:
+    """Skip ``case``, a case of the ``EmulatedBackend``'s own host-read guard on ``Tensor.tolist``, where
+    the whole process runs inside ``emulate_cuda()`` (``SEAM_EMULATE_CUDA=1``, the One seam run).
+
+    There two emulators hold the process at once: the emulation's ``Tensor.tolist`` replaces torch's,
+    and the ``EmulatedBackend``'s guard (``seam/capture_guard.py`` ``_HOST_READS``) knows torch's, so it
+    never sees the read. The case is the emulator's own and runs in every session that is not
+    emulated; the refusal of ``tolist`` on the ``cpu-emulated`` arm's ``CudaBackend`` is
+    ``tests/seam/test_capture_guard_behaviour.py``'s."""
+    if is_emulating():
+        pytest.skip(f"{case}: an EmulatedBackend inside emulate_cuda() is two emulators at once (the emulation's "
+                    "Tensor.tolist is not the one the EmulatedBackend's host-read guard knows); run without "
+                    "SEAM_EMULATE_CUDA=1")
 
 
 def capture_full(backend: Backend, body: Callable[[], Any]) -> tuple[BreakableGraph, Any]:

@@ -26,6 +26,8 @@ from seam import (
 )
 from seam.capture_guard import CaptureGuard
 
+from .conftest import skip_a_second_emulator
+
 
 def swallow(work: Callable[[], object]) -> None:
     try:
@@ -50,6 +52,8 @@ CAUGHT: dict[str, tuple[Callable[[EmulatedBackend, torch.Tensor], Callable[[], o
 
 @pytest.mark.parametrize("name", list(CAUGHT))
 def test_a_refusal_the_body_caught_still_invalidates_the_capture_naming_the_call(name: str) -> None:
+    if name == "tolist":
+        skip_a_second_emulator("Tensor.tolist() caught in the body")
     make, call = CAUGHT[name]
     b = EmulatedBackend()
     d = b.to_device(torch.tensor([1.0, 2.0]))
