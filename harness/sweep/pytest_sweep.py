@@ -285,7 +285,9 @@ def _collect_and_run(session: pytest.Session, entry: dict[str, Any], neighbours:
     """In a child forked before collection, its mutant on: collect the files holding its cases ONE AT A
     TIME, the likeliest killer's file first (``file_order``), and run each file's cases (``kill_order``)
     before collecting the next, so a mutant killed in its first file never imports the others (a
-    collection is most of such a child's time). A collection error ends it (the mutant is an error).
+    collection is most of such a child's time). A collection error makes the mutant an error: stopping at
+    the first killer, it ends there; with every killer (``--all-killers``), the rest of its files are still
+    collected, so each file it breaks is named, and no case runs after the first error (as in a session).
     Then it says which wanted cases were not collected, and exits."""
     code = 70
     try:
@@ -299,7 +301,9 @@ def _collect_and_run(session: pytest.Session, entry: dict[str, Any], neighbours:
             items = list(session.perform_collect([file]))
             collected.update(item.nodeid for item in items)
             if _BEFORE.get("broken"):
-                break
+                if stop:
+                    break
+                continue  # the full kill matrix: every file it breaks is a killer; as in a session, none runs
             _run_cases(kill_order([i for i in items if keep is None or i.nodeid in keep], durations, neighbours),
                        stop, done=False)
             if stop and _FAILED:

@@ -233,3 +233,18 @@ def test_a_mutant_that_breaks_collection_is_an_error_naming_the_file_it_broke(tm
     (divided,) = [m for m in result.mutants if "+    return 6 / 3\n" in m.diff]
     assert divided.status == "error", (divided.status, divided.reason)  # 'abc'[2.0]: a TypeError at import
     assert "tests/test_letter.py" in divided.killers, divided.killers
+
+
+def test_with_all_killers_a_mutant_that_breaks_several_files_names_every_file_it_broke(tmp_path: Path) -> None:
+    """As a session of its own collects every file and lists each that failed, the full kill matrix names every
+    broken file, not only the first (cachetools' killer count fell by ~200 when the child stopped there)."""
+    broken = {**TABLE, "calc/letter.py": "def idx():\n    return 6 // 3\n\n\nLETTER = 'abc'[idx()]\n",
+              "tests/test_letter.py": "from calc.letter import LETTER\n\n\ndef test_letter():\n    assert LETTER == 'c'\n",
+              "tests/test_letter_too.py": "from calc.letter import LETTER\n\n\ndef test_too():\n    assert LETTER\n"}
+    root = write_project(tmp_path / "calc", broken)
+    (every,) = [m for m in sweep_calc(root, all_killers=True).mutants if "+    return 6 / 3\n" in m.diff]
+    assert every.status == "error", (every.status, every.reason)
+    assert {"tests/test_letter.py", "tests/test_letter_too.py"} <= set(every.killers), every.killers
+    # fresh: a default sweep would otherwise reuse the full matrix's outcome (a superset, rightly reused)
+    (first,) = [m for m in sweep_calc(root, fresh=True).mutants if "+    return 6 / 3\n" in m.diff]
+    assert first.status == "error" and len({"tests/test_letter.py", "tests/test_letter_too.py"} & set(first.killers)) == 1
