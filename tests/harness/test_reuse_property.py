@@ -9,9 +9,9 @@ tree through ``scripts/prove_audit.py``'s own comparison: every verdict (gate, a
 (row, case) must be the same, and both reports must hold the same cells.
 
 The runs go through the command line (``harness.cli.main.main``) in this process, on the shared fork
-server (``run_command``'s ``launcher``): three runs per example, ~8 s here. Examples are few and
-derandomized, with no example database, so CI sees the same examples and nothing is written into the
-repository.
+server (``run_command``'s ``launcher``): three runs per example, 5-14 s here (2 cores, load 4-5).
+Examples are few and derandomized, with no example database, so CI sees the same examples and nothing
+is written into the repository.
 """
 
 from __future__ import annotations
