@@ -136,8 +136,10 @@ class RunOptions:
 # CLI backend
 # --------------------------------------------------------------------------------------------
 
-def run_command(args: argparse.Namespace) -> ExitCode:
-    """``seamgate run``: load the gates named on ``args`` and run them; returns the exit code."""
+def run_command(args: argparse.Namespace, launcher: Any = None) -> ExitCode:
+    """``seamgate run``: load the gates named on ``args`` and run them; returns the exit code.
+
+    ``launcher``: a fork server the caller owns (a test's shared one); ``None``: the run starts its own."""
     config = getattr(args, "config", None)
     project = Project(Path(args.project).resolve(), config) if config else Project.locate(Path(args.project))
     catalog = project.catalog()
@@ -150,7 +152,7 @@ def run_command(args: argparse.Namespace) -> ExitCode:
     if getattr(args, "dry_run", False):
         return dry_run(gates, project, catalog, options, why)
     return run_gates(gates, project=project.root, options=options, materializer=catalog_materializer(catalog),
-                     nothing_reason=why)[1]
+                     launcher=launcher, nothing_reason=why)[1]
 
 
 def dry_run(gates: Sequence[Gate], project: Project, catalog: Any, options: RunOptions, why: str) -> ExitCode:
