@@ -30,6 +30,7 @@ import torch.cuda.streams
 
 from seam.torch_cuda import capture, device, generators, kinds, serialization, streams
 from seam.torch_cuda.dispatch import DeviceMode
+from seam.torch_cuda.generic import GENERIC_PATCHES
 from seam.torch_cuda.kinds import storage_at
 from seam.torch_cuda.ordinals import ordinal_patches
 from seam.torch_cuda.runtime import DEVICE, activate_gpu_trace, reset
@@ -135,6 +136,7 @@ def _patches() -> list[tuple[Any, str, Any]]:
     out.extend(ordinal_patches())
     out.append(serialization.registry_patch())
     out.extend(THREAD_PATCHES)
+    out.extend(GENERIC_PATCHES)
     return out
 
 
