@@ -68,12 +68,13 @@ def differences(default: dict[str, Any], prove: dict[str, Any]) -> tuple[list[st
         if a.get(key) != b.get(key):
             lines.append(f"{key[0]} [{key[1]}]: default {a.get(key, '(absent)')}, --prove {b.get(key, '(absent)')}")
     ca, cb = cells(default), cells(prove)
-    for key in sorted(ca.keys() & cb.keys()):
-        (kind_a, inferred), (kind_b, _) = ca[key], cb[key]
+    # A cell in one report only differs too: a default run that reports fewer cases than --prove ran hides them.
+    for key in sorted(ca.keys() | cb.keys()):
+        (kind_a, inferred), (kind_b, _) = ca.get(key, ("(absent)", False)), cb.get(key, ("(absent)", False))
         if kind_a != kind_b:
             how = " (inferred)" if inferred else ""
             lines.append(f"{key[0]} :: {key[1]}: default {kind_a}{how}, --prove {kind_b}")
-    return lines, len(a.keys() | b.keys()), len(ca.keys() & cb.keys())
+    return lines, len(a.keys() | b.keys()), len(ca.keys() | cb.keys())
 
 
 def produce(flags: list[str], out: Path, project: Path) -> tuple[Path, float]:

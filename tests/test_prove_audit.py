@@ -68,3 +68,14 @@ def test_an_unreadable_report_is_a_usage_error_naming_the_file_without_a_traceba
                            "--prove", str(tmp_path / "prove.json")], capture_output=True, text=True, cwd=ROOT)
     assert done.returncode == 2
     assert "prove.json" in done.stderr and "Traceback" not in done.stderr
+
+
+def test_a_cell_in_one_report_only_fails_the_audit_naming_the_case(tmp_path: Path) -> None:
+    # A default run that reported fewer cases than the full run ran (or more) hides what it did not run.
+    default = _report()
+    default["outcomes"][0]["runs"][0]["cases"] = default["outcomes"][0]["runs"][0]["cases"][:1]
+    done = _audit(tmp_path, default, _report())
+    assert done.returncode == 1, done.stdout
+    assert "mutation m cpu-emulated :: t.py::b: default (absent), --prove failed" in done.stdout
+    done = _audit(tmp_path, _report(), default)
+    assert done.returncode == 1 and "t.py::b: default failed, --prove (absent)" in done.stdout
