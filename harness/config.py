@@ -20,10 +20,26 @@ from mutations.shape import unknown_key_message
 #: hook changes what tests see (a passing ``assert`` is formatted, its operands kept alive and repr'd).
 COUNT_ASSERTIONS_ENV = "SEAMGATE_COUNT_ASSERTIONS"
 
-#: ``sweep`` is the ``[tool.seamgate.sweep]`` table, read and checked by ``harness/sweep/cli.py``.
+#: ``sweep`` is the ``[tool.seamgate.sweep]`` table (``SweepSettings``).
 _KEYS = ("gates", "catalog", "jobs", "evidence", "copy_include", "copy_exclude", "baseline_timeout", "sweep",
          "count_assertions")
 _TABLE = re.compile(r"^\s*\[tool\.seamgate\]\s*(#.*)?$", re.MULTILINE)
+
+
+#: The keys of ``[tool.seamgate.sweep]``.
+_SWEEP_KEYS = ("paths", "tests", "equivalents")
+
+
+@dataclass(frozen=True)
+class SweepSettings:
+    """``[tool.seamgate.sweep]``: what ``seamgate sweep`` reads when its command line does not say."""
+
+    #: What it mutates with no PATHS.
+    paths: tuple[str, ...] = ("seam",)
+    #: The pytest selection (empty: pytest's own testpaths).
+    tests: tuple[str, ...] = ()
+    #: Reviewed equivalent mutants (``None``: none).
+    equivalents: str | None = None
 
 
 @dataclass(frozen=True)
@@ -48,6 +64,8 @@ class Config:
     #: Every gate counts passing assertions unless it says ``count_assertions: false`` (default off:
     #: ``COUNT_ASSERTIONS_ENV``).
     count_assertions: bool = False
+    #: ``[tool.seamgate.sweep]``.
+    sweep: SweepSettings = SweepSettings()
     #: The file the settings came from (``None``: defaults, no ``[tool.seamgate]`` table).
     source: str | None = None
 
@@ -117,7 +135,28 @@ def _from_table(table: dict[str, Any], path: Path, text: str) -> Config:
         raise ConfigError("\n".join(problems))
     return Config(gates=gates, catalog=catalog, jobs=jobs, evidence=evidence, copy_include=copy_include,
                   copy_exclude=copy_exclude, baseline_timeout=float(baseline_timeout),
-                  count_assertions=count_assertions, source=str(path))
+                  count_assertions=count_assertions, sweep=_sweep_settings(table.get("sweep", {}), path),
+                  source=str(path))
+
+
+def _sweep_settings(table: Any, path: Path) -> SweepSettings:
+    """``[tool.seamgate.sweep]``, checked: each problem is a ``ConfigError`` naming the file and the key."""
+    if not isinstance(table, dict):
+        raise ConfigError(f"{path}: [tool.seamgate] sweep must be a table ([tool.seamgate.sweep])")
+    unknown = sorted(set(table) - set(_SWEEP_KEYS))
+    if unknown:
+        raise ConfigError(f"{path}: [tool.seamgate.sweep]: unknown key(s) {', '.join(unknown)}; "
+                          f"known: {', '.join(_SWEEP_KEYS)}")
+    lists = {}
+    for key in ("paths", "tests"):
+        value = table.get(key, list(getattr(SweepSettings, key)))
+        if not isinstance(value, list) or not all(isinstance(v, str) and v for v in value):
+            raise ConfigError(f"{path}: [tool.seamgate.sweep]: {key!r} must be a list of paths, got {value!r}")
+        lists[key] = tuple(value)
+    equivalents = table.get("equivalents")
+    if equivalents is not None and (not isinstance(equivalents, str) or not equivalents):
+        raise ConfigError(f"{path}: [tool.seamgate.sweep]: 'equivalents' must be a path, got {equivalents!r}")
+    return SweepSettings(paths=lists["paths"], tests=lists["tests"], equivalents=equivalents)
 
 
 def _patterns(table: dict[str, Any], key: str, path: Path, text: str, problems: list[str]) -> tuple[str, ...]:

@@ -1,4 +1,4 @@
-"""``seamgate sweep``: its options, its ``[tool.seamgate.sweep]`` settings, its output, and ``--show ID``.
+"""``seamgate sweep``: its options, its output, and ``--show ID`` (its settings are ``Config.sweep``: ``harness/config.py``).
 
 Settings (all optional; the command line wins)::
 
@@ -18,54 +18,16 @@ import argparse
 import signal
 import sys
 import time
-import tomllib
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from seam.arms import ARM_NAMES, DEFAULT_ARM
-from harness.errors import CommandLineError, ConfigError
+from harness.errors import CommandLineError
 from harness.exit_codes import ExitCode
 from harness.results.workspace import swap_link
 from reports.mutants import MutantOutcome, SweepResult
 from reports.outcome import counted
 
-_KEYS = ("paths", "tests", "equivalents")
-DEFAULT_PATHS = ("seam",)
-
-
-@dataclass(frozen=True)
-class SweepSettings:
-    """``[tool.seamgate.sweep]`` of the project's pyproject.toml."""
-
-    paths: tuple[str, ...] = DEFAULT_PATHS
-    tests: tuple[str, ...] = ()
-    equivalents: str | None = None
-
-    @classmethod
-    def load(cls, root: Path) -> SweepSettings:
-        path = root / "pyproject.toml"
-        try:
-            data = tomllib.loads(path.read_text(encoding="utf-8"))
-        except (OSError, tomllib.TOMLDecodeError):
-            return cls()  # harness/config.py already refused a broken file
-        table = data.get("tool", {}).get("seamgate", {}).get("sweep", {})
-        if not isinstance(table, dict):
-            raise ConfigError(f"{path}: [tool.seamgate] sweep must be a table ([tool.seamgate.sweep])")
-        unknown = sorted(set(table) - set(_KEYS))
-        if unknown:
-            raise ConfigError(f"{path}: [tool.seamgate.sweep]: unknown key(s) {', '.join(unknown)}; "
-                              f"known: {', '.join(_KEYS)}")
-        lists = {}
-        for key in ("paths", "tests"):
-            value = table.get(key, list(getattr(cls, key)))
-            if not isinstance(value, list) or not all(isinstance(v, str) and v for v in value):
-                raise ConfigError(f"{path}: [tool.seamgate.sweep]: {key!r} must be a list of paths, got {value!r}")
-            lists[key] = tuple(value)
-        equivalents = table.get("equivalents")
-        if equivalents is not None and (not isinstance(equivalents, str) or not equivalents):
-            raise ConfigError(f"{path}: [tool.seamgate.sweep]: 'equivalents' must be a path, got {equivalents!r}")
-        return cls(paths=lists["paths"], tests=lists["tests"], equivalents=equivalents)
 
 
 def add_sweep(commands: argparse._SubParsersAction, positive_int: Any) -> None:
@@ -114,7 +76,7 @@ def cmd_sweep(args: argparse.Namespace) -> ExitCode:
     from harness.project import Project
 
     project = Project.locate(args.project)
-    settings = SweepSettings.load(project.root)
+    settings = project.config.sweep  # [tool.seamgate.sweep], read with the rest of the settings
     if args.show:
         return show(project.root, args.show)
     # this command's machinery, loaded when it runs: every `seamgate` command imports this module
