@@ -148,8 +148,9 @@ def torch_cuda(request: pytest.FixtureRequest) -> Iterator[str]:
 
 @pytest.fixture
 def backend(request: pytest.FixtureRequest) -> Iterator[Any]:
-    """A fresh backend of the arm this test instance runs on, with the seam's counters reset."""
-    from seam.pytest_plugin import arm_unavailable_reason, make_backend
+    """A fresh backend of the arm this test instance runs on, with the seam's counters reset: a
+    ``CudaBackend`` on both arms, inside ``emulate_cuda()`` on ``cpu-emulated`` (``seam.pytest_plugin``)."""
+    from seam.pytest_plugin import arm_unavailable_reason, make_backend, on_arm
     from seam import reset_graph_break_stats, reset_step_input_stats
 
     arm = request.param
@@ -158,4 +159,14 @@ def backend(request: pytest.FixtureRequest) -> Iterator[Any]:
         pytest.skip(f"OWED: {reason}")
     reset_graph_break_stats()
     reset_step_input_stats()
-    yield make_backend(arm)
+    with on_arm(arm):
+        yield make_backend(arm)
+
+
+@pytest.fixture
+def arm(request: pytest.FixtureRequest) -> str:
+    """The platform arm this test instance runs on (``cpu-emulated`` or ``cuda``), read from its
+    ``backend`` or ``torch_cuda`` parameter: the backend is a ``CudaBackend`` on both arms."""
+    from seam.pytest_plugin import arm_of
+
+    return arm_of(request)

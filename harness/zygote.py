@@ -20,7 +20,9 @@ No project module is shared: the zygote is born before the project is imported, 
 ``harness.*`` (the zygote's own module) from ``sys.modules``. Each child gets its own session-less
 process in the caller's process group, ``/dev/null`` as stdin, fresh ``sys.std*`` on its own output
 files, the default signal handlers, the caller's environment (or ``env``), ``sys.path`` as
-``python`` builds it (``''`` or the cwd, then ``PYTHONPATH``), ``sys.argv``, a fresh ``__main__``,
+``python`` builds it (``''`` or the cwd, then ``PYTHONPATH``), the start-up hook (``sitecustomize``) its
+``PYTHONPATH`` holds, run as ``site`` runs it (``seam.emulate_cuda()``'s children are emulated through
+one), ``sys.argv``, a fresh ``__main__``,
 and ``coverage.py``'s start-up hook when ``COVERAGE_PROCESS_START`` names a config, which is how
 ``harness/rows/pytest_reach.py`` measures what a child reached (every child is counted there as a Python
 child of the running case: one whose data never arrives leaves that case's reach unknown).
@@ -394,6 +396,7 @@ def _child(request: Mapping[str, Any], out: int, err: int) -> None:
 
         importlib.invalidate_caches()
         random.seed()
+        _start_up_hook(front[1:])
         if env.get("COVERAGE_PROCESS_START"):
             try:
                 import coverage
@@ -426,6 +429,31 @@ def _child(request: Mapping[str, Any], out: int, err: int) -> None:
             sys.stderr.flush()
         finally:
             os._exit(code)
+
+
+def _start_up_hook(pythonpath: Sequence[str]) -> None:
+    """Run the ``sitecustomize`` a fresh interpreter would run at start-up, where the request's
+    ``PYTHONPATH`` holds one that is not the one this zygote ran (site-packages' own, if any, the zygote
+    ran already, and the child keeps it). ``seam.emulate_cuda()`` makes its children emulated through
+    such a hook (``seam/torch_cuda/autostart/sitecustomize.py``): without this a forked child kept
+    ``SEAM_EMULATE_CUDA=1`` and ran on the real ``torch.cuda``. An error in it is printed as ``site``
+    prints it, and the program runs on."""
+    import importlib.machinery
+    import importlib.util
+
+    spec = importlib.machinery.PathFinder.find_spec("sitecustomize", list(pythonpath))
+    if spec is None or spec.loader is None or spec.origin is None:
+        return
+    ran = getattr(sys.modules.get("sitecustomize"), "__file__", None)
+    if ran is not None and os.path.abspath(ran) == os.path.abspath(spec.origin):
+        return
+    module = importlib.util.module_from_spec(spec)
+    sys.modules["sitecustomize"] = module
+    try:
+        spec.loader.exec_module(module)
+    except Exception as err:  # noqa: BLE001 - as site.execsitecustomize reports it
+        print(f"Error in sitecustomize; set PYTHONVERBOSE for traceback:\n{type(err).__name__}: {err}",
+              file=sys.stderr)
 
 
 def _exit_code(value: Any) -> int:

@@ -7,7 +7,7 @@ CUDA (where, unguarded, it would invalidate the capture with a less specific CUD
 
 from __future__ import annotations
 
-from typing import Any, Callable, Literal
+from typing import Any, Callable, Iterable, Literal
 
 import torch
 from torch.overrides import TorchFunctionMode
@@ -161,8 +161,25 @@ def translate_cuda_error(err: BaseException, call: str) -> CaptureError | None:
 
 #: Tensor methods that read device memory on the host without a visible aten op on the CPU
 #: (``.cpu()`` of a CPU tensor dispatches nothing), so they are caught one level up.
-_HOST_READS = frozenset({torch.Tensor.cpu, torch.Tensor.tolist, torch.Tensor.numpy, torch.Tensor.__bool__,
-                         torch.Tensor.__int__, torch.Tensor.__float__, torch.Tensor.__index__})
+class _HostReads:
+    """torch's host-read methods, and the function ``torch.Tensor`` holds under one of their names NOW:
+    inside ``seam.emulate_cuda()`` ``cpu``/``tolist``/``numpy`` are the emulation's
+    (``seam/torch_cuda/tensor_methods.py``), which dispatch to torch-function modes as torch's own do, so
+    a ``CudaBackend``'s guard refuses ``x.cpu()`` in a capture on the emulated device as on a GPU."""
+
+    def __init__(self, methods: Iterable[Any]) -> None:
+        self._methods = frozenset(methods)
+        self._names = frozenset(m.__name__ for m in self._methods)
+
+    def __contains__(self, func: Any) -> bool:
+        if func in self._methods:
+            return True
+        name = getattr(func, "__name__", None)
+        return name in self._names and getattr(torch.Tensor, name, None) is func
+
+
+_HOST_READS = _HostReads({torch.Tensor.cpu, torch.Tensor.tolist, torch.Tensor.numpy, torch.Tensor.__bool__,
+                          torch.Tensor.__int__, torch.Tensor.__float__, torch.Tensor.__index__})
 _FROM_DATA = frozenset({torch.tensor, torch.as_tensor})
 #: Factories that make a fresh tensor on ``device=`` (the CPU when it is not given).
 _FACTORIES = frozenset({torch.tensor, torch.as_tensor, torch.zeros, torch.ones, torch.empty, torch.full,

@@ -74,14 +74,29 @@ def on_arm(arm: str) -> Iterator[None]:
 
 
 def make_backend(arm: str) -> "Backend":
-    """A fresh backend for ``arm`` (the arm must be available)."""
-    from seam import CudaBackend, EmulatedBackend
+    """A fresh backend for ``arm`` (the arm must be available), to use inside ``on_arm(arm)``.
 
-    if arm == "cpu-emulated":
-        return EmulatedBackend()
-    if arm == "cuda":
+    One seam (issue 24): both arms run the same ``CudaBackend`` on the ``torch.cuda`` API; on
+    ``cpu-emulated`` that API is the emulated device (``on_arm`` enters ``emulate_cuda()``), on ``cuda``
+    the GPU. The backend's ``name`` is therefore ``cuda`` on both: a test that depends on the arm asks
+    for the ``arm`` fixture."""
+    from seam import CudaBackend
+
+    if arm in ("cpu-emulated", "cuda"):
         return CudaBackend()
     raise ValueError(f"no backend for arm {arm!r}")
+
+
+def arm_of(request: pytest.FixtureRequest) -> str:
+    """The platform arm of this test instance: the parameter of its ``backend`` or ``torch_cuda``."""
+    params = getattr(getattr(request.node, "callspec", None), "params", {})
+    for name in ("backend", "torch_cuda"):
+        if name in params:
+            return params[name]
+    raise pytest.UsageError(
+        f"{request.node.nodeid}: the `arm` fixture names the arm of a test that asks for `backend` or "
+        "`torch_cuda`; this one asks for neither"
+    )
 
 
 def pytest_configure(config: pytest.Config) -> None:
@@ -141,4 +156,12 @@ def backend(request: pytest.FixtureRequest) -> Iterator["Backend"]:
         pytest.skip(f"OWED: {reason}")
     reset_graph_break_stats()
     reset_step_input_stats()
-    yield make_backend(arm)
+    with on_arm(arm):
+        yield make_backend(arm)
+
+
+@pytest.fixture
+def arm(request: pytest.FixtureRequest) -> str:
+    """The platform arm this test instance runs on (``cpu-emulated`` or ``cuda``): the backend is a
+    ``CudaBackend`` on both, so ``backend.name`` no longer says which."""
+    return arm_of(request)

@@ -15,6 +15,7 @@ from __future__ import annotations
 from typing import Any
 
 import torch
+from torch.overrides import handle_torch_function, has_torch_function_unary
 
 from seam.torch_cuda.kinds import is_device, kind_of, mark
 from seam.torch_cuda.runtime import CPU, DEVICE, runtime
@@ -77,6 +78,9 @@ def cuda(self: torch.Tensor, device: Any = None, non_blocking: bool = False, **k
 
 
 def cpu(self: torch.Tensor, memory_format: Any = torch.preserve_format) -> torch.Tensor:
+    if has_torch_function_unary(self):  # as torch's own method: a torch-function mode sees the call (the
+        # seam's host-read guard, seam/capture_guard.py, refuses it in a capture on a GPU)
+        return handle_torch_function(cpu, (self,), self, memory_format=memory_format)
     return to(self, CPU, memory_format=memory_format) if is_device(self) else self
 
 
@@ -95,6 +99,8 @@ def is_pinned(self: torch.Tensor, device: Any = None) -> bool:
 
 
 def numpy(self: torch.Tensor, *, force: bool = False) -> Any:
+    if has_torch_function_unary(self):  # as torch's own method (``cpu``)
+        return handle_torch_function(numpy, (self,), self, force=force)
     if is_device(self):
         if not force:
             raise TypeError("can't convert cuda:0 device type tensor to numpy. Use Tensor.cpu() to copy the tensor "
@@ -104,6 +110,8 @@ def numpy(self: torch.Tensor, *, force: bool = False) -> Any:
 
 
 def tolist(self: torch.Tensor) -> Any:
+    if has_torch_function_unary(self):  # as torch's own method (``cpu``)
+        return handle_torch_function(tolist, (self,), self)
     if is_device(self) and runtime().captures:
         # A device-to-pageable copy first: torch refuses it on the capturing stream (H200: ``tolist``),
         # and CUDA's global mode refuses it elsewhere.

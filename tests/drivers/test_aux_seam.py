@@ -48,11 +48,11 @@ def test_the_uncaptured_warm_pass_runs_without_overlap_seed_003(backend: Backend
     assert not side, "no event recorded on a side queue during the warm pass"
 
 
-def test_seam_cudagraph_0_keeps_aux_on_the_eager_lane_one_forward_per_step(backend: Backend) -> None:
-    got = cudagraph_off(backend.name)["aux"]
+def test_seam_cudagraph_0_keeps_aux_on_the_eager_lane_one_forward_per_step(backend: Backend, arm: str) -> None:
+    got = cudagraph_off(arm)["aux"]
     assert got == {"lane": "eager", "begin_captures": 0, "segments_captured": 0, "inert_scopes": 0, "launches": 3}
 
 
-def test_seam_aux_graph_0_rolls_aux_back_to_the_eager_lane(backend: Backend) -> None:
-    got = rollback_all(backend.name)["aux"]
+def test_seam_aux_graph_0_rolls_aux_back_to_the_eager_lane(backend: Backend, arm: str) -> None:
+    got = rollback_all(arm)["aux"]
     assert got == {"lane": "eager", "begin_captures": 0, "segments_captured": 0, "inert_scopes": 0, "launches": 3}

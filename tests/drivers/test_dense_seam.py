@@ -49,11 +49,11 @@ def test_with_the_mirror_live_the_graph_still_runs_and_reads_the_tokens_from_the
     assert "copy" in captured_region(backend), "the mirror read sits INSIDE the captured region"
 
 
-def test_seam_cudagraph_0_keeps_dense_on_the_eager_lane_one_forward_per_step(backend: Backend) -> None:
-    got = cudagraph_off(backend.name)["dense"]
+def test_seam_cudagraph_0_keeps_dense_on_the_eager_lane_one_forward_per_step(backend: Backend, arm: str) -> None:
+    got = cudagraph_off(arm)["dense"]
     assert got == {"lane": "eager", "begin_captures": 0, "segments_captured": 0, "inert_scopes": 0, "launches": 3}
 
 
-def test_seam_dense_graph_0_rolls_dense_back_to_the_eager_lane(backend: Backend) -> None:
-    got = rollback_all(backend.name)["dense"]
+def test_seam_dense_graph_0_rolls_dense_back_to_the_eager_lane(backend: Backend, arm: str) -> None:
+    got = rollback_all(arm)["dense"]
     assert got == {"lane": "eager", "begin_captures": 0, "segments_captured": 0, "inert_scopes": 0, "launches": 3}

@@ -36,22 +36,22 @@ def test_the_1_plus_k_tokens_and_positions_go_through_pinned_persistent_step_inp
     assert get_step_input_stats() == StepInputStats(binds=2, host_refreshes=2 * PROPOSES, device_refreshes=0)
 
 
-def test_with_seam_cudagraph_0_the_draft_does_exactly_the_eager_lanes_work(backend: Backend) -> None:
+def test_with_seam_cudagraph_0_the_draft_does_exactly_the_eager_lanes_work(backend: Backend, arm: str) -> None:
     control = draft_fingerprint_in_child("eager")
-    subject = cudagraph_off(backend.name)["draft_fingerprint"]
+    subject = cudagraph_off(arm)["draft_fingerprint"]
     if control["lane"] != "eager" or control["launches"] != FINGERPRINT_PROPOSES:
         raise AssertionError(f"the control must be the eager lane, one forward per propose: {control}")
     work = ("copies", "launches", "lane")
     assert {k: subject[k] for k in work} == {k: control[k] for k in work}, "SAME-LANE expected"
-    if backend.name == "cpu-emulated":  # the eager control runs on the CPU: values comparable bit for bit
+    if arm == "cpu-emulated":  # the eager control runs on the CPU: values comparable bit for bit
         assert subject["output_digest"] == control["output_digest"]
 
 
-def test_seam_cudagraph_0_keeps_draft_off_the_capture_lane(backend: Backend) -> None:
-    got = cudagraph_off(backend.name)["draft"]
+def test_seam_cudagraph_0_keeps_draft_off_the_capture_lane(backend: Backend, arm: str) -> None:
+    got = cudagraph_off(arm)["draft"]
     assert got == {"lane": "eager", "begin_captures": 0, "segments_captured": 0, "inert_scopes": 0, "launches": 3}
 
 
-def test_seam_draft_graph_0_rolls_draft_back_to_the_eager_lane(backend: Backend) -> None:
-    got = rollback_all(backend.name)["draft"]
+def test_seam_draft_graph_0_rolls_draft_back_to_the_eager_lane(backend: Backend, arm: str) -> None:
+    got = rollback_all(arm)["draft"]
     assert got == {"lane": "eager", "begin_captures": 0, "segments_captured": 0, "inert_scopes": 0, "launches": 3}

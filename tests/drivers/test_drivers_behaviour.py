@@ -9,6 +9,9 @@ lane does (copies, launches, one digest of values for every lane).
 
 from __future__ import annotations
 
+import os
+from pathlib import Path
+
 import pytest
 import torch
 
@@ -19,8 +22,11 @@ from drivers.graphed_step import capture_admitted
 from drivers.scenarios import (DRIVERS, device_of, differing_values, position_rows, reference_scenario, run_scenario,
                                token_rows)
 from drivers.tiny_model import EagerReference
-from seam import AddressChangedError, EagerBackend, EmulatedBackend, cudagraph_enabled, driver_graph_enabled
+from harness.zygote import run_python
+from seam import AddressChangedError, CudaBackend, EagerBackend, EmulatedBackend, cudagraph_enabled, driver_graph_enabled
+from seam.torch_cuda import emulate_cuda, is_emulating
 
+ROOT = Path(__file__).resolve().parents[2]
 CFG = DriverConfig()
 
 
@@ -165,11 +171,28 @@ def test_a_work_fingerprint_is_the_backends_copies_and_launches_the_lane_and_the
                                                  "output_digest": output_digest(out)}
 
 
-@pytest.mark.parametrize("name", ["eager", "cpu-emulated", "cuda"])
+@pytest.mark.parametrize("name", ["eager", "cuda"])
 def test_a_backend_is_made_by_its_lane_name(name: str) -> None:
     assert BACKENDS[name].name == name
     if name != "cuda":
         assert backend_by_name(name).name == name
+
+
+def test_the_cpu_emulated_lane_is_the_cuda_backend_on_the_emulated_device() -> None:
+    with emulate_cuda():
+        backend = backend_by_name("cpu-emulated")
+        assert type(backend) is CudaBackend and backend.can_capture
+        assert backend.alloc((2,)).device == torch.device("cuda", 0)
+    assert not is_emulating(), "inside emulate_cuda() the lane leaves the emulation as it found it"
+
+
+def test_the_cpu_emulated_lane_made_outside_the_emulation_emulates_its_whole_process() -> None:
+    code = ("import torch; from drivers.fingerprint import backend_by_name; from seam.torch_cuda import is_emulating; "
+            "b = backend_by_name('cpu-emulated'); print(type(b).__name__, is_emulating(), torch.cuda.is_available(), "
+            "b.alloc((2,)).device)")
+    done = run_python(["-c", code], env={**os.environ, "PYTHONPATH": str(ROOT)}, cwd=ROOT, timeout=120)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.split() == ["CudaBackend", "True", "True", "cuda:0"]
 
 
 def test_each_backend_names_the_torch_device_its_reference_runs_on() -> None:
@@ -219,6 +242,7 @@ def test_each_lane_does_exactly_its_work_and_every_lane_gives_the_same_values(na
 def test_the_draft_lane_fingerprint_child_entry_point_reports_both_lanes() -> None:
     eager = draft.lane_fingerprint("eager")
     assert eager["lane"] == "eager" and eager["launches"] == draft.FINGERPRINT_PROPOSES
-    emulated = draft.lane_fingerprint("cpu-emulated")
+    with emulate_cuda():  # in this process: the lane alone would emulate it for good (a child's lane does)
+        emulated = draft.lane_fingerprint("cpu-emulated")
     assert emulated["output_digest"] == eager["output_digest"]
     assert emulated["lane"] == ("capture" if draft.capture_lane_admitted(EmulatedBackend()) else "eager")

@@ -51,11 +51,11 @@ def test_graph_replays_decode_the_ids_the_runner_wrote_on_the_device_each_step(b
     assert get_step_input_stats().device_refreshes == STEPS + 2
 
 
-def test_seam_cudagraph_0_keeps_moe_on_the_eager_lane_one_forward_per_step(backend: Backend) -> None:
-    got = cudagraph_off(backend.name)["moe"]
+def test_seam_cudagraph_0_keeps_moe_on_the_eager_lane_one_forward_per_step(backend: Backend, arm: str) -> None:
+    got = cudagraph_off(arm)["moe"]
     assert got == {"lane": "eager", "begin_captures": 0, "segments_captured": 0, "inert_scopes": 0, "launches": 3}
 
 
-def test_seam_moe_graph_0_rolls_moe_back_to_the_eager_lane(backend: Backend) -> None:
-    got = rollback_all(backend.name)["moe"]
+def test_seam_moe_graph_0_rolls_moe_back_to_the_eager_lane(backend: Backend, arm: str) -> None:
+    got = rollback_all(arm)["moe"]
     assert got == {"lane": "eager", "begin_captures": 0, "segments_captured": 0, "inert_scopes": 0, "launches": 3}

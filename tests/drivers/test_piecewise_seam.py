@@ -50,11 +50,11 @@ def test_the_routing_cannot_be_captured_inline_which_is_why_it_is_a_break(backen
             driver._forward()
 
 
-def test_seam_cudagraph_0_keeps_piecewise_on_the_eager_lane_one_forward_per_step(backend: Backend) -> None:
-    got = cudagraph_off(backend.name)["piecewise"]
+def test_seam_cudagraph_0_keeps_piecewise_on_the_eager_lane_one_forward_per_step(backend: Backend, arm: str) -> None:
+    got = cudagraph_off(arm)["piecewise"]
     assert got == {"lane": "eager", "begin_captures": 0, "segments_captured": 0, "inert_scopes": 0, "launches": 3}
 
 
-def test_seam_piecewise_graph_0_rolls_piecewise_back_to_the_eager_lane(backend: Backend) -> None:
-    got = rollback_all(backend.name)["piecewise"]
+def test_seam_piecewise_graph_0_rolls_piecewise_back_to_the_eager_lane(backend: Backend, arm: str) -> None:
+    got = rollback_all(arm)["piecewise"]
     assert got == {"lane": "eager", "begin_captures": 0, "segments_captured": 0, "inert_scopes": 0, "launches": 3}

@@ -57,11 +57,11 @@ def test_recycling_a_slot_in_place_replays_the_same_graph_without_a_recapture(ba
     assert torch.equal(got, ref([[3], [9]], [[3], [0]]).squeeze(1).to("cpu"))
 
 
-def test_seam_cudagraph_0_keeps_resident_on_the_eager_lane_one_forward_per_step(backend: Backend) -> None:
-    got = cudagraph_off(backend.name)["resident"]
+def test_seam_cudagraph_0_keeps_resident_on_the_eager_lane_one_forward_per_step(backend: Backend, arm: str) -> None:
+    got = cudagraph_off(arm)["resident"]
     assert got == {"lane": "eager", "begin_captures": 0, "segments_captured": 0, "inert_scopes": 0, "launches": 3}
 
 
-def test_seam_resident_graph_0_rolls_resident_back_to_the_eager_lane(backend: Backend) -> None:
-    got = rollback_all(backend.name)["resident"]
+def test_seam_resident_graph_0_rolls_resident_back_to_the_eager_lane(backend: Backend, arm: str) -> None:
+    got = rollback_all(arm)["resident"]
     assert got == {"lane": "eager", "begin_captures": 0, "segments_captured": 0, "inert_scopes": 0, "launches": 3}

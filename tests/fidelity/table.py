@@ -24,12 +24,13 @@ DOC = ROOT / "docs" / "fidelity-seam.md"
 
 
 def run_one(name: str, arm: str) -> dict[str, Any]:
-    from seam.pytest_plugin import make_backend
+    from seam.pytest_plugin import make_backend, on_arm
 
     from .probe import observe
     from .programs import PROGRAMS
 
-    return observe(PROGRAMS[name], make_backend(arm)).to_json()  # type: ignore[arg-type]
+    with on_arm(arm):  # cpu-emulated: the CudaBackend inside emulate_cuda() (issue 24)
+        return observe(PROGRAMS[name], make_backend(arm)).to_json()  # type: ignore[arg-type]
 
 
 def run_in_child(name: str, arm: str) -> dict[str, Any]:

@@ -21,9 +21,9 @@ def expected_on(arm: str, name: str) -> str:
 
 
 @pytest.mark.parametrize("name", sorted(PROGRAMS))
-def test_the_program_gives_what_cuda_gives(backend: Backend, name: str) -> None:
+def test_the_program_gives_what_cuda_gives(backend: Backend, arm: str, name: str) -> None:
     got = observe(PROGRAMS[name], backend)
-    assert got.text() == expected_on(backend.name, name)
+    assert got.text() == expected_on(arm, name)
     assert not collector.any_capture_open(), "a program leaves no capture open, whatever it raised"
 
 

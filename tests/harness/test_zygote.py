@@ -35,7 +35,12 @@ PROGRAMS = {
               "repr(sys.stdin.read()))"],
     "atexit handlers and unflushed output": ["-c", "import atexit; atexit.register(print, 'bye'); print('a', end='')"],
     "a syntax error": ["-c", "def ("],
+    "the start-up hook on PYTHONPATH has run": [
+        "-c", "import sys; print(getattr(sys.modules.get('sitecustomize'), 'MARK', None))"],
 }
+#: A start-up hook (``sitecustomize``) in the children's ``PYTHONPATH`` folder: a fresh interpreter runs it
+#: before the program (``seam.emulate_cuda()``'s children are emulated through one), so a forked child must.
+SITECUSTOMIZE = "MARK = 'ran at start-up'\n"
 
 DRIVER = """
 import json, os, signal, subprocess, sys
@@ -75,6 +80,7 @@ print(json.dumps(out))
 
 
 def drive(mode: str, tmp_path: Path) -> dict:
+    (tmp_path / "sitecustomize.py").write_text(SITECUSTOMIZE)
     (tmp_path / "zmod.py").write_text("import sys\nprint(sys.argv[0].endswith('zmod.py'), sys.argv[1:], __name__)\n")
     env = {**os.environ, "PYTHONPATH": str(ROOT), "ZYGOTE_GONE": "1"}
     done = subprocess.run([sys.executable, "-c", textwrap.dedent(DRIVER), mode, json.dumps(PROGRAMS), str(tmp_path)],
@@ -107,6 +113,7 @@ def test_the_programs_show_what_they_claim(both: tuple[dict, dict], tmp_path_fac
     assert real["signals and stdin as python sets them"][1] == "True True True ''\n"
     assert real["atexit handlers and unflushed output"][1] == "abye\n"
     assert real["sys.exit with a message"][:3] == [1, "", "stopped here\n"]
+    assert real["the start-up hook on PYTHONPATH has run"][1] == "ran at start-up\n"
 
 
 def test_a_request_the_zygote_cannot_honour_runs_in_a_real_interpreter(both: tuple[dict, dict]) -> None:

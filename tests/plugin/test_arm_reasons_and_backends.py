@@ -8,7 +8,8 @@ import torch
 from seam.arms import NO_BACKEND
 from seam import CudaBackend, EmulatedBackend
 from seam.errors import CaptureUnsupportedError
-from seam.pytest_plugin import arm_unavailable_reason, make_backend
+from seam.pytest_plugin import arm_unavailable_reason, make_backend, on_arm
+from seam.torch_cuda import is_emulating
 
 
 def test_without_a_gpu_the_cuda_arm_says_what_it_needs(monkeypatch: pytest.MonkeyPatch) -> None:
@@ -23,10 +24,22 @@ def test_the_rocm_arm_gives_the_registrys_reason_and_an_unknown_arm_a_reason_nam
     assert arm_unavailable_reason("cpu-emulated") is None
 
 
-def test_the_cpu_emulated_arm_gets_the_emulator_and_an_arm_without_a_backend_is_refused_by_name() -> None:
-    assert isinstance(make_backend("cpu-emulated"), EmulatedBackend)
+def test_the_cpu_emulated_arm_gets_the_cuda_backend_on_the_emulated_device_and_an_arm_without_a_backend_is_refused_by_name() -> None:
+    with on_arm("cpu-emulated"):
+        backend = make_backend("cpu-emulated")
+        assert type(backend) is CudaBackend and not isinstance(backend, EmulatedBackend)
+        assert backend.alloc((2,)).device == torch.device("cuda", 0)
+    assert not is_emulating(), "on_arm leaves the emulation at its end"
     with pytest.raises(ValueError, match=r"^no backend for arm 'rocm'$"):
         make_backend("rocm")
+
+
+def test_the_backend_fixture_runs_the_cpu_emulated_case_inside_the_emulation_and_names_its_arm(
+        backend: CudaBackend, arm: str) -> None:
+    if arm != "cpu-emulated":
+        pytest.skip("the cpu-emulated arm's case: on the cuda arm the backend is the GPU's")
+    assert is_emulating() and type(backend) is CudaBackend
+    assert backend.alloc((2,)).device == torch.device("cuda", 0)
 
 
 def test_the_cuda_arm_gets_the_cuda_backend() -> None:
