@@ -221,3 +221,105 @@ def test_an_attribute_is_unknown_without_the_measured_tree_and_read_by_name_with
     reach = Reach.from_data({**REACH, "files": {"calc/ops.py": {"t.py::a": [5], "t.py::b": [8]}}})
     assert cases_reached({"calc/ops.py": [Attribute("size"), (8, 8)]}, reach, ["t.py::a", "t.py::b"],
                          project=tmp_path) == {"t.py::a", "t.py::b"}
+
+
+def test_a_recorded_reach_without_optional_fields_reads_as_empty() -> None:
+    assert Reach.from_data({}) == Reach(files={}, fixtures={}, spawned=frozenset(), cases=frozenset(),
+                                        spawn_regions=(), children={}, starters=None)
+
+
+def test_a_recorded_reach_is_read_as_utf8_whatever_the_locale(tmp_path: Path) -> None:
+    """A node id with non-ASCII text (a parametrized case) read under the POSIX locale with coercion off."""
+    import os
+    import subprocess
+    import sys
+
+    (tmp_path / "reach.json").write_text(json.dumps({"cases": ["t.py::test_x[café]"]}, ensure_ascii=False),
+                                         encoding="utf-8")
+    root = Path(__file__).resolve().parents[2]
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("LC_", "LANG", "PYTHONUTF8", "PYTHONIOENCODING"))}
+    env.update(LC_ALL="C", PYTHONCOERCECLOCALE="0", PYTHONUTF8="0", PYTHONPATH=str(root))
+    code = ("import sys; from pathlib import Path; from harness.reach.reach import Reach\n"
+            "print(ascii(sorted(Reach.read(Path(sys.argv[1])).cases)))")
+    done = subprocess.run([sys.executable, "-c", code, str(tmp_path / "reach.json")], env=env, capture_output=True,
+                          text=True, timeout=60)
+    assert done.returncode == 0, done.stderr[-2000:]
+    assert done.stdout.strip() == ascii(["t.py::test_x[café]"])
+
+
+def test_a_region_met_inside_not_only_at_its_ends_and_the_last_line_of_a_spawners_function_counts() -> None:
+    reach = Reach.from_data({**REACH, "files": {**REACH["files"], "calc/other.py": {"t.py::c": [3], "t.py::f": [4]}}})
+    assert reach.reaching("calc/ops.py", [(10, 13)]) == {"t.py::b", "t.py::s", "t.py::c", "t.py::f"}
+    assert "t.py::f" in reach.unknown()  # it ran line 4, the last of the function on s's stack
+
+
+def test_cases_to_run_looks_an_attribute_up_in_the_measured_tree(tmp_path: Path) -> None:
+    (tmp_path / "calc").mkdir()
+    original = "class Plain:\n    size = 4\n\n    def grow(self):\n        return self.size + 1\n"
+    (tmp_path / "calc" / "ops.py").write_text(original)
+    reach = Reach.from_data({"files": {"calc/ops.py": {"t.py::a": [5]}}, "cases": ["t.py::a", "t.py::b"]})
+    changes = {"calc/ops.py": (original, original.replace("size = 4", "size = 5"))}
+    assert cases_to_run(changes, reach, ["t.py::a", "t.py::b"]) is None  # no tree: unknown
+    assert cases_to_run(changes, reach, ["t.py::a", "t.py::b"], project=tmp_path) == {"t.py::a"}
+
+
+def test_a_deleted_module_statement_or_one_inserted_between_imports_is_unknown() -> None:
+    assert change_regions(MODULE, MODULE.replace("LIMIT = 3\n", "", 1)) is None
+    assert change_regions(MODULE, MODULE.replace("import os\n", "import os\nEXTRA = 1\n", 1)) is None
+
+
+@pytest.mark.parametrize("base", ["Base", "mod.Base"])
+def test_an_attribute_of_a_class_with_a_plain_base_is_read_by_name(base: str) -> None:
+    original = MODULE.replace("class Plain:", f"class Plain({base}):", 1)
+    assert change_regions(original, original.replace("    size = 4", "    size = 5", 1)) == [Attribute("size")]
+
+
+def test_a_long_file_of_repeated_lines_is_diffed_line_for_line_and_two_insertions_name_four_neighbours() -> None:
+    # difflib's autojunk treats a line repeated in over 1% of 200+ lines as junk: a line written into a run of
+    # them would read as the whole run replaced (50 lines, not 3 and 1)
+    head = [f"p{n}" for n in range(150)]
+    a, b = head + ["x = 1"] * 100, head + ["x = 1"] * 50 + ["q"] + ["x = 1"] * 49
+    assert _changed_lines("\n".join(a), "\n".join(b)) == ([200, 201, 250], [201])
+    assert _changed_lines("a\nb\nc\n", "a\nX\nb\nY\nc\n") == ([1, 2, 2, 3], [2, 4])
+
+
+NESTED = '''import os
+
+if os.name:
+    class Inner:
+        size = 4
+
+        depth = 1
+
+LIMIT = (
+    3
+)
+
+
+@register
+class Tagged:
+    kind = "t"
+
+
+class Wide(
+    Base,
+):
+    width = 2
+'''
+
+
+def _nested(needle: str, replacement: str) -> list | None:
+    return change_regions(NESTED, NESTED.replace(needle, replacement, 1))
+
+
+def test_the_innermost_statement_outside_bodies_decides_a_line() -> None:
+    assert _nested("        size = 4", "        size = 5") == [Attribute("size")]  # the class in an `if`, not the `if`
+    assert _nested("    3\n", "    4\n") is None  # the second line of a module-level statement
+    assert _nested("@register", "@other") is None  # a class decorator: the class header
+    assert _nested("    Base,", "    Other,") is None  # the second line of a class header
+    assert _nested("\n        depth = 1", "\n        # c\n        depth = 1") is None  # in the class in the `if`
+
+
+def test_a_comment_between_two_class_statements_is_no_header() -> None:
+    original = MODULE.replace("    size = 4\n", "    size = 4\n    # about the label\n", 1)
+    assert change_regions(original, original.replace("# about the label", "# on the label", 1)) == [None]
