@@ -150,17 +150,9 @@ def torch_cuda(request: pytest.FixtureRequest) -> Iterator[str]:
 def backend(request: pytest.FixtureRequest) -> Iterator[Any]:
     """A fresh backend of the arm this test instance runs on, with the seam's counters reset: a
     ``CudaBackend`` on both arms, inside ``emulate_cuda()`` on ``cpu-emulated`` (``seam.pytest_plugin``)."""
-    from seam.pytest_plugin import arm_unavailable_reason, make_backend, on_arm
-    from seam import reset_graph_break_stats, reset_step_input_stats
+    from seam.pytest_plugin import backend_for
 
-    arm = request.param
-    reason = arm_unavailable_reason(arm)
-    if reason is not None:
-        pytest.skip(f"OWED: {reason}")
-    reset_graph_break_stats()
-    reset_step_input_stats()
-    with on_arm(arm):
-        yield make_backend(arm)
+    yield from backend_for(request.param)
 
 
 @pytest.fixture

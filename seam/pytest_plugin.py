@@ -148,9 +148,14 @@ def torch_cuda(request: pytest.FixtureRequest) -> Iterator[str]:
 @pytest.fixture
 def backend(request: pytest.FixtureRequest) -> Iterator["Backend"]:
     """A fresh backend of the arm this test instance runs on, with the seam's counters reset."""
+    yield from backend_for(request.param)
+
+
+def backend_for(arm: str) -> Iterator["Backend"]:
+    """The ``backend`` fixture's body, which ``seamgate_plugin``'s fixture runs too: OWED (a skip saying so) where
+    the arm cannot run, else the seam's counters reset and a fresh backend, inside the arm (``on_arm``)."""
     from seam import reset_graph_break_stats, reset_step_input_stats
 
-    arm = request.param
     reason = arm_unavailable_reason(arm)
     if reason is not None:
         pytest.skip(f"OWED: {reason}")

@@ -17,6 +17,7 @@ import pytest
 
 from harness.results.evidence import EvidenceError, Record, load_records, resolve
 from reports.outcome import ArmOutcome, Provenance, Verdict
+from tests.harness.posix_locale import run_in_posix_locale
 
 OWED = ArmOutcome("g", "cuda", Verdict.OWED, "OWED: cuda arm needs an NVIDIA GPU")
 NOW, BEFORE = "a" * 64, "b" * 64
@@ -169,23 +170,14 @@ def test_an_evidence_file_outside_the_project_is_named_by_its_full_path(tmp_path
 
 def test_an_evidence_file_is_read_as_utf8_whatever_the_locale(tmp_path: Path) -> None:
     """A CI runner under the POSIX locale with locale coercion off reads files as ASCII unless told UTF-8."""
-    import subprocess
-    import sys
-
     _write(tmp_path, "a.json", "PASS", NOW)
     report = json.loads((tmp_path / "evidence/a.json").read_text())
     report["outcomes"][0]["message"] = "reds exactly — café"
     (tmp_path / "evidence/a.json").write_text(json.dumps(report, ensure_ascii=False), encoding="utf-8")
-    root = Path(__file__).resolve().parents[2]
-    env = {k: v for k, v in os.environ.items() if not k.startswith(("LC_", "LANG", "PYTHONUTF8", "PYTHONIOENCODING"))}
-    env.update(LC_ALL="C", PYTHONCOERCECLOCALE="0", PYTHONUTF8="0", PYTHONPATH=str(root))
     code = ("import sys; from pathlib import Path; from harness.results.evidence import load_records\n"
             "r = load_records(Path(sys.argv[1]), ['evidence'])[('g', 'cuda')][0]\n"
             "print(ascii(r.message))")
-    done = subprocess.run([sys.executable, "-c", code, str(tmp_path)], env=env, capture_output=True, text=True,
-                          timeout=60)
-    assert done.returncode == 0, done.stderr[-2000:]
-    assert done.stdout.strip() == ascii("reds exactly — café")
+    assert run_in_posix_locale(code, str(tmp_path)) == ascii("reds exactly — café")
 
 
 def test_a_verdict_from_a_record_carries_its_provenance_and_where_it_came_from(tmp_path: Path) -> None:

@@ -14,6 +14,7 @@ from pathlib import Path
 import pytest
 
 from harness.reach.reach import Attribute, Reach, _changed_lines, cases_reached, cases_to_run, change_regions
+from tests.harness.posix_locale import run_in_posix_locale
 
 MODULE = '''import os
 
@@ -230,21 +231,11 @@ def test_a_recorded_reach_without_optional_fields_reads_as_empty() -> None:
 
 def test_a_recorded_reach_is_read_as_utf8_whatever_the_locale(tmp_path: Path) -> None:
     """A node id with non-ASCII text (a parametrized case) read under the POSIX locale with coercion off."""
-    import os
-    import subprocess
-    import sys
-
     (tmp_path / "reach.json").write_text(json.dumps({"cases": ["t.py::test_x[café]"]}, ensure_ascii=False),
                                          encoding="utf-8")
-    root = Path(__file__).resolve().parents[2]
-    env = {k: v for k, v in os.environ.items() if not k.startswith(("LC_", "LANG", "PYTHONUTF8", "PYTHONIOENCODING"))}
-    env.update(LC_ALL="C", PYTHONCOERCECLOCALE="0", PYTHONUTF8="0", PYTHONPATH=str(root))
     code = ("import sys; from pathlib import Path; from harness.reach.reach import Reach\n"
             "print(ascii(sorted(Reach.read(Path(sys.argv[1])).cases)))")
-    done = subprocess.run([sys.executable, "-c", code, str(tmp_path / "reach.json")], env=env, capture_output=True,
-                          text=True, timeout=60)
-    assert done.returncode == 0, done.stderr[-2000:]
-    assert done.stdout.strip() == ascii(["t.py::test_x[café]"])
+    assert run_in_posix_locale(code, str(tmp_path / "reach.json")) == ascii(["t.py::test_x[café]"])
 
 
 def test_a_region_met_inside_not_only_at_its_ends_and_the_last_line_of_a_spawners_function_counts() -> None:
