@@ -1496,6 +1496,230 @@ with torch.cuda.graph(g):
 phase("after")
 g.replay(); sync(); vals["y"] = R(y)
 '''),
+    # ---- the caching allocator's figures (exact, as the H200 gives them) ------------------------
+    ("allocator", "each_block_is_rounded_up_to_512_bytes", r'''
+KEYS = ("allocated_bytes", "active_bytes", "requested_bytes", "reserved_bytes")
+sync()
+for n in (1, 128, 129, 1000, 1 << 18, (1 << 18) + 1):
+    s0 = torch.cuda.memory_stats()
+    t = torch.empty(n, device="cuda")
+    s1 = torch.cuda.memory_stats()
+    vals[str(n)] = [s1.get(k + ".all.current", 0) - s0.get(k + ".all.current", 0) for k in KEYS]
+    vals[str(n) + "_memory_allocated"] = torch.cuda.memory_allocated() - s0.get("allocated_bytes.all.current", 0)
+    del t
+    torch.cuda.empty_cache()
+vals["after_all"] = [torch.cuda.memory_stats().get(k + ".all.current", 0) for k in KEYS]
+'''),
+    ("allocator", "small_and_large_requests_take_segments_of_their_pools", r'''
+sync()
+F = ("segment.all.current", "segment.small_pool.current", "segment.large_pool.current",
+     "reserved_bytes.small_pool.current", "reserved_bytes.large_pool.current",
+     "allocated_bytes.small_pool.current", "allocated_bytes.large_pool.current",
+     "allocation.all.current", "active.all.current", "inactive_split.all.current",
+     "inactive_split_bytes.all.current", "num_device_alloc", "num_device_free")
+def snap(label):
+    st = torch.cuda.memory_stats()
+    vals[label] = [st.get(k, 0) for k in F]
+keep = []
+snap("start")
+for label, nbytes in (("a_4B", 4), ("b_4B", 4), ("c_1MiB", 1 << 20), ("d_1MiB_plus_512", (1 << 20) + 512),
+                      ("e_9MiB", 9 << 20), ("f_12MiB", 12 << 20), ("g_11MiB_plus_4", (11 << 20) + 4)):
+    keep.append(torch.empty(nbytes, dtype=torch.uint8, device="cuda"))
+    snap(label)
+del keep
+snap("all_freed")
+torch.cuda.empty_cache()
+snap("emptied")
+vals["reserved"] = torch.cuda.memory_reserved(); vals["max_reserved"] = torch.cuda.max_memory_reserved()
+vals["max_allocated"] = torch.cuda.max_memory_allocated()
+'''),
+    ("allocator", "a_freed_block_is_reused_on_its_own_stream_only", r'''
+s = torch.cuda.Stream(); sync()
+a = torch.empty(1000, device="cuda"); pa = a.data_ptr(); del a
+b = torch.empty(1000, device="cuda"); vals["same_stream_takes_it"] = b.data_ptr() == pa
+pb = b.data_ptr(); del b
+r0 = torch.cuda.memory_reserved()
+with torch.cuda.stream(s):
+    c = torch.empty(1000, device="cuda")
+vals["other_stream_does_not"] = c.data_ptr() != pb
+vals["other_stream_new_segment_bytes"] = torch.cuda.memory_reserved() - r0
+d = torch.empty(500, device="cuda"); vals["smaller_request_splits_the_freed_block"] = d.data_ptr() == pb
+e = torch.empty(100, device="cuda"); vals["the_rest_follows"] = e.data_ptr() == pb + 2048
+st = torch.cuda.memory_stats()
+vals["segments"] = st["segment.all.current"]; vals["inactive_split"] = st["inactive_split.all.current"]
+vals["inactive_split_bytes"] = st["inactive_split_bytes.all.current"]
+'''),
+    ("allocator", "freed_neighbours_merge_and_empty_cache_releases_only_wholly_free_segments", r'''
+sync()
+a = torch.empty(1 << 16, device="cuda"); b = torch.empty(1 << 16, device="cuda"); c = torch.empty(1 << 16, device="cuda")
+vals["contiguous"] = [b.data_ptr() - a.data_ptr(), c.data_ptr() - b.data_ptr()]
+F = ("segment.all.current", "reserved_bytes.all.current", "allocated_bytes.all.current",
+     "inactive_split.all.current", "inactive_split_bytes.all.current", "active.all.current")
+def snap(label):
+    st = torch.cuda.memory_stats()
+    vals[label] = [st.get(k, 0) for k in F]
+snap("three")
+pa = a.data_ptr(); del a; snap("a_freed")
+del b; snap("a_b_freed")
+big = torch.empty(1 << 17, device="cuda"); vals["merged_block_taken"] = big.data_ptr() == pa; snap("merged_taken")
+del big
+torch.cuda.empty_cache(); snap("emptied_with_c_alive")
+del c; snap("c_freed")
+torch.cuda.empty_cache(); snap("emptied")
+'''),
+    ("allocator", "peaks_and_their_reset_are_exact", r'''
+sync()
+a = torch.empty(3 << 20, dtype=torch.uint8, device="cuda")
+b = torch.empty(5 << 20, dtype=torch.uint8, device="cuda")
+vals["peak_two"] = torch.cuda.max_memory_allocated(); del b
+vals["now_one"] = torch.cuda.memory_allocated(); vals["peak_still_two"] = torch.cuda.max_memory_allocated()
+torch.cuda.reset_peak_memory_stats()
+vals["peak_after_reset"] = torch.cuda.max_memory_allocated(); vals["max_reserved_after_reset"] = torch.cuda.max_memory_reserved()
+st = torch.cuda.memory_stats()
+vals["allocated_bytes_all"] = [st["allocated_bytes.all." + k] for k in ("current", "peak", "allocated", "freed")]
+vals["allocation_all"] = [st["allocation.all." + k] for k in ("current", "peak", "allocated", "freed")]
+torch.cuda.reset_accumulated_memory_stats()
+st = torch.cuda.memory_stats()
+vals["after_accumulated_reset"] = [st["allocated_bytes.all." + k] for k in ("current", "peak", "allocated", "freed")]
+vals["num_device_alloc_after_accumulated_reset"] = st["num_device_alloc"]
+'''),
+    ("allocator", "memory_stats_names_every_figure_torch_keeps", r'''
+t = torch.empty(10, device="cuda"); sync()
+st = torch.cuda.memory_stats()
+vals["keys"] = sorted(st)
+vals["ints"] = all(isinstance(v, int) for v in st.values())
+vals["empty_before_any_allocation_in_a_new_process_is_not_checked"] = True
+'''),
+    ("allocator", "memory_snapshot_lists_segments_and_their_blocks", r'''
+sync()
+a = torch.empty(100, device="cuda"); b = torch.empty(3 << 20, dtype=torch.uint8, device="cuda")
+c = torch.empty(100, device="cuda"); del c
+snap = torch.cuda.memory_snapshot()
+vals["segment_keys"] = sorted(snap[0]) if snap else []
+vals["block_keys"] = sorted(snap[0]["blocks"][0]) if snap and snap[0]["blocks"] else []
+vals["segments"] = sorted([s["segment_type"], s["total_size"], s["allocated_size"], s["active_size"], s["requested_size"],
+                           [[blk["size"], blk["state"], blk["requested_size"]] for blk in s["blocks"]]] for s in snap)
+vals["addresses_are_the_tensors"] = sorted(blk["address"] for s in snap for blk in s["blocks"] if blk["state"] == "active_allocated") == sorted([a.data_ptr(), b.data_ptr()])
+vals["stream_is_int"] = all(isinstance(s["stream"], int) for s in snap)
+'''),
+    ("allocator", "a_capture_allocates_into_the_graphs_private_pool", r'''
+F = ("segment.all.current", "reserved_bytes.all.current", "active.all.current", "active_bytes.all.current",
+     "allocated_bytes.all.current")
+def st():
+    s = torch.cuda.memory_stats(); return [s.get(k, 0) for k in F]
+def delta(a, b): return [y - x for x, y in zip(a, b)]
+s = torch.cuda.Stream(); sync()
+for numel in (128, 1 << 18, (1 << 18) + 128, (10 << 18) + 128):
+    g = torch.cuda.CUDAGraph()
+    s.wait_stream(torch.cuda.current_stream())
+    with torch.cuda.stream(s):
+        a = torch.ones((numel,), device="cuda")
+        pre = st()
+        phase("capture")
+        g.capture_begin()
+        b = a.clone()
+        for _ in range(5):
+            b = b.clone() + 1
+        g.capture_end()
+        phase("after")
+    torch.cuda.current_stream().wait_stream(s)
+    import gc; gc.collect()
+    post = st()
+    vals[f"{numel}_captured"] = delta(pre, post)
+    g.replay(); sync(); vals[f"{numel}_sum"] = b.sum().item() == 6 * numel
+    torch.cuda.empty_cache(); vals[f"{numel}_after_empty_cache"] = delta(pre, st())
+    del g; gc.collect(); torch.cuda.empty_cache()
+    vals[f"{numel}_graph_deleted"] = delta(pre, st())
+    vals[f"{numel}_b_still_readable"] = b.sum().item() == 6 * numel
+    del a, b; gc.collect(); torch.cuda.empty_cache()
+    vals[f"{numel}_all_gone"] = delta(pre, st())
+'''),
+    ("allocator", "two_graphs_sharing_a_pool_reserve_less_than_two_pools", r'''
+import gc
+x = torch.ones(1 << 18, device="cuda"); sync()
+def capture(pool):
+    g = torch.cuda.CUDAGraph()
+    with torch.cuda.graph(g, pool=pool):
+        t = x * 2
+        y = t + 1
+        del t
+    return g, y
+r0 = torch.cuda.memory_reserved()
+shared = torch.cuda.graph_pool_handle()
+g1, y1 = capture(shared); g2, y2 = capture(shared)
+vals["shared_reserved"] = torch.cuda.memory_reserved() - r0
+vals["shared_segments"] = torch.cuda.memory_stats()["segment.all.current"]
+g3, y3 = capture(None); g4, y4 = capture(None)
+vals["separate_reserved"] = torch.cuda.memory_reserved() - r0 - vals["shared_reserved"]
+vals["all_segments"] = torch.cuda.memory_stats()["segment.all.current"]
+'''),
+    ("allocator", "the_generator_offset_moves_by_what_each_kernel_draws", r'''
+sync()
+g = torch.cuda.default_generators[0]
+torch.cuda.manual_seed(0)
+steps = []
+def step(label, fn):
+    o = g.get_offset(); fn(); sync(); steps.append([label, g.get_offset() - o])
+step("rand_1", lambda: torch.rand(1, device="cuda"))
+step("rand_1000", lambda: torch.rand(1000, device="cuda"))
+step("randn_1M", lambda: torch.randn(1 << 20, device="cuda"))
+step("randn_4M", lambda: torch.randn(4 << 20, device="cuda"))
+step("rand_4M_double", lambda: torch.rand(4 << 20, device="cuda", dtype=torch.float64))
+step("rand_1000_half", lambda: torch.rand(1000, device="cuda", dtype=torch.float16))
+step("normal_", lambda: torch.empty(1000, device="cuda").normal_())
+step("uniform_", lambda: torch.empty(1000, device="cuda").uniform_())
+step("bernoulli_p", lambda: torch.empty(1000, device="cuda").bernoulli_(0.5))
+step("bernoulli_tensor", lambda: torch.bernoulli(torch.full((1000,), 0.5, device="cuda")))
+step("dropout_1000", lambda: torch.nn.functional.dropout(torch.ones(1000, device="cuda"), 0.5))
+step("dropout_4M", lambda: torch.nn.functional.dropout(torch.ones(4 << 20, device="cuda"), 0.5))
+step("randint_1000", lambda: torch.randint(0, 10, (1000,), device="cuda"))
+step("random_", lambda: torch.empty(1000, device="cuda").random_())
+step("exponential_", lambda: torch.empty(1000, device="cuda").exponential_())
+step("randperm_10", lambda: torch.randperm(10, device="cuda"))
+step("multinomial", lambda: torch.multinomial(torch.ones(10, device="cuda"), 3))
+step("randn_like", lambda: torch.randn_like(torch.ones(1000, device="cuda")))
+vals["steps"] = steps
+vals["state_len"] = torch.cuda.get_rng_state().numel()
+'''),
+    ("allocator", "a_graph_replay_moves_the_generator_by_the_whole_graphs_draws", r'''
+x = torch.ones(1000, device="cuda"); sync()
+g0 = torch.cuda.default_generators[0]
+torch.cuda.manual_seed(3)
+o0 = g0.get_offset()
+g = torch.cuda.CUDAGraph()
+phase("capture")
+with torch.cuda.graph(g):
+    y = torch.rand(1000, device="cuda") + torch.randn(1000, device="cuda") + torch.nn.functional.dropout(x, 0.5)
+    phase("capture_end")
+phase("after")
+vals["after_capture"] = g0.get_offset() - o0
+g.replay(); sync(); vals["after_replay_1"] = g0.get_offset() - o0
+g.replay(); sync(); vals["after_replay_2"] = g0.get_offset() - o0
+torch.rand(1, device="cuda"); sync(); vals["after_eager"] = g0.get_offset() - o0
+'''),
+    ("allocator", "debug_dump_writes_the_captured_graph", r'''
+import os, tempfile
+x = torch.ones(4, device="cuda"); sync()
+g = torch.cuda.CUDAGraph()
+g.enable_debug_mode()
+phase("capture")
+with torch.cuda.graph(g):
+    y = x * 2
+    phase("capture_end")
+phase("after")
+path = os.path.join(tempfile.mkdtemp(), "graph.dot")
+g.debug_dump(path)
+vals["written"] = os.path.exists(path)
+text = open(path).read() if os.path.exists(path) else ""
+vals["starts_with_digraph"] = text.startswith("digraph")
+g.replay(); sync(); vals["y"] = R(y)
+g2 = torch.cuda.CUDAGraph()
+with torch.cuda.graph(g2):
+    z = x + 1
+path2 = os.path.join(tempfile.mkdtemp(), "graph2.dot")
+g2.debug_dump(path2)
+vals["written_without_debug_mode"] = os.path.exists(path2)
+'''),
     # ---- device queries -------------------------------------------------------------------------
     ("device queries", "device_queries_report_one_device", r'''
 vals["is_available"] = torch.cuda.is_available()
