@@ -11,6 +11,7 @@ those buffers hold now. What CUDA refuses during a capture is refused with torch
 
 from __future__ import annotations
 
+import functools
 import threading
 import warnings
 from typing import Any
@@ -22,7 +23,8 @@ from seam.emulator import CaptureRecorder, EmulatedGraph, RecordedOp
 from seam.fork_ledger import ForkLedger
 from seam.torch_cuda import cuda_errors, generators
 from seam.torch_cuda.kinds import REGISTRY
-from seam.torch_cuda.pools import CountingOps, Pool
+from seam.torch_cuda.allocator import DEFAULT_POOL
+from seam.torch_cuda.pools import CountingOps, Pool, free_graph_held
 from seam.torch_cuda.runtime import DeviceRng, runtime
 from seam.torch_cuda.streams import Stream
 
@@ -100,6 +102,8 @@ class OpenCapture:
         self.mode = mode
         self.thread = threading.get_ident()
         self.pool = pool
+        #: The pool's handle: the allocator model serves this capture's blocks from it.
+        self.pool_handle: tuple[int, int] = DEFAULT_POOL
         self.ledger = ForkLedger(origin=stream.id, versions={stream.id: 0}, seen={stream.id: {}})
         self.recorder = CaptureRecorder(_PooledKinds(self), self._recording_now, self._count_op)
         self.recorder.allow_scalar_mask_fill = True
@@ -168,6 +172,8 @@ class CUDAGraph:
         self._debug = False
         #: A graph not kept is destroyed after its first dump (CUDA's ``has_graph_ = false``).
         self._dumped = False
+        #: Its pool was begun in the allocator model (released at reset or when the graph dies).
+        self._pool_begun = False
         return self
 
     def __init__(self, keep_graph: bool = False) -> None:
@@ -186,13 +192,34 @@ class CUDAGraph:
         if rt.capture_of(stream.id) is not None:
             raise cuda_errors.torch_error(cuda_errors.during_capture("Cannot register the state"),
                                           "capture_begin on a stream that is capturing")
-        self._pool = tuple(pool) if pool is not None else self._pool or _pool_handle()
+        self._pool = tuple(pool) if pool is not None else self._pool or (next(rt.graph_pool_ids), 0)
         capture = OpenCapture(stream, capture_error_mode, _pool(self._pool))
+        capture.pool_handle = self._pool
         self._register(rt.rng)
         for state, _ in self._rng_states:
             state.capture_prologue()
+        # CUDA's seed and offset holders: two 8-byte blocks on the capturing stream, in the default pool
+        # (H200, torch 2.11: ``a_capture_allocates_into_the_graphs_private_pool``), freed with the graph.
+        allocator = rt.allocator
+        allocator.before_read["graphs"] = functools.partial(free_graph_held, rt)
+        for holder in self._holders():
+            allocator.note_allocation(holder, 8, stream.cuda_stream, DEFAULT_POOL, None)
+        allocator.begin_pool(self._pool)
+        self._pool_begun = True
         self._capture = capture
         rt.captures.append(capture)
+
+    def _holders(self) -> tuple[tuple[str, int, int], ...]:
+        return (("rng-holder", id(self), 0), ("rng-holder", id(self), 1))
+
+    def _release_memory(self) -> None:
+        """The graph's memory goes back: its holders freed, its pool freeable once no graph uses it."""
+        if getattr(self, "_pool_begun", False) and self._runtime is runtime():
+            allocator = self._runtime.allocator
+            for holder in self._holders():
+                allocator.note_free(holder)
+            allocator.release_pool(self._pool)
+        self._pool_begun = False
 
     def register_generator_state(self, generator: Any) -> None:
         """``CUDAGraph.register_generator_state``: replays of this graph draw from ``generator``'s state
@@ -246,6 +273,7 @@ class CUDAGraph:
 
     def _close(self, capture: OpenCapture) -> EmulatedGraph:
         self._capture = None
+        runtime().allocator.end_pool(capture.pool_handle)
         for entry in self._rng_states:
             entry[1] = entry[0].capture_epilogue()
         rt = runtime()
@@ -299,6 +327,7 @@ class CUDAGraph:
         self._instantiated = False
         self._dumped = False
         self._forget_pool_refs()
+        self._release_memory()
 
     def _forget_pool_refs(self) -> None:
         if self._pool is not None and self._runtime is runtime() and self._pool in runtime().pools:
@@ -336,6 +365,7 @@ class CUDAGraph:
                 for capture in runtime().refusing_captures():
                     capture.invalidate("the release of another graph")
                 self._forget_pool_refs()
+            self._release_memory()
         except Exception:
             pass
 

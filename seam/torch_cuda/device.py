@@ -12,7 +12,6 @@ from typing import Any
 
 import torch
 
-from seam.torch_cuda.kinds import ACCOUNT
 from seam.torch_cuda.runtime import runtime
 
 NAME = "seamgate emulated CUDA device (CPU)"
@@ -117,55 +116,64 @@ class device:
 
 
 # -- memory ---------------------------------------------------------------------------------------
+# The caching allocator's figures, from its model (``seam/torch_cuda/allocator.py``).
+def _stats() -> dict[str, int]:
+    return runtime().allocator.read().stats.flat()
+
+
 def memory_allocated(device: Any = None) -> int:
-    return ACCOUNT.allocated
+    return _stats()["allocated_bytes.all.current"]
 
 
 def max_memory_allocated(device: Any = None) -> int:
-    return ACCOUNT.peak
+    return _stats()["allocated_bytes.all.peak"]
 
 
 def memory_reserved(device: Any = None) -> int:
-    return ACCOUNT.reserved_now()
+    return _stats()["reserved_bytes.all.current"]
 
 
 def max_memory_reserved(device: Any = None) -> int:
-    return max(ACCOUNT.max_reserved, ACCOUNT.reserved_now())
+    return _stats()["reserved_bytes.all.peak"]
 
 
 def reset_peak_memory_stats(device: Any = None) -> None:
-    ACCOUNT.reset_peak()
+    runtime().allocator.read().stats.reset_peak()
 
 
 def reset_max_memory_allocated(device: Any = None) -> None:
-    ACCOUNT.reset_peak()
+    reset_peak_memory_stats(device)
+
+
+def reset_accumulated_memory_stats(device: Any = None) -> None:
+    runtime().allocator.read().stats.reset_accumulated()
 
 
 def empty_cache() -> None:
-    """The cache keeps only what is allocated (CUDA allows it inside a capture too: H200 ``empty_cache_in_capture``)."""
-    ACCOUNT.empty_cache()
+    """Release every wholly free segment (CUDA allows the call inside a capture too: H200
+    ``empty_cache_in_capture``; the model then releases nothing, as a capture's pool is in use)."""
+    allocator = runtime().allocator
+    if runtime().captures:
+        return
+    allocator.empty_cache()
 
 
 def mem_get_info(device: Any = None) -> tuple[int, int]:
-    return max(0, TOTAL_MEMORY - ACCOUNT.allocated), TOTAL_MEMORY
+    return max(0, TOTAL_MEMORY - memory_reserved()), TOTAL_MEMORY
 
 
 def memory_stats(device: Any = None) -> dict[str, int]:
-    allocated, reserved = ACCOUNT.allocated, ACCOUNT.reserved_now()
-    stats = {"num_alloc_retries": 0, "num_ooms": 0, "num_device_alloc": ACCOUNT.allocations, "num_device_free": 0}
-    for prefix, current, peak in (("allocated_bytes", allocated, ACCOUNT.peak), ("active_bytes", allocated, ACCOUNT.peak),
-                                  ("reserved_bytes", reserved, ACCOUNT.max_reserved)):
-        for pool in ("all", "large_pool", "small_pool"):
-            share = current if pool != "small_pool" else 0
-            stats.update({f"{prefix}.{pool}.current": share, f"{prefix}.{pool}.peak": peak if pool != "small_pool" else 0,
-                          f"{prefix}.{pool}.allocated": share, f"{prefix}.{pool}.freed": 0})
-    stats["allocation.all.allocated"] = ACCOUNT.allocations
-    return dict(sorted(stats.items()))
+    return _stats()
+
+
+def memory_snapshot(*args: Any, **kwargs: Any) -> list[dict[str, Any]]:
+    return runtime().allocator.snapshot()
 
 
 def memory_summary(device: Any = None, abbreviated: bool = False) -> str:
-    return (f"seamgate emulated CUDA device: {ACCOUNT.allocated} bytes allocated, {ACCOUNT.peak} peak, "
-            f"{ACCOUNT.reserved_now()} reserved")
+    stats = _stats()
+    return (f"seamgate emulated CUDA device: {stats['allocated_bytes.all.current']} bytes allocated, "
+            f"{stats['allocated_bytes.all.peak']} peak, {stats['reserved_bytes.all.current']} reserved")
 
 
 # -- random ---------------------------------------------------------------------------------------

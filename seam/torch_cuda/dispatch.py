@@ -25,7 +25,7 @@ from torch.utils._python_dispatch import TorchDispatchMode
 
 from seam.capture_guard import COPY_OPS, check_copy
 from seam.errors import CaptureError, PageableCopyError
-from seam.torch_cuda import cuda_errors, generators
+from seam.torch_cuda import cuda_errors, generators, philox
 from seam.torch_cuda.device import mem_get_info, memory_allocated, memory_reserved
 from seam.torch_cuda.kinds import _ATTR as _KIND
 from seam.torch_cuda.kinds import is_device, kind_of, mark_unmarked
@@ -339,6 +339,7 @@ class DeviceMode(TorchDispatchMode):
         recorded = len(capture.ops)
         with context:
             result = capture.recorder.__torch_dispatch__(func, types, args, kwargs)
+        state.advance(philox.step(func, result))
         if len(capture.ops) > recorded:
             capture.draws[id(capture.ops[-1])] = (state, at)
         return result
@@ -346,8 +347,11 @@ class DeviceMode(TorchDispatchMode):
     @staticmethod
     def _call(func: Any, args: tuple[Any, ...], kwargs: dict[str, Any], seeded: bool) -> Any:
         if seeded:
-            with generators.eager_draw(kwargs):
-                return func(*args, **kwargs)
+            state, context = generators.eager_draw(kwargs)
+            with context:
+                result = func(*args, **kwargs)
+            state.advance(philox.step(func, result))
+            return result
         return func(*args, **kwargs)
 
 

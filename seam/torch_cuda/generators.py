@@ -15,7 +15,7 @@ metaclass). ``torch.cuda.default_generators[0]`` is the device's default generat
 Worked example: ``g = torch.Generator(device="cuda"); g.manual_seed(1); x.normal_(generator=g)``. The
 device mode sees ``aten.normal_`` with ``generator=`` a C++ wrapper of ``g``'s scratch; ``emulated``
 finds ``g`` by the scratch's address, ``eager_draw`` seeds the scratch from ``g``'s (seed, offset), the
-CPU kernel draws, and ``g``'s offset moves on by ``DeviceRng.STEP``.
+CPU kernel draws, and ``g``'s offset moves on as the CUDA kernel's would (``philox.step``).
 """
 
 from __future__ import annotations
@@ -209,10 +209,11 @@ def _seeded(kernel_generator: Any, seed: int) -> Iterator[None]:
         cpu.set_state(saved)
 
 
-def eager_draw(kwargs: dict[str, Any]) -> contextlib.AbstractContextManager[None]:
-    """One random device operation outside a capture: at its generator's offset, which moves on."""
+def eager_draw(kwargs: dict[str, Any]) -> tuple[DeviceRng, contextlib.AbstractContextManager[None]]:
+    """One random device operation outside a capture: (its generator's state, the context to run it
+    in, at that state's offset; ``DeviceRng.advance`` then moves the offset on)."""
     state, kernel_generator = _drawn_by(kwargs)
-    return _seeded(kernel_generator, state.next_draw_seed())
+    return state, _seeded(kernel_generator, state.next_draw_seed())
 
 
 def record_draw(kwargs: dict[str, Any]) -> tuple[DeviceRng, int, contextlib.AbstractContextManager[None]]:

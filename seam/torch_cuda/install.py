@@ -28,7 +28,7 @@ import torch.cuda.memory
 import torch.cuda.random
 import torch.cuda.streams
 
-from seam.torch_cuda import capture, device, generators, kinds, serialization, streams
+from seam.torch_cuda import allocator, capture, device, generators, kinds, serialization, streams
 from seam.torch_cuda.dispatch import DeviceMode
 from seam.torch_cuda.generic import GENERIC_PATCHES
 from seam.torch_cuda.kinds import storage_at
@@ -93,7 +93,8 @@ def _patches() -> list[tuple[Any, str, Any]]:
         "reset_peak_memory_stats": device.reset_peak_memory_stats,
         "reset_max_memory_allocated": device.reset_max_memory_allocated, "empty_cache": device.empty_cache,
         "mem_get_info": device.mem_get_info, "memory_stats": device.memory_stats,
-        "memory_summary": device.memory_summary,
+        "memory_summary": device.memory_summary, "memory_snapshot": device.memory_snapshot,
+        "reset_accumulated_memory_stats": device.reset_accumulated_memory_stats,
         "manual_seed": device.manual_seed, "manual_seed_all": device.manual_seed, "seed": device.seed,
         "seed_all": device.seed, "initial_seed": device.initial_seed, "get_rng_state": device.get_rng_state,
         "get_rng_state_all": device.get_rng_state_all, "set_rng_state": device.set_rng_state,
@@ -183,7 +184,7 @@ class _Installation:
         self.env.clear()
 
     def remove(self) -> None:
-        kinds.allocation_hook = None
+        allocator.allocation_hook = None
         try:
             self.mode.__exit__(None, None, None)
         finally:

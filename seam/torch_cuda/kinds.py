@@ -10,10 +10,15 @@ that dies takes its mark with it: a recycled id is never misread.
 from __future__ import annotations
 
 import collections
+import functools
 import weakref
-from typing import Callable, Literal
+from typing import Any, Literal
 
 import torch
+
+from seam.torch_cuda import allocator
+from seam.torch_cuda.allocator import DEFAULT_POOL
+from seam.torch_cuda.runtime import runtime
 
 MemoryKind = Literal["device", "pinned", "pageable"]
 
@@ -55,6 +60,8 @@ def alias(owner: torch.UntypedStorage, nbytes: int) -> torch.UntypedStorage:
     _ALIASES[key] += 1
     _ALIASED_BY_SIZE.setdefault(owner.nbytes(), {})[key] = owner
     weakref.finalize(storage, _alias_died, key, owner.nbytes())
+    rt = runtime()
+    rt.allocator.before_read["aliases"] = functools.partial(free_alias_held, rt)
     return storage
 
 
@@ -98,40 +105,6 @@ def _held_beyond_aliases(storage: torch.UntypedStorage) -> bool:
     return refs == 0 or torch._C._storage_Use_Count(storage._cdata) > 1 + refs
 
 
-class MemoryAccount:
-    """Bytes of live device storages, and the highest figure seen since the last reset
-    (``torch.cuda.memory_allocated`` / ``max_memory_allocated``: read when asked, and at every
-    capture's end, so a peak between two reads is seen only as far as those reads see it)."""
-
-    def __init__(self) -> None:
-        self.peak = 0
-        self.allocations = 0
-        #: What the caching allocator would hold: it grows with allocations, shrinks at ``empty_cache``.
-        self.reserved = 0
-        self.max_reserved = 0
-
-    def reserved_now(self) -> int:
-        self.reserved = max(self.reserved, self.allocated)
-        self.max_reserved = max(self.max_reserved, self.reserved)
-        return self.reserved
-
-    def empty_cache(self) -> None:
-        self.reserved = self.allocated
-
-    @property
-    def allocated(self) -> int:
-        now = sum(s.nbytes() for s in _live_storages() if _held_beyond_aliases(s))
-        self.peak = max(self.peak, now)
-        return now
-
-    def reset_peak(self) -> None:
-        self.peak = 0
-        self.peak = self.allocated
-
-
-ACCOUNT = MemoryAccount()
-
-
 def storage_at(data_ptr: int) -> torch.UntypedStorage | None:
     """The live device storage that starts at ``data_ptr``, if any."""
     ref = _BY_ADDRESS.get(data_ptr)
@@ -151,19 +124,43 @@ def _prune() -> None:
     _PRUNE_AT = max(_PRUNE_FLOOR, 2 * len(_BY_ADDRESS))
 
 
-#: Called with the address of every new device allocation while ``torch.cuda._gpu_trace`` is on
-#: (its ``MemoryAllocationCallbacks``); ``None`` otherwise, which costs the hot path one test.
-allocation_hook: Callable[[int], None] | None = None
 
 
 def _allocated(storage: torch.UntypedStorage) -> None:
-    ACCOUNT.allocations += 1
-    if storage.nbytes():
-        _BY_ADDRESS[storage.data_ptr()] = weakref.ref(storage)
+    nbytes = storage.nbytes()
+    if nbytes:
+        rt = runtime()
+        ref = rt.allocator.watch(storage, id(storage))
+        _BY_ADDRESS[storage.data_ptr()] = ref
         if len(_BY_ADDRESS) > _PRUNE_AT:
             _prune()
-    if allocation_hook is not None:
-        allocation_hook(storage.data_ptr())
+        note_allocation(rt, id(storage), nbytes, ref)
+    if allocator.allocation_hook is not None:
+        allocator.allocation_hook(storage.data_ptr())
+
+
+def free_alias_held(rt: Any) -> None:
+    """Free, in the allocator model, every owner that nothing but its aliases holds (freed on a GPU)."""
+    for same_size in list(_ALIASED_BY_SIZE.values()):
+        for key, owner in list(same_size.items()):
+            if key in rt.allocator.active and not _held_beyond_aliases(owner):
+                rt.allocator.free_now(key)
+
+
+def block_ref(storage: torch.UntypedStorage) -> Any:
+    """The weak reference the allocator model keeps for a device storage (None if it has none)."""
+    return _BY_ADDRESS.get(storage.data_ptr())
+
+
+def note_allocation(rt: Any, key: int, nbytes: int, ref: Any) -> None:
+    """Tell the allocator model of a new device block on the current stream (into the pool of the
+    capture that stream is part of, at once; outside captures through its log)."""
+    stream = rt.current_stream()
+    capture = rt.capture_of(stream.id) if rt.captures else None
+    if capture is None:
+        rt.allocator.note_allocation(key, nbytes, stream.cuda_stream, DEFAULT_POOL, ref)
+    else:
+        rt.allocator.malloc_now(key, nbytes, stream.cuda_stream, capture.pool_handle, ref)
 
 
 def kind_of(tensor: torch.Tensor) -> MemoryKind:
@@ -203,6 +200,8 @@ def mark_unmarked(tensor: torch.Tensor, kind: MemoryKind) -> None:
             owner = _free_owner(storage.nbytes())
             if owner is not None:
                 _take(tensor, owner)
+                ref = _BY_ADDRESS.get(owner.data_ptr())
+                note_allocation(runtime(), id(owner), owner.nbytes(), ref)
                 return
         setattr(storage, _ATTR, kind)
         if kind == "device":

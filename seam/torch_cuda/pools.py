@@ -20,7 +20,8 @@ from typing import Any, Callable
 import torch
 from torch.utils._pytree import tree_leaves
 
-from seam.torch_cuda.kinds import alias_refs
+from seam.torch_cuda.kinds import alias_refs, block_ref, note_allocation
+from seam.torch_cuda.runtime import runtime
 
 _use_count: Callable[[Any], int] = torch._C._storage_Use_Count
 _ROUND = 512
@@ -77,6 +78,7 @@ class Pool:
                 continue
             if _use_count(block._cdata) != self._held(key, open_refs, born):
                 continue
+            note_allocation(runtime(), key, need, block_ref(block))
             flat = torch.empty(0, dtype=torch.uint8)
             flat.set_(block, 0, (need,), (1,)).copy_(torch.empty(0, dtype=torch.uint8).set_(own, 0, (need,), (1,)))
             t.set_(block, t.storage_offset(), t.size(), t.stride())
@@ -87,3 +89,17 @@ class Pool:
 
     def forget(self, graph_key: int) -> None:
         self.graph_refs.pop(graph_key, None)
+
+
+def free_graph_held(rt: Any) -> None:
+    """Free, in the allocator model, every pool block that nothing but graphs (and the pool) holds:
+    on a GPU its block went back to the pool when the last tensor on it died."""
+    active = rt.allocator.active
+    for pool in rt.pools.values():
+        capture = next((c for c in rt.captures if c.pool is pool), None)
+        refs = capture.ops.refs if capture is not None else collections.Counter()
+        born = capture.recorder._born if capture is not None else {}
+        for storage in pool.blocks:
+            key = id(storage)
+            if key in active and _use_count(storage._cdata) == pool._held(key, refs, born):
+                rt.allocator.free_now(key)

@@ -13,6 +13,9 @@ from typing import TYPE_CHECKING, Any, Callable
 
 import torch
 
+from seam.torch_cuda import allocator
+from seam.torch_cuda.allocator import CachingAllocator
+
 if TYPE_CHECKING:  # the runtime holds these; they import the runtime
     from seam.torch_cuda.capture import OpenCapture
     from seam.torch_cuda.streams import Stream
@@ -32,7 +35,7 @@ def new_handle() -> int:
 class DeviceRng:
     """One CUDA generator's state as CUDA keeps it (``CUDAGeneratorState``): a seed and a Philox offset
     (16 bytes), not a Mersenne twister. Each random operation draws at the current offset and moves it
-    on by ``STEP``.
+    on by what its kernel draws (``seam/torch_cuda/philox.py``).
 
     Graph-safe RNG, as CUDA does it: a capture of a graph this state is registered with (the default
     generator's always is; another through ``CUDAGraph.register_generator_state``) draws at offsets
@@ -42,8 +45,6 @@ class DeviceRng:
     offset plus its own offset inside the graph. So replays differ, a re-seed repeats them, and a
     replay draws what the same eager operations would draw from the same state.
     """
-
-    STEP = 4
 
     def __init__(self, seed: int, offset: int = 0) -> None:
         self.seed = seed & 0xFFFFFFFFFFFFFFFF
@@ -65,20 +66,24 @@ class DeviceRng:
         return (seed * 0x9E3779B97F4A7C15 + offset * 0xBF58476D1CE4E5B9 + 1) & 0xFFFFFFFFFFFFFFFF
 
     def next_draw_seed(self) -> int:
-        """An eager draw: at the current offset, which moves on."""
+        """An eager draw: at the current offset (``advance`` moves it on once the draw is done)."""
         if self.capturing:
             raise RuntimeError("Offset increment outside graph capture encountered unexpectedly.")
-        mixed = self.mix(self.seed, self.offset)
-        self.offset += self.STEP
-        return mixed
+        return self.mix(self.seed, self.offset)
 
     def capture_draw(self) -> int:
         """A draw recorded in a capture: its offset inside the graph (a replay draws at base + it)."""
         if not self.capturing:
             raise RuntimeError("Attempt to increase offset for a CUDA generator not in capture mode.")
-        at = self.intragraph
-        self.intragraph += self.STEP
-        return at
+        return self.intragraph
+
+    def advance(self, step: int) -> None:
+        """A draw is done: the offset (inside the graph, while capturing) moves on by ``step``
+        (``seam/torch_cuda/philox.py``)."""
+        if self.capturing:
+            self.intragraph += step
+        else:
+            self.offset += step
 
     def replay_seed(self, at: int) -> int:
         """The seed of a recorded draw at ``at`` inside the graph, in the replay under way."""
@@ -139,6 +144,10 @@ class Runtime:
         self.pool_ids = itertools.count(1)
         #: Graph memory pools by handle (``seam.torch_cuda.pools``).
         self.pools: dict[tuple[int, int], Any] = {}
+        #: The caching allocator's book-keeping: what ``torch.cuda.memory_stats`` reports.
+        self.allocator = CachingAllocator()
+        #: Ids of the pools graphs make for themselves (``(n, 0)``; ``graph_pool_handle`` gives ``(0, n)``).
+        self.graph_pool_ids = itertools.count(1)
 
     # -- streams -------------------------------------------------------------------------------
     def current_stream(self) -> "Stream":
@@ -190,11 +199,10 @@ def runtime() -> Runtime:
 def reset() -> Runtime:
     """A fresh runtime (the outermost ``emulate_cuda()`` starts from one)."""
     global _runtime
-    from seam.torch_cuda import kinds
 
     # torch's GPU trace, once activated, stays on for the process: a fresh device keeps it on.
     tracing = _runtime is not None and _runtime.gpu_trace
-    kinds.allocation_hook = None
+    allocator.allocation_hook = None
     _runtime = Runtime()
     if tracing:
         activate_gpu_trace()
@@ -203,8 +211,7 @@ def reset() -> Runtime:
 
 def activate_gpu_trace() -> None:
     """``torch._C._activate_gpu_trace()``: ``torch.cuda._gpu_trace``'s callbacks fire from now on."""
-    from seam.torch_cuda import kinds
 
     rt = runtime()
     rt.gpu_trace = True
-    kinds.allocation_hook = lambda address: rt.fire("MemoryAllocationCallbacks", address)
+    allocator.allocation_hook = lambda address: rt.fire("MemoryAllocationCallbacks", address)

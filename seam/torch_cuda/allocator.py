@@ -1,0 +1,367 @@
+"""The emulated device's caching allocator: the figures ``torch.cuda`` reports, as CUDA's allocator keeps them.
+
+The memory itself is CPU memory (``kinds.py`` marks it); what this module models is the BOOK-KEEPING of
+torch's ``CUDACachingAllocator``, so ``memory_allocated``, ``memory_reserved``, ``memory_stats`` and
+``memory_snapshot`` give the H200's numbers (``tests/fidelity/cuda_corpus.py``, class ``allocator``):
+
+- a request is rounded up to a block of 512 bytes; up to 1 MiB it goes to the small pool, else the large;
+- a block comes from the smallest free block of the same pool and stream (best fit, lowest address
+  first), split when the rest is at least 512 bytes (small pool) or more than 1 MiB (large pool);
+- with none, a segment is reserved: 2 MiB (small), 20 MiB (requests under 10 MiB), else the request
+  rounded up to 2 MiB;
+- a freed block merges with free neighbours of its segment; ``empty_cache`` releases wholly free
+  segments;
+- while a stream captures, its blocks come from the capture's private pool; that pool's segments are
+  released only once no graph uses it (``release_pool``, at a graph's reset or end) and they are free;
+- each capture holds two blocks of 8 bytes on its stream in the default pool (CUDA's generator seed
+  and offset holders, H200, torch 2.11), freed with the graph.
+
+Cost: the hot path only appends to a log (``note_allocation``; a storage's death appends through a
+weak reference); the log is played into the model when a figure is read, or every ``FLUSH_AT`` events.
+"""
+
+from __future__ import annotations
+
+import weakref
+from typing import Any, Callable, Hashable
+
+K_MIN_BLOCK = 512
+K_SMALL_SIZE = 1 << 20
+K_SMALL_BUFFER = 2 << 20
+K_LARGE_BUFFER = 20 << 20
+K_MIN_LARGE_ALLOC = 10 << 20
+K_ROUND_LARGE = 2 << 20
+DEFAULT_POOL = (0, 0)
+#: Figures kept per pool type (``all``, ``small_pool``, ``large_pool``), each current/peak/allocated/freed.
+ARRAYS = ("allocation", "segment", "active", "inactive_split", "allocated_bytes", "reserved_bytes",
+          "active_bytes", "inactive_split_bytes", "requested_bytes")
+TYPES = ("all", "small_pool", "large_pool")
+FLUSH_AT = 20000
+_ALLOC, _FREE, _BEGIN, _END, _RELEASE = range(5)
+#: Called with the address of every new device allocation while ``torch.cuda._gpu_trace`` is on
+#: (its ``MemoryAllocationCallbacks``); ``None`` otherwise, which costs the hot path one test.
+allocation_hook: Callable[[int], None] | None = None
+
+
+def round_size(size: int) -> int:
+    return K_MIN_BLOCK if size < K_MIN_BLOCK else K_MIN_BLOCK * ((size + K_MIN_BLOCK - 1) // K_MIN_BLOCK)
+
+
+def allocation_size(size: int) -> int:
+    if size <= K_SMALL_SIZE:
+        return K_SMALL_BUFFER
+    if size < K_MIN_LARGE_ALLOC:
+        return K_LARGE_BUFFER
+    return K_ROUND_LARGE * ((size + K_ROUND_LARGE - 1) // K_ROUND_LARGE)
+
+
+class Block:
+    __slots__ = ("address", "size", "requested", "allocated", "stream", "pool", "prev", "next", "owner")
+
+    def __init__(self, address: int, size: int, stream: int, pool: "BlockPool") -> None:
+        self.address, self.size, self.stream, self.pool = address, size, stream, pool
+        self.requested = 0
+        self.allocated = False
+        self.prev: Block | None = None
+        self.next: Block | None = None
+        #: A weak reference to the storage the block serves (its ``data_ptr`` is what a snapshot shows).
+        self.owner: Any = None
+
+    def is_split(self) -> bool:
+        return self.prev is not None or self.next is not None
+
+
+class BlockPool:
+    """The free blocks of one pool kind (small or large) of the default pools or of a private pool."""
+
+    def __init__(self, small: bool, pool_id: tuple[int, int]) -> None:
+        self.small, self.pool_id = small, pool_id
+        self.free: list[Block] = []
+
+
+class PrivatePool:
+    def __init__(self, pool_id: tuple[int, int]) -> None:
+        self.small, self.large = BlockPool(True, pool_id), BlockPool(False, pool_id)
+        self.use_count = 1
+        self.segments = 0
+
+
+class Stats:
+    """torch's ``DeviceStats``: per figure and pool type, [current, peak, allocated, freed]."""
+
+    def __init__(self) -> None:
+        self.arrays = {name: [[0, 0, 0, 0] for _ in TYPES] for name in ARRAYS}
+        self.counters = {"num_alloc_retries": 0, "num_ooms": 0, "num_sync_all_streams": 0,
+                         "num_device_alloc": 0, "num_device_free": 0}
+        self.oversize = {"oversize_allocations": [0, 0, 0, 0], "oversize_segments": [0, 0, 0, 0]}
+
+    def up(self, name: str, small: bool, amount: int) -> None:
+        arr = self.arrays[name]
+        for stat in (arr[0], arr[1 if small else 2]):
+            stat[0] += amount
+            stat[2] += amount
+            if stat[0] > stat[1]:
+                stat[1] = stat[0]
+
+    def down(self, name: str, small: bool, amount: int) -> None:
+        arr = self.arrays[name]
+        for stat in (arr[0], arr[1 if small else 2]):
+            stat[0] -= amount
+            stat[3] += amount
+
+    def flat(self) -> dict[str, int]:
+        out: dict[str, int] = {"max_split_size": -1, **self.counters}
+        for name, arr in self.arrays.items():
+            for kind, stat in zip(TYPES, arr):
+                out.update({f"{name}.{kind}.{field}": value
+                            for field, value in zip(("current", "peak", "allocated", "freed"), stat)})
+        for name, stat in self.oversize.items():
+            out.update({f"{name}.{field}": value for field, value in zip(("current", "peak", "allocated", "freed"), stat)})
+        return dict(sorted(out.items()))
+
+    def reset_peak(self) -> None:
+        for arr in self.arrays.values():
+            for stat in arr:
+                stat[1] = stat[0]
+
+    def reset_accumulated(self) -> None:
+        for arr in self.arrays.values():
+            for stat in arr:
+                stat[2] = stat[3] = 0
+        for key in self.counters:
+            self.counters[key] = 0
+
+
+class CachingAllocator:
+    """The book-keeping of one device's ``DeviceCachingAllocator``, fed by an event log."""
+
+    def __init__(self) -> None:
+        self.stats = Stats()
+        self.small, self.large = BlockPool(True, DEFAULT_POOL), BlockPool(False, DEFAULT_POOL)
+        self.private: dict[tuple[int, int], PrivatePool] = {}
+        self.freeable: set[tuple[int, int]] = set()
+        self.segments: list[Block] = []  # the head block of every segment
+        self.active: dict[Hashable, Block] = {}
+        self._next_address = 0x7F0000000000
+        self.log: list[tuple] = []
+        #: Called before a figure is read, by name: each frees the blocks that only graphs or aliases
+        #: still hold (``pools.free_graph_held``, ``kinds.free_alias_held``).
+        self.before_read: dict[str, Callable[[], None]] = {}
+
+    # -- the hot path: events -------------------------------------------------------------------------
+    def note_allocation(self, key: Hashable, nbytes: int, stream: int, pool: tuple[int, int], owner: Any) -> None:
+        self.log.append((_ALLOC, key, nbytes, stream, pool, owner))
+        if len(self.log) > FLUSH_AT:
+            self.flush()
+
+    def note_free(self, key: Hashable) -> None:
+        self.log.append((_FREE, key))
+
+    def note_pool(self, event: int, pool: tuple[int, int]) -> None:
+        self.log.append((event, pool))
+
+    def begin_pool(self, pool: tuple[int, int]) -> None:
+        self.note_pool(_BEGIN, pool)
+
+    def end_pool(self, pool: tuple[int, int]) -> None:
+        self.note_pool(_END, pool)
+
+    def release_pool(self, pool: tuple[int, int]) -> None:
+        self.note_pool(_RELEASE, pool)
+
+    def flush(self) -> None:
+        log = list(self.log)
+        self.log.clear()  # in place: the weak references' callbacks append to this very list
+        for event in log:
+            kind = event[0]
+            if kind == _ALLOC:
+                self._malloc(*event[1:])
+            elif kind == _FREE:
+                block = self.active.pop(event[1], None)
+                if block is not None:
+                    self._free(block)
+            elif kind == _BEGIN:
+                if event[1] in self.private:
+                    self.private[event[1]].use_count += 1
+                else:
+                    self.private[event[1]] = PrivatePool(event[1])
+            elif kind == _RELEASE:
+                pool = self.private.get(event[1])
+                if pool is not None:
+                    pool.use_count -= 1
+                    if pool.use_count <= 0:
+                        self.freeable.add(event[1])
+
+    def read(self) -> "CachingAllocator":
+        """The model with every event so far played, and every block only graphs hold freed."""
+        self.flush()
+        for hook in list(self.before_read.values()):
+            hook()
+        return self
+
+    def free_now(self, key: Hashable) -> None:
+        """Free ``key``'s block at once (the log played first)."""
+        self.flush()
+        block = self.active.pop(key, None)
+        if block is not None:
+            self._free(block)
+
+    def malloc_now(self, key: Hashable, nbytes: int, stream: int, pool: tuple[int, int], owner: Any) -> None:
+        """Allocate at once: in a capture, after every block only graphs hold is freed."""
+        self.read()
+        self._malloc(key, nbytes, stream, pool, owner)
+
+    # -- the model --------------------------------------------------------------------------------------
+    def _pool_for(self, size: int, pool_id: tuple[int, int]) -> BlockPool:
+        if pool_id != DEFAULT_POOL:
+            private = self.private.get(pool_id)
+            if private is None:
+                private = self.private[pool_id] = PrivatePool(pool_id)
+            return private.small if size <= K_SMALL_SIZE else private.large
+        return self.small if size <= K_SMALL_SIZE else self.large
+
+    def _malloc(self, key: Hashable, nbytes: int, stream: int, pool_id: tuple[int, int], owner: Any) -> None:
+        if nbytes <= 0:
+            return
+        if key in self.active:  # a block that only graphs held, taken again
+            self._free(self.active.pop(key))
+        size = round_size(nbytes)
+        pool = self._pool_for(size, pool_id)
+        block = self._best_fit(pool, size, stream)
+        if block is None:
+            block = self._new_segment(pool, allocation_size(size), stream)
+        stats = self.stats
+        already_split = block.is_split()
+        remaining = block.size - size
+        split = remaining >= K_MIN_BLOCK if pool.small else remaining > K_SMALL_SIZE
+        if split:
+            rest = Block(block.address + size, remaining, stream, pool)
+            rest.requested = block.requested
+            rest.prev, rest.next = block, block.next
+            if block.next is not None:
+                block.next.prev = rest
+            block.next = rest
+            block.size = size
+            pool.free.append(rest)
+            if already_split:
+                stats.down("inactive_split_bytes", pool.small, size)
+            else:
+                stats.up("inactive_split_bytes", pool.small, remaining)
+                stats.up("inactive_split", pool.small, 1)
+        elif already_split:
+            stats.down("inactive_split_bytes", pool.small, block.size)
+            stats.down("inactive_split", pool.small, 1)
+        block.allocated = True
+        block.requested = nbytes
+        block.owner = owner
+        self.active[key] = block
+        for name, amount in (("allocation", 1), ("allocated_bytes", block.size), ("active", 1),
+                             ("active_bytes", block.size), ("requested_bytes", nbytes)):
+            stats.up(name, pool.small, amount)
+
+    @staticmethod
+    def _best_fit(pool: BlockPool, size: int, stream: int) -> Block | None:
+        best = None
+        for block in pool.free:
+            if block.stream == stream and block.size >= size and (
+                    best is None or (block.size, block.address) < (best.size, best.address)):
+                best = block
+        if best is not None:
+            pool.free.remove(best)
+        return best
+
+    def _new_segment(self, pool: BlockPool, size: int, stream: int) -> Block:
+        block = Block(self._next_address, size, stream, pool)
+        self._next_address += size + K_SMALL_BUFFER
+        self.segments.append(block)
+        self.stats.up("segment", pool.small, 1)
+        self.stats.up("reserved_bytes", pool.small, size)
+        self.stats.counters["num_device_alloc"] += 1
+        if pool.pool_id != DEFAULT_POOL:
+            self.private[pool.pool_id].segments += 1
+        return block
+
+    def _free(self, block: Block) -> None:
+        stats, pool = self.stats, block.pool
+        block.allocated = False
+        block.owner = None
+        stats.down("allocation", pool.small, 1)
+        stats.down("allocated_bytes", pool.small, block.size)
+        size, requested = block.size, block.requested
+        splits, split_bytes = 0, 0
+        for other in (block.prev, block.next):
+            if other is None or other.allocated:
+                continue
+            pool.free.remove(other)
+            if other is block.prev:
+                if other in self.segments:
+                    self.segments[self.segments.index(other)] = block
+                block.address, block.prev = other.address, other.prev
+                if other.prev is not None:
+                    other.prev.next = block
+            else:
+                block.next = other.next
+                if other.next is not None:
+                    other.next.prev = block
+            block.size += other.size
+            splits -= 1
+            split_bytes -= other.size
+        pool.free.append(block)
+        if block.is_split():
+            splits += 1
+            split_bytes += block.size
+        for name, amount in (("inactive_split", splits), ("inactive_split_bytes", split_bytes)):
+            if amount > 0:
+                stats.up(name, pool.small, amount)
+            elif amount < 0:
+                stats.down(name, pool.small, -amount)
+        stats.down("active", pool.small, 1)
+        stats.down("active_bytes", pool.small, size)
+        stats.down("requested_bytes", pool.small, requested)
+
+    def empty_cache(self) -> None:
+        self.read()
+        self.stats.counters["num_sync_all_streams"] += 1
+        for pool in (self.large, self.small):
+            self._release_free_segments(pool)
+        for pool_id in sorted(self.freeable):
+            private = self.private[pool_id]
+            self._release_free_segments(private.small)
+            self._release_free_segments(private.large)
+            if private.segments == 0:
+                del self.private[pool_id]
+                self.freeable.discard(pool_id)
+
+    def _release_free_segments(self, pool: BlockPool) -> None:
+        for block in [b for b in pool.free if not b.is_split()]:
+            pool.free.remove(block)
+            self.segments.remove(block)
+            self.stats.down("segment", pool.small, 1)
+            self.stats.down("reserved_bytes", pool.small, block.size)
+            self.stats.counters["num_device_free"] += 1
+            if pool.pool_id != DEFAULT_POOL:
+                self.private[pool.pool_id].segments -= 1
+
+    def snapshot(self) -> list[dict[str, Any]]:
+        self.read()
+        out = []
+        for head in sorted(self.segments, key=lambda b: b.address):
+            blocks, block = [], head
+            while block is not None:
+                owner = block.owner() if block.owner is not None else None
+                address = owner.data_ptr() if block.allocated and owner is not None else block.address
+                blocks.append({"address": address, "size": block.size, "requested_size": block.requested,
+                               "state": "active_allocated" if block.allocated else "inactive", "frames": []})
+                block = block.next
+            active = [b for b in blocks if b["state"] == "active_allocated"]
+            out.append({"device": 0, "address": head.address, "total_size": sum(b["size"] for b in blocks),
+                        "allocated_size": sum(b["size"] for b in active), "active_size": sum(b["size"] for b in active),
+                        "requested_size": sum(b["requested_size"] for b in active), "stream": head.stream,
+                        "segment_type": "small" if head.pool.small else "large",
+                        "segment_pool_id": head.pool.pool_id, "is_expandable": False, "frames": [], "blocks": blocks})
+        return out
+
+    def watch(self, storage: Any, key: Hashable) -> weakref.ref:
+        """A weak reference to ``storage`` whose death frees its block (``key``) in the model."""
+        log = self.log
+        return weakref.ref(storage, lambda _ref, key=key: log.append((_FREE, key)))
