@@ -22,7 +22,8 @@ next run (folder names carry the pid), its children die with the fork server.
 ``Session`` orchestrates; its collaborators each hold one job: ``harness/run/trees.py`` (the materialized
 trees), ``harness/run/previous.py`` (rows reused and cells carried from previous runs),
 ``harness/run/hashing.py`` (the project's hashes, once), ``harness/run/signals.py`` (SIGINT/SIGTERM,
-leftover temp folders).
+leftover temp folders). A row's result is a ``RowResult`` (``harness/run/row_result.py``), a tree a
+``MaterializedTree`` (``harness/run/materialized.py``): each the outcome or why there is none.
 """
 
 from __future__ import annotations
@@ -64,9 +65,11 @@ from harness.rows.forkserver import ServerDied, launcher as start_launcher
 from harness.rows.import_roots import project_names
 from harness.rows.tree_guard import TreeGuard
 from harness.run.hashing import RunHashes
+from harness.run.materialized import tree_error
 from harness.run.previous import PreviousRuns
+from harness.run.row_result import RowResult
 from harness.run.signals import WORKDIR_PREFIX, Interrupted, install_signal_handlers, restore_signal_handlers, sweep_stale_workdirs
-from harness.run.trees import CatalogMaterializer, Materializer, Trees, text_of, tree_error
+from harness.run.trees import CatalogMaterializer, Materializer, Trees, text_of
 from harness.zygote import ENV as ZYGOTE_ENV
 from mutations.apply import apply_to_text
 from mutations.check import read_target
@@ -291,7 +294,7 @@ class Session:
         #: Baseline cases whose verdict changed between the two baseline runs: nodeid -> (kind, kind).
         self.flaky: dict[str, tuple[str, str]] = {}
         #: The filled rows of the kill matrix (flaky cases removed), and the baselines' recorded reach.
-        self.rows: dict[RowKey, RunOutcome | Exception] = {}
+        self.rows: dict[RowKey, RowResult] = {}
         self.reach: dict[RowKey, Reach | None] = {}
         self.progress: GateProgress | None = None
         #: What this run takes from previous runs: reused rows, carried cells (``harness/run/previous.py``).
@@ -362,8 +365,8 @@ class Session:
         write_json(self.kept / "outcomes.json", report, int(code), shard=self.options.shard, plan=self.plan_id)
         rows = {key.label(): {c.nodeid: {"kind": c.kind, "inferred": c.inferred, "carried": c.carried,
                                          "duration": c.duration}
-                              for c in row.cases}
-                for key, row in self.rows.items() if isinstance(row, RunOutcome)}
+                              for c in row.outcome.cases}
+                for key, row in self.rows.items() if row.ok}
         write_matrix(self.kept / "matrix.json", rows)
         write_kept_rows(self.kept, self.previous.kept_rows, files=self.hashing.hashes())
         write_sources(self.kept, self.project, self.reach.values())
@@ -424,9 +427,9 @@ class Session:
         self.run_baselines(plan)
         # A node id the gate file names but the baseline did not collect is the gate file's typo
         # (USAGE_ERROR naming file:line), found before it can read as a broken gate or a red baseline.
-        check_against_baselines([(c.gate, c.arm, run) for c in plan.checks if c.row is not None
-                                 and isinstance(run := self.rows.get(c.row.baseline), RunOutcome)], self.project)
-        red = tuple(run for key in plan.baselines if isinstance(run := self.rows[key], RunOutcome)
+        check_against_baselines([(c.gate, c.arm, row.outcome) for c in plan.checks if c.row is not None
+                                 and (row := self.rows.get(c.row.baseline)) is not None and row.ok], self.project)
+        red = tuple(run for key in plan.baselines if (run := self.rows[key].outcome) is not None
                     and (red_of_baseline(run) or run.end != "completed"))
         if red:
             return Report(baseline_red=red, unfinished=plan.gates)
@@ -443,9 +446,9 @@ class Session:
         """
         tree = self.copies.tree(SourceState())
         selects = sorted({entry.split("::", 1)[0] for c in plan.checks if c.owed is None for entry in c.gate.select})
-        if not isinstance(tree, Path) or not selects:
+        if not tree.ok or not selects:
             return {}
-        return users_collection_errors(tree, selects)
+        return users_collection_errors(tree.path, selects)
 
     def as_users_pytest_sees(self, outcome: ArmOutcome, gate: Gate) -> ArmOutcome:
         """``outcome``, or an ERROR when it is a PASS and the user's own ``pytest`` cannot collect a file
@@ -498,9 +501,10 @@ class Session:
         flaky case is never counted as red (``self.flaky``; ``without_flaky``), and a baseline is
         red only for cases red in both runs.
         """
-        tree = self.copies.tree(SourceState())
-        if isinstance(tree, Exception):
-            raise RuntimeError(f"cannot copy the working tree: {tree}") from tree
+        made = self.copies.tree(SourceState())
+        if not made.ok:
+            raise RuntimeError(f"cannot copy the working tree: {made.error}") from made.error
+        tree = made.path
         keys = [key for key in plan.baselines if not self.previous.reuse_baseline(key, plan.rows[key])]
         reach_files = {key: None if self.options.prove else self.kept / reach_file_name(key) for key in keys}
         # Cells of the kept baseline that no change since reaches (``harness/reach/incremental.py``).
@@ -529,10 +533,11 @@ class Session:
                 chosen[index] = run = replace(run, detail=f"TIMEOUT: {run.detail} ({self.baseline_limit(plan, key)[1]})")
             if carried[key] and run.end == "completed":
                 run = self.previous.with_carried_cells(key, run, carried[key], reach_files[key])
-            self.rows[key] = self.without_flaky(run)
+            self.rows[key] = RowResult.ran(self.without_flaky(run))
             self.reach[key] = Reach.read(reach_files[key]) if reach_files[key] is not None else None
             if run.end == "completed":
-                self.previous.remember(key, self.previous.baseline_digest(key, plan.rows[key]), self.rows[key], plan.rows[key])
+                self.previous.remember(key, self.previous.baseline_digest(key, plan.rows[key]), self.rows[key].outcome,
+                                       plan.rows[key])
 
     def baseline_limit(self, plan: Plan, key: RowKey) -> tuple[float, str]:
         """Seconds the baseline row ``key`` may take, and where that figure comes from (for its TIMEOUT message)."""
@@ -557,9 +562,9 @@ class Session:
             raise
         except Exception:  # noqa: BLE001 - the row itself reports it
             return 0.0
-        if isinstance(tree, Exception):
+        if not tree.ok:
             return 0.0
-        run_ids = None if self.options.prove else self.cases_to_run(key, tree, baseline)
+        run_ids = None if self.options.prove else self.cases_to_run(key, tree.path, baseline)
         self.planned_cases[key] = run_ids
         return sum(c.duration or 0.0 for c in baseline.cases if run_ids is None or c.nodeid in run_ids)
 
@@ -568,23 +573,23 @@ class Session:
         self.rows[key] = self.fill_row(key, select, readers)
         return [(c, self.judge(c, platform)) for c in readers]
 
-    def fill_row(self, key: RowKey, select: tuple[str, ...], readers: Sequence[Check]) -> RunOutcome | Exception:
+    def fill_row(self, key: RowKey, select: tuple[str, ...], readers: Sequence[Check]) -> RowResult:
         """Run ``key``'s source state once over ``select``: only the cases that reach the change.
 
         Every other case of the baseline is copied into the row, marked inferred. ``--prove``, or
         a change whose reach cannot be known, runs every case.
         """
-        tree = self.copies.tree(key.source)
-        if isinstance(tree, Exception):
-            return tree
-        baseline = view(self._baseline(key), select)
+        made = self.copies.tree(key.source)
+        if not made.ok:
+            return RowResult.failed(made.error)
+        tree, baseline = made.path, view(self._baseline(key), select)
         row_digest = self.previous.row_digest(key, select, tree, baseline)
         if (reused := self.previous.reuse_row(key, select, row_digest)) is not None:
-            return self.without_flaky(reused)
+            return RowResult.ran(self.without_flaky(reused))
         filled = self._fill(key, select, readers, tree, baseline)
         if filled.end == "completed":
             self.previous.remember(key, row_digest, filled, select)
-        return filled
+        return RowResult.ran(filled)
 
     def _fill(self, key: RowKey, select: tuple[str, ...], readers: Sequence[Check], tree: Path,
               baseline: RunOutcome) -> RunOutcome:
@@ -617,19 +622,16 @@ class Session:
         return self.without_flaky(fill(run, baseline, run_ids))
 
     def _baseline(self, key: RowKey) -> RunOutcome:
-        row = self.rows[key.baseline]
-        if isinstance(row, Exception):
-            raise row
-        return row
+        return self.rows[key.baseline].run()
 
     def cases_to_run(self, key: RowKey, tree: Path, baseline: RunOutcome) -> frozenset[str] | None:
         """The baseline cases whose recorded reach meets the change; ``None``: run every case."""
         files = self.copies.changed_files(key.source)
-        original = self.copies.tree(SourceState())
-        changes = None if files is None or isinstance(original, Exception) else \
+        original = self.copies.tree(SourceState()).path  # None: the working tree's copy could not be made
+        changes = None if files is None or original is None else \
             {rel: (text_of(original / rel), text_of(tree / rel)) for rel in files}
         return cases_to_run(changes, self.reach.get(key.baseline), (c.nodeid for c in baseline.cases),
-                            project=None if isinstance(original, Exception) else original)
+                            project=original)
 
     def without_flaky(self, run: RunOutcome) -> RunOutcome:
         """``run`` minus the flaky cases (they are neither red nor green)."""
@@ -707,9 +709,9 @@ class Session:
         if check.row is None or check.gate.kind in RUNS_ITS_OWN:
             return None
         baseline = self.rows.get(check.row.baseline)
-        if baseline is None or isinstance(baseline, Exception):
+        if baseline is None or not baseline.ok:
             return None
-        cases = [c.nodeid for c in view(baseline, check.gate.select).cases]
+        cases = [c.nodeid for c in view(baseline.outcome, check.gate.select).cases]
         return self.hashing.reached(self.reach.get(check.row.baseline), cases, check.gate.select)
 
     def judge_seen(self, check: Check) -> ArmOutcome:
@@ -718,23 +720,23 @@ class Session:
         judge = JUDGES[gate.kind]
         if gate.kind in RUNS_ITS_OWN:
             tree = self.copies.tree(gate.source)
-            if isinstance(tree, Exception):
-                return error_outcome(gate, arm, tree_error(gate.source, tree))
-            return judge(gate, arm, Seen(executor=self.executor, tree=tree, timeout=run_timeout(gate.timeout, None)))
+            if not tree.ok:
+                return error_outcome(gate, arm, tree.why(gate.source))
+            return judge(gate, arm, Seen(executor=self.executor, tree=tree.path, timeout=run_timeout(gate.timeout, None)))
         row = self.rows[check.row]
-        if isinstance(row, Exception):
-            return error_outcome(gate, arm, tree_error(gate.source, row))
+        if not row.ok:
+            return error_outcome(gate, arm, tree_error(gate.source, row.error))
         named_flaky = sorted(set(expect_for_arm(gate.expect, arm).red.nodeids or ()) & set(self.flaky))
         if named_flaky:
             return error_outcome(gate, arm, f"expected red case {', '.join(named_flaky)} is flaky in the baseline; "
                                             "it cannot be judged (fix the test, or expect another case)")
-        subject = view(row, gate.select)
+        subject = view(row.outcome, gate.select)
         dropped = sorted(nodeid for nodeid in self.flaky if in_select(nodeid, gate.select))
         proof = self.rows.get(check.proof_row) if check.proof_row is not None else None
-        if isinstance(proof, Exception):
-            return error_outcome(gate, arm, tree_error(gate.proof, proof))
+        if proof is not None and not proof.ok:
+            return error_outcome(gate, arm, tree_error(gate.proof, proof.error))
         outcome = judge(gate, arm, Seen(subject=subject, baseline=view(self._baseline(check.row), gate.select),
-                                        proof=view(proof, gate.select) if proof is not None else None))
+                                        proof=view(proof.outcome, gate.select) if proof is not None else None))
         note = inferred_note(subject)
         if check.row in self.previous.reused or check.row.baseline in self.previous.reused:
             note += "; rows reused from the previous run (nothing they read changed)"
