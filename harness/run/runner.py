@@ -22,7 +22,8 @@ next run (folder names carry the pid), its children die with the fork server.
 ``Session`` orchestrates; its collaborators each hold one job: ``harness/run/trees.py`` (the materialized
 trees), ``harness/run/previous.py`` (rows reused and cells carried from previous runs),
 ``harness/run/hashing.py`` (the project's hashes, once), ``harness/run/signals.py`` (SIGINT/SIGTERM,
-leftover temp folders). A row's result is a ``RowResult`` (``harness/run/row_result.py``), a tree a
+leftover temp folders), ``harness/run/pool.py`` (``--jobs`` at a time), ``harness/run/users_pytest.py``
+(what the user's own pytest cannot collect), ``harness/run/keeping.py`` (the kept results, ``latest``). A row's result is a ``RowResult`` (``harness/run/row_result.py``), a tree a
 ``MaterializedTree`` (``harness/run/materialized.py``): each the outcome or why there is none.
 """
 
@@ -37,14 +38,13 @@ import sys
 import tempfile
 import threading
 import time
-from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any, Callable, Mapping, Sequence
 
 from harness.errors import EnvironmentProblem
 from harness.exit_codes import ExitCode
-from harness.gates.collect_check import check_against_baselines, users_collection_errors
+from harness.gates.collect_check import check_against_baselines
 from harness.gates.gatefile import load_gate_files
 from harness.gates.model import Gate, SourceState
 from harness.judge.evaluate import error_outcome, exit_code_for, expect_for_arm, owed_outcome, red_of_baseline, run_timeout
@@ -53,23 +53,25 @@ from harness.plan.matrix import RowKey, fill, in_select, inferred_note, timeout_
 from harness.plan.planner import Check, Plan, make_plan, restrict_arms, select_gates
 from harness.plan.preview import preview, render
 from harness.project import Project
-from harness.reach.incremental import write_sources
 from harness.reach.reach import Reach, cases_to_run
 from harness.results.evidence import Record, load_records, resolve
 from harness.results.lock import Locked, RepositoryLock
 from harness.results.platforms import Platform
-from harness.results.reuse import KeptRuns, write_kept_rows
-from harness.results.workspace import latest, new_kept_folder, point_latest, prune, reach_file_name, write_matrix
+from harness.results.reuse import KeptRuns
+from harness.results.workspace import new_kept_folder, reach_file_name
 from harness.rows.executor import Call, Executor, Run, threads_per_run
 from harness.rows.forkserver import ServerDied, launcher as start_launcher
 from harness.rows.import_roots import project_names
 from harness.rows.tree_guard import TreeGuard
 from harness.run.hashing import RunHashes
+from harness.run.keeping import keep_run, partial_note
 from harness.run.materialized import tree_error
+from harness.run.pool import run_parallel
 from harness.run.previous import PreviousRuns
 from harness.run.row_result import RowResult
 from harness.run.signals import WORKDIR_PREFIX, Interrupted, install_signal_handlers, restore_signal_handlers, sweep_stale_workdirs
 from harness.run.trees import CatalogMaterializer, Materializer, Trees, text_of
+from harness.run.users_pytest import as_users_pytest_sees, users_pytest_errors
 from harness.zygote import ENV as ZYGOTE_ENV
 from mutations.apply import apply_to_text
 from mutations.check import read_target
@@ -359,41 +361,15 @@ class Session:
                                      f"run with SEAMGATE_NO_FORK=1 to start a fresh interpreter per run") from exc
 
     def keep(self, report: Report, code: ExitCode) -> None:
-        """Write ``outcomes.json`` and ``matrix.json`` into the kept folder and point ``latest`` at it."""
+        """Keep this run's results in its folder (``harness/run/keeping.py``, ``keep_run``)."""
         if self.kept is None:
             return
-        write_json(self.kept / "outcomes.json", report, int(code), shard=self.options.shard, plan=self.plan_id)
-        rows = {key.label(): {c.nodeid: {"kind": c.kind, "inferred": c.inferred, "carried": c.carried,
-                                         "duration": c.duration}
-                              for c in row.outcome.cases}
-                for key, row in self.rows.items() if row.ok}
-        write_matrix(self.kept / "matrix.json", rows)
-        write_kept_rows(self.kept, self.previous.kept_rows, files=self.hashing.hashes())
-        write_sources(self.kept, self.project, self.reach.values())
-        if self.options.output is None and not self.partial():
-            point_latest(self.kept)
-        elif self.options.output is None:
-            prune(self.kept.parent)
-
-    def partial(self) -> str:
-        """The options that made this run part of the suite (``--arm``, ``--gate``, ``--shard``); "" for a whole run.
-
-        A partial run's folder is kept, but ``latest`` goes on naming the last whole run: ``seamgate
-        report`` and a reader of ``latest`` must not take part of the suite for all of it.
-        """
-        parts = [f"--arm {a}" for a in self.options.arms] + [f"--gate {g}" for g in self.options.gate_ids]
-        if self.options.shard:
-            parts.append(f"--shard {self.options.shard[0]}/{self.options.shard[1]}")
-        return " ".join(parts)
+        keep_run(self.kept, self.project, self.options, report, code, plan_id=self.plan_id, rows=self.rows,
+                 kept_rows=self.previous.kept_rows, files=self.hashing.hashes(), reaches=self.reach.values())
 
     def partial_note(self) -> str:
-        """What a partial run says about ``latest`` (empty for a whole run or ``--output``)."""
-        if self.kept is None or self.options.output is not None or not self.partial():
-            return ""
-        whole = latest(self.project)
-        names = f"latest still names {whole.name} (the last whole run)" if whole else "no whole run is kept yet"
-        return (f"partial run ({self.partial()}): .seamgate/runs/latest was not moved to it; {names}; "
-                f"this run is kept in {self.kept}")
+        """What a partial run says about ``latest`` (``harness/run/keeping.py``, ``partial_note``)."""
+        return partial_note(self.project, self.kept, self.options)
 
     def probe(self, gates: Sequence[Gate]) -> Platform:
         """Ask a child what this machine offers (only GPU arms need torch's answer)."""
@@ -433,46 +409,15 @@ class Session:
                     and (red_of_baseline(run) or run.end != "completed"))
         if red:
             return Report(baseline_red=red, unfinished=plan.gates)
-        self.users_errors = self.users_pytest_errors(plan)
+        self.users_errors = users_pytest_errors(self.copies.tree(SourceState()), plan)
         return self._judge_plan(plan, platform, progress)
-
-    def users_pytest_errors(self, plan: Plan) -> dict[str, str]:
-        """What the user's own plain ``pytest`` cannot collect of the gates' selections: file -> error.
-
-        seamgate's runs put the project's import roots on the path; the user's ``pytest`` may not
-        (no ``pythonpath`` setting, no installed package): a PASS there would be a verdict on a suite
-        the user cannot run. One ``--collect-only`` of the gates' selections, as the user's ``pytest``
-        runs (``collect_check.users_collection_errors``), decides; ``as_users_pytest_sees`` applies it.
-        """
-        tree = self.copies.tree(SourceState())
-        selects = sorted({entry.split("::", 1)[0] for c in plan.checks if c.owed is None for entry in c.gate.select})
-        if not tree.ok or not selects:
-            return {}
-        return users_collection_errors(tree.path, selects)
-
-    def as_users_pytest_sees(self, outcome: ArmOutcome, gate: Gate) -> ArmOutcome:
-        """``outcome``, or an ERROR when it is a PASS and the user's own ``pytest`` cannot collect a file
-        ``gate`` selects (a FAIL or ERROR is already not green, and keeps its own reason)."""
-        errors = self.users_errors
-        if outcome.verdict is not Verdict.PASS or not errors:
-            return outcome
-        files = [f for f in errors if f != "(pytest)" and any(_covers(e, f) for e in gate.select)]
-        files = files or (["(pytest)"] if "(pytest)" in errors and gate.select else [])
-        if not files:
-            return outcome
-        what = "; ".join(f"{f}: {errors[f] or 'see pytest --collect-only'}" for f in files[:3])
-        return outcome.with_verdict(Verdict.ERROR, (
-            f"your own pytest cannot collect {', '.join(files)} ({what}); seamgate's runs put the project "
-            f"root on the import path and yours does not, so the PASS seamgate found is not a "
-            "verdict on the suite you run: make your own `pytest` collect it (e.g. pythonpath = [\".\"] under "
-            "[tool.pytest.ini_options], or install the package), then run again"))
 
     def _judge_plan(self, plan: Plan, platform: Platform, progress: GateProgress) -> Report:
         outcomes: dict[tuple[str, str], ArmOutcome] = {}
 
         def done(judged: list[tuple[Check, ArmOutcome]]) -> None:
             for check, outcome in judged:
-                outcome = self.as_users_pytest_sees(outcome, check.gate)
+                outcome = as_users_pytest_sees(outcome, check.gate, self.users_errors)
                 outcomes[(check.gate.id, check.arm)] = outcome
                 self.finished.append(outcome)
                 progress.finished(check.gate.id, check.arm, outcome.verdict.value)
@@ -645,27 +590,13 @@ class Session:
 
     def parallel(self, thunks: list[Callable[[], Any]], what: str,
                  on_done: Callable[[Any], None] | None = None) -> list[Any]:
-        """Run thunks ``--jobs`` at a time, results in order; a signal interrupts the wait."""
-        results: list[Any] = [None] * len(thunks)
-        pool = ThreadPoolExecutor(max_workers=self.options.jobs, thread_name_prefix="seamgate-run")
-        try:
-            futures: dict[Future[Any], int] = {pool.submit(t): i for i, t in enumerate(thunks)}
-            pending = set(futures)
-            while pending:
-                done, pending = wait(pending, timeout=0.2, return_when=FIRST_COMPLETED)
-                for future in done:
-                    results[futures[future]] = future.result()
-                    if on_done is not None:
-                        on_done(results[futures[future]])
-        except BaseException:
-            # Stop feeding runs, kill the ones in flight, and let the workers drain before the
-            # caller removes the temp folder under them.
-            self.stopping.set()
-            self.executor.launcher.kill_all()
-            pool.shutdown(wait=True, cancel_futures=True)
-            raise
-        pool.shutdown(wait=True)
-        return results
+        """Run thunks ``--jobs`` at a time, results in order; a signal interrupts the wait (``harness/run/pool.py``)."""
+        return run_parallel(thunks, self.options.jobs, on_stop=self.stop_runs, on_done=on_done)
+
+    def stop_runs(self) -> None:
+        """Stop feeding runs and kill the ones in flight."""
+        self.stopping.set()
+        self.executor.launcher.kill_all()
 
     def execute(self, run: Run) -> RunOutcome:
         if self.stopping.is_set():
@@ -763,12 +694,6 @@ def _flaky_cases(first: RunOutcome, second: RunOutcome) -> dict[str, tuple[str, 
     red = ("failed", "error")
     return {c.nodeid: (c.kind, kinds[c.nodeid]) for c in first.cases
             if c.nodeid in kinds and (c.kind in red) != (kinds[c.nodeid] in red)}
-
-
-def _covers(entry: str, file: str) -> bool:
-    """The ``select`` entry ``entry`` (a file, folder or node id) takes in the test file ``file``."""
-    path = entry.split("::", 1)[0].rstrip("/")
-    return path in ("", ".") or file == path or file.startswith(path + "/")
 
 
 def _all_arms(gates: Sequence[Gate]) -> tuple[str, ...]:
