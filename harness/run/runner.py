@@ -22,9 +22,11 @@ next run (folder names carry the pid), its children die with the fork server.
 ``Session`` orchestrates; its collaborators each hold one job: ``harness/run/trees.py`` (the materialized
 trees), ``harness/run/previous.py`` (rows reused and cells carried from previous runs),
 ``harness/run/hashing.py`` (the project's hashes, once), ``harness/run/signals.py`` (SIGINT/SIGTERM,
-leftover temp folders), ``harness/run/pool.py`` (``--jobs`` at a time), ``harness/run/users_pytest.py``
-(what the user's own pytest cannot collect), ``harness/run/keeping.py`` (the kept results, ``latest``). A row's result is a ``RowResult`` (``harness/run/row_result.py``), a tree a
-``MaterializedTree`` (``harness/run/materialized.py``): each the outcome or why there is none.
+leftover temp folders), ``harness/run/baselines.py`` (the baselines, run twice; flaky cases),
+``harness/run/pool.py`` (``--jobs`` at a time), ``harness/run/users_pytest.py`` (what the user's own
+pytest cannot collect), ``harness/run/keeping.py`` (the kept results, ``latest``). A row's result is a
+``RowResult`` (``harness/run/row_result.py``), a tree a ``MaterializedTree`` (``harness/run/materialized.py``):
+each the outcome or why there is none.
 """
 
 from __future__ import annotations
@@ -37,7 +39,6 @@ import signal
 import sys
 import tempfile
 import threading
-import time
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any, Callable, Mapping, Sequence
@@ -58,12 +59,13 @@ from harness.results.evidence import Record, load_records, resolve
 from harness.results.lock import Locked, RepositoryLock
 from harness.results.platforms import Platform
 from harness.results.reuse import KeptRuns
-from harness.results.workspace import new_kept_folder, reach_file_name
+from harness.results.workspace import new_kept_folder
 from harness.rows.executor import Call, Executor, Run, threads_per_run
 from harness.rows.forkserver import ServerDied, launcher as start_launcher
 from harness.rows.import_roots import project_names
 from harness.rows.tree_guard import TreeGuard
 from harness.run.hashing import RunHashes
+from harness.run.baselines import Baselines, flaky_lines, without_flaky
 from harness.run.keeping import keep_run, partial_note
 from harness.run.materialized import tree_error
 from harness.run.pool import run_parallel
@@ -119,7 +121,7 @@ class RunOptions:
     #: Take rows kept by the newest run when nothing they read changed (``harness/results/reuse.py``);
     #: the command line turns it on (``--no-reuse`` off), a programmatic caller asks for it.
     reuse: bool = False
-    #: Seconds a baseline run may take (``[tool.seamgate] baseline_timeout``); see ``baseline_limit``.
+    #: Seconds a baseline run may take (``[tool.seamgate] baseline_timeout``); see ``Baselines.limit``.
     baseline_timeout: float = BASELINE_TIMEOUT
 
     @classmethod
@@ -302,6 +304,9 @@ class Session:
         #: What this run takes from previous runs: reused rows, carried cells (``harness/run/previous.py``).
         self.previous = PreviousRuns(self.project, options, materializer, self.hashing, self.copies,
                                      rows=self.rows, reach=self.reach, flaky=self.flaky)
+        #: The baseline rows, each run twice (``harness/run/baselines.py``).
+        self.baselines = Baselines(options, self.copies, self.previous, rows=self.rows, reach=self.reach,
+                                   flaky=self.flaky, execute=self.execute, parallel=self.parallel, say=self.say)
         #: The user's tree, watched around every run: a test writing into it makes its gates ERROR.
         self.tree_guard: TreeGuard | None = None
         #: What the user's own plain pytest cannot collect of the gates' selections (``users_pytest_errors``).
@@ -440,60 +445,8 @@ class Session:
         return Report(outcomes=tuple(outcomes[k] for k in keys if k in outcomes))
 
     def run_baselines(self, plan: Plan) -> None:
-        """Each baseline row runs TWICE: a case whose verdict differs between the two is flaky.
-
-        The first run records every case's reach (not with ``--prove``, which infers nothing). A
-        flaky case is never counted as red (``self.flaky``; ``without_flaky``), and a baseline is
-        red only for cases red in both runs.
-        """
-        made = self.copies.tree(SourceState())
-        if not made.ok:
-            raise RuntimeError(f"cannot copy the working tree: {made.error}") from made.error
-        tree = made.path
-        keys = [key for key in plan.baselines if not self.previous.reuse_baseline(key, plan.rows[key])]
-        reach_files = {key: None if self.options.prove else self.kept / reach_file_name(key) for key in keys}
-        # Cells of the kept baseline that no change since reaches (``harness/reach/incremental.py``).
-        carried = {key: self.previous.carried_cells(key, plan.rows[key]) for key in keys}
-        thunks = [lambda k=k, n=n: self.execute(Run(
-                      f"baseline{n} {k.arm} {' '.join(plan.rows[k])}", tree, plan.rows[k], k.arm, dict(k.env),
-                      self.baseline_limit(plan, k)[0],
-                      reach=reach_files[k] if not n else None, skip=frozenset(carried[k]), write_bytecode=True))
-                  for k in keys for n in ("", " (again)")]
-        reused = len(plan.baselines) - len(keys)
-        if keys:
-            self.say(f"running {counted(len(keys), 'baseline')} twice each, the first recording reach"
-                     + (f" ({reused} reused from the kept run)" if reused else ""))
-        elif reused:
-            self.say(f"the {counted(reused, 'baseline')} {'is' if reused == 1 else 'are'} reused from the kept run")
-        started = time.monotonic()
-        runs = self.parallel(thunks, "baselines")
-        if keys:
-            self.say(f"the baselines took {time.monotonic() - started:.1f} s; now the gates' rows")
-        for first, second in zip(runs[::2], runs[1::2]):
-            self.flaky.update(_flaky_cases(first, second))
-        # A second run that did not finish makes the baseline red as surely as the first.
-        chosen = [first if second.end == "completed" else second for first, second in zip(runs[::2], runs[1::2])]
-        for index, (key, run) in enumerate(zip(keys, chosen)):
-            if run.end == "timeout":  # say which limit it was and where it comes from
-                chosen[index] = run = replace(run, detail=f"TIMEOUT: {run.detail} ({self.baseline_limit(plan, key)[1]})")
-            if carried[key] and run.end == "completed":
-                run = self.previous.with_carried_cells(key, run, carried[key], reach_files[key])
-            self.rows[key] = RowResult.ran(self.without_flaky(run))
-            self.reach[key] = Reach.read(reach_files[key]) if reach_files[key] is not None else None
-            if run.end == "completed":
-                self.previous.remember(key, self.previous.baseline_digest(key, plan.rows[key]), self.rows[key].outcome,
-                                       plan.rows[key])
-
-    def baseline_limit(self, plan: Plan, key: RowKey) -> tuple[float, str]:
-        """Seconds the baseline row ``key`` may take, and where that figure comes from (for its TIMEOUT message)."""
-        limits = [c.gate.timeout for c in plan.checks
-                  if c.owed is None and c.row is not None and c.row.baseline == key]
-        if limits and all(limit is not None for limit in limits):
-            return max(limits), (f"the baseline's limit: the largest `timeout` of the gates reading it "
-                                 f"({max(limits):g} s)")
-        return self.options.baseline_timeout, (f"the baseline's limit: baseline_timeout = "
-                                               f"{self.options.baseline_timeout:g} s from [tool.seamgate] in "
-                                               "pyproject.toml (default 600)")
+        """Each baseline row runs TWICE, a case whose verdict differs being flaky (``harness/run/baselines.py``)."""
+        self.baselines.run(plan, self.kept)
 
     def row_cost(self, key: RowKey, select: tuple[str, ...]) -> float:
         """The seconds ``key``'s row should take: the baseline durations of the cases it will run.
@@ -580,13 +533,10 @@ class Session:
 
     def without_flaky(self, run: RunOutcome) -> RunOutcome:
         """``run`` minus the flaky cases (they are neither red nor green)."""
-        if not self.flaky or not any(c.nodeid in self.flaky for c in run.cases):
-            return run
-        return replace(run, cases=tuple(c for c in run.cases if c.nodeid not in self.flaky))
+        return without_flaky(run, self.flaky)
 
     def flaky_lines(self) -> list[str]:
-        return [f"FLAKY baseline case {nodeid}: {a}, then {b} in two baseline runs; not counted as red in any "
-                f"gate (fix the test, or leave it out of the gates' select)" for nodeid, (a, b) in sorted(self.flaky.items())]
+        return flaky_lines(self.flaky)
 
     def parallel(self, thunks: list[Callable[[], Any]], what: str,
                  on_done: Callable[[Any], None] | None = None) -> list[Any]:
@@ -686,14 +636,6 @@ def _copy_gone(run: Run, outcome: RunOutcome) -> RunOutcome:
         return outcome
     return replace(outcome, end="crash", detail=f"its copy of the project ({run.tree}) was deleted while it ran: a "
                                                 "test removed the tree it runs in; nothing it reported can be trusted")
-
-
-def _flaky_cases(first: RunOutcome, second: RunOutcome) -> dict[str, tuple[str, str]]:
-    """Cases red (failed/error) in one baseline run and not in the other: nodeid -> (kind, kind)."""
-    kinds = {c.nodeid: c.kind for c in second.cases}
-    red = ("failed", "error")
-    return {c.nodeid: (c.kind, kinds[c.nodeid]) for c in first.cases
-            if c.nodeid in kinds and (c.kind in red) != (kinds[c.nodeid] in red)}
 
 
 def _all_arms(gates: Sequence[Gate]) -> tuple[str, ...]:
