@@ -23,6 +23,7 @@ from harness.reach.reach import Reach
 from harness.results.reuse import KeptRow, KeptRuns, digest, files_read, run_from_data, run_to_data
 from harness.results.workspace import reach_file_name
 from harness.run.hashing import RunHashes
+from harness.run.row_result import RowResult
 from harness.run.trees import Trees, text_of
 from reports.outcome import RunOutcome, counted
 
@@ -31,7 +32,7 @@ class PreviousRuns:
     """One run's reuse of kept rows and carried cells (see the module docstring)."""
 
     def __init__(self, project: Path, options: Any, materializer: Any, hashing: RunHashes, copies: Trees, *,
-                 rows: dict[RowKey, RunOutcome | Exception], reach: dict[RowKey, Reach | None],
+                 rows: dict[RowKey, RowResult], reach: dict[RowKey, Reach | None],
                  flaky: dict[str, tuple[str, str]]) -> None:
         self.project, self.options, self.materializer = project, options, materializer
         self.hashing, self.copies = hashing, copies
@@ -65,14 +66,14 @@ class PreviousRuns:
         if kept is None or (not self.options.prove and not old_reach.is_file()):
             return False
         self.carried_from[key] = kept
-        self.rows[key] = self.carried(run_from_data(kept.data["run"]))
+        self.rows[key] = RowResult.ran(self.carried(run_from_data(kept.data["run"])))
         self.flaky.update({n: tuple(v) for n, v in kept.data.get("flaky", {}).items()})
         if not self.options.prove:
             shutil.copyfile(old_reach, self.kept / reach_file_name(key))
             self.reach[key] = Reach.read(self.kept / reach_file_name(key))
         self.reused.add(key)
         self.rerun[key] = frozenset()  # nothing changed: every cell of every row may be carried
-        self.remember(key, row_digest, self.rows[key], select)
+        self.remember(key, row_digest, self.rows[key].outcome, select)
         return True
 
     def carried_cells(self, key: RowKey, select: tuple[str, ...]) -> dict[str, Any]:

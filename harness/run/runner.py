@@ -22,7 +22,11 @@ next run (folder names carry the pid), its children die with the fork server.
 ``Session`` orchestrates; its collaborators each hold one job: ``harness/run/trees.py`` (the materialized
 trees), ``harness/run/previous.py`` (rows reused and cells carried from previous runs),
 ``harness/run/hashing.py`` (the project's hashes, once), ``harness/run/signals.py`` (SIGINT/SIGTERM,
-leftover temp folders).
+leftover temp folders), ``harness/run/baselines.py`` (the baselines, run twice; flaky cases),
+``harness/run/pool.py`` (``--jobs`` at a time), ``harness/run/users_pytest.py`` (what the user's own
+pytest cannot collect), ``harness/run/keeping.py`` (the kept results, ``latest``). A row's result is a
+``RowResult`` (``harness/run/row_result.py``), a tree a ``MaterializedTree`` (``harness/run/materialized.py``):
+each the outcome or why there is none.
 """
 
 from __future__ import annotations
@@ -35,15 +39,13 @@ import signal
 import sys
 import tempfile
 import threading
-import time
-from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any, Callable, Mapping, Sequence
 
 from harness.errors import EnvironmentProblem
 from harness.exit_codes import ExitCode
-from harness.gates.collect_check import check_against_baselines, users_collection_errors
+from harness.gates.collect_check import check_against_baselines
 from harness.gates.gatefile import load_gate_files
 from harness.gates.model import Gate, SourceState
 from harness.judge.evaluate import error_outcome, exit_code_for, expect_for_arm, owed_outcome, red_of_baseline, run_timeout
@@ -52,21 +54,26 @@ from harness.plan.matrix import RowKey, fill, in_select, inferred_note, timeout_
 from harness.plan.planner import Check, Plan, make_plan, restrict_arms, select_gates
 from harness.plan.preview import preview, render
 from harness.project import Project
-from harness.reach.incremental import write_sources
 from harness.reach.reach import Reach, cases_to_run
 from harness.results.evidence import Record, load_records, resolve
 from harness.results.lock import Locked, RepositoryLock
 from harness.results.platforms import Platform
-from harness.results.reuse import KeptRuns, write_kept_rows
-from harness.results.workspace import latest, new_kept_folder, point_latest, prune, reach_file_name, write_matrix
+from harness.results.reuse import KeptRuns
+from harness.results.workspace import new_kept_folder
 from harness.rows.executor import Call, Executor, Run, threads_per_run
 from harness.rows.forkserver import ServerDied, launcher as start_launcher
 from harness.rows.import_roots import project_names
 from harness.rows.tree_guard import TreeGuard
 from harness.run.hashing import RunHashes
+from harness.run.baselines import Baselines, flaky_lines, without_flaky
+from harness.run.keeping import keep_run, partial_note
+from harness.run.materialized import tree_error
+from harness.run.pool import run_parallel
 from harness.run.previous import PreviousRuns
+from harness.run.row_result import RowResult
 from harness.run.signals import WORKDIR_PREFIX, Interrupted, install_signal_handlers, restore_signal_handlers, sweep_stale_workdirs
-from harness.run.trees import CatalogMaterializer, Materializer, Trees, text_of, tree_error
+from harness.run.trees import CatalogMaterializer, Materializer, Trees, text_of
+from harness.run.users_pytest import as_users_pytest_sees, users_pytest_errors
 from harness.zygote import ENV as ZYGOTE_ENV
 from mutations.apply import apply_to_text
 from mutations.check import read_target
@@ -114,7 +121,7 @@ class RunOptions:
     #: Take rows kept by the newest run when nothing they read changed (``harness/results/reuse.py``);
     #: the command line turns it on (``--no-reuse`` off), a programmatic caller asks for it.
     reuse: bool = False
-    #: Seconds a baseline run may take (``[tool.seamgate] baseline_timeout``); see ``baseline_limit``.
+    #: Seconds a baseline run may take (``[tool.seamgate] baseline_timeout``); see ``Baselines.limit``.
     baseline_timeout: float = BASELINE_TIMEOUT
 
     @classmethod
@@ -291,12 +298,15 @@ class Session:
         #: Baseline cases whose verdict changed between the two baseline runs: nodeid -> (kind, kind).
         self.flaky: dict[str, tuple[str, str]] = {}
         #: The filled rows of the kill matrix (flaky cases removed), and the baselines' recorded reach.
-        self.rows: dict[RowKey, RunOutcome | Exception] = {}
+        self.rows: dict[RowKey, RowResult] = {}
         self.reach: dict[RowKey, Reach | None] = {}
         self.progress: GateProgress | None = None
         #: What this run takes from previous runs: reused rows, carried cells (``harness/run/previous.py``).
         self.previous = PreviousRuns(self.project, options, materializer, self.hashing, self.copies,
                                      rows=self.rows, reach=self.reach, flaky=self.flaky)
+        #: The baseline rows, each run twice (``harness/run/baselines.py``).
+        self.baselines = Baselines(options, self.copies, self.previous, rows=self.rows, reach=self.reach,
+                                   flaky=self.flaky, execute=self.execute, parallel=self.parallel, say=self.say)
         #: The user's tree, watched around every run: a test writing into it makes its gates ERROR.
         self.tree_guard: TreeGuard | None = None
         #: What the user's own plain pytest cannot collect of the gates' selections (``users_pytest_errors``).
@@ -356,41 +366,15 @@ class Session:
                                      f"run with SEAMGATE_NO_FORK=1 to start a fresh interpreter per run") from exc
 
     def keep(self, report: Report, code: ExitCode) -> None:
-        """Write ``outcomes.json`` and ``matrix.json`` into the kept folder and point ``latest`` at it."""
+        """Keep this run's results in its folder (``harness/run/keeping.py``, ``keep_run``)."""
         if self.kept is None:
             return
-        write_json(self.kept / "outcomes.json", report, int(code), shard=self.options.shard, plan=self.plan_id)
-        rows = {key.label(): {c.nodeid: {"kind": c.kind, "inferred": c.inferred, "carried": c.carried,
-                                         "duration": c.duration}
-                              for c in row.cases}
-                for key, row in self.rows.items() if isinstance(row, RunOutcome)}
-        write_matrix(self.kept / "matrix.json", rows)
-        write_kept_rows(self.kept, self.previous.kept_rows, files=self.hashing.hashes())
-        write_sources(self.kept, self.project, self.reach.values())
-        if self.options.output is None and not self.partial():
-            point_latest(self.kept)
-        elif self.options.output is None:
-            prune(self.kept.parent)
-
-    def partial(self) -> str:
-        """The options that made this run part of the suite (``--arm``, ``--gate``, ``--shard``); "" for a whole run.
-
-        A partial run's folder is kept, but ``latest`` goes on naming the last whole run: ``seamgate
-        report`` and a reader of ``latest`` must not take part of the suite for all of it.
-        """
-        parts = [f"--arm {a}" for a in self.options.arms] + [f"--gate {g}" for g in self.options.gate_ids]
-        if self.options.shard:
-            parts.append(f"--shard {self.options.shard[0]}/{self.options.shard[1]}")
-        return " ".join(parts)
+        keep_run(self.kept, self.project, self.options, report, code, plan_id=self.plan_id, rows=self.rows,
+                 kept_rows=self.previous.kept_rows, files=self.hashing.hashes(), reaches=self.reach.values())
 
     def partial_note(self) -> str:
-        """What a partial run says about ``latest`` (empty for a whole run or ``--output``)."""
-        if self.kept is None or self.options.output is not None or not self.partial():
-            return ""
-        whole = latest(self.project)
-        names = f"latest still names {whole.name} (the last whole run)" if whole else "no whole run is kept yet"
-        return (f"partial run ({self.partial()}): .seamgate/runs/latest was not moved to it; {names}; "
-                f"this run is kept in {self.kept}")
+        """What a partial run says about ``latest`` (``harness/run/keeping.py``, ``partial_note``)."""
+        return partial_note(self.project, self.kept, self.options)
 
     def probe(self, gates: Sequence[Gate]) -> Platform:
         """Ask a child what this machine offers (only GPU arms need torch's answer)."""
@@ -424,52 +408,21 @@ class Session:
         self.run_baselines(plan)
         # A node id the gate file names but the baseline did not collect is the gate file's typo
         # (USAGE_ERROR naming file:line), found before it can read as a broken gate or a red baseline.
-        check_against_baselines([(c.gate, c.arm, run) for c in plan.checks if c.row is not None
-                                 and isinstance(run := self.rows.get(c.row.baseline), RunOutcome)], self.project)
-        red = tuple(run for key in plan.baselines if isinstance(run := self.rows[key], RunOutcome)
+        check_against_baselines([(c.gate, c.arm, row.outcome) for c in plan.checks if c.row is not None
+                                 and (row := self.rows.get(c.row.baseline)) is not None and row.ok], self.project)
+        red = tuple(run for key in plan.baselines if (run := self.rows[key].outcome) is not None
                     and (red_of_baseline(run) or run.end != "completed"))
         if red:
             return Report(baseline_red=red, unfinished=plan.gates)
-        self.users_errors = self.users_pytest_errors(plan)
+        self.users_errors = users_pytest_errors(self.copies.tree(SourceState()), plan)
         return self._judge_plan(plan, platform, progress)
-
-    def users_pytest_errors(self, plan: Plan) -> dict[str, str]:
-        """What the user's own plain ``pytest`` cannot collect of the gates' selections: file -> error.
-
-        seamgate's runs put the project's import roots on the path; the user's ``pytest`` may not
-        (no ``pythonpath`` setting, no installed package): a PASS there would be a verdict on a suite
-        the user cannot run. One ``--collect-only`` of the gates' selections, as the user's ``pytest``
-        runs (``collect_check.users_collection_errors``), decides; ``as_users_pytest_sees`` applies it.
-        """
-        tree = self.copies.tree(SourceState())
-        selects = sorted({entry.split("::", 1)[0] for c in plan.checks if c.owed is None for entry in c.gate.select})
-        if not isinstance(tree, Path) or not selects:
-            return {}
-        return users_collection_errors(tree, selects)
-
-    def as_users_pytest_sees(self, outcome: ArmOutcome, gate: Gate) -> ArmOutcome:
-        """``outcome``, or an ERROR when it is a PASS and the user's own ``pytest`` cannot collect a file
-        ``gate`` selects (a FAIL or ERROR is already not green, and keeps its own reason)."""
-        errors = self.users_errors
-        if outcome.verdict is not Verdict.PASS or not errors:
-            return outcome
-        files = [f for f in errors if f != "(pytest)" and any(_covers(e, f) for e in gate.select)]
-        files = files or (["(pytest)"] if "(pytest)" in errors and gate.select else [])
-        if not files:
-            return outcome
-        what = "; ".join(f"{f}: {errors[f] or 'see pytest --collect-only'}" for f in files[:3])
-        return outcome.with_verdict(Verdict.ERROR, (
-            f"your own pytest cannot collect {', '.join(files)} ({what}); seamgate's runs put the project "
-            f"root on the import path and yours does not, so the PASS seamgate found is not a "
-            "verdict on the suite you run: make your own `pytest` collect it (e.g. pythonpath = [\".\"] under "
-            "[tool.pytest.ini_options], or install the package), then run again"))
 
     def _judge_plan(self, plan: Plan, platform: Platform, progress: GateProgress) -> Report:
         outcomes: dict[tuple[str, str], ArmOutcome] = {}
 
         def done(judged: list[tuple[Check, ArmOutcome]]) -> None:
             for check, outcome in judged:
-                outcome = self.as_users_pytest_sees(outcome, check.gate)
+                outcome = as_users_pytest_sees(outcome, check.gate, self.users_errors)
                 outcomes[(check.gate.id, check.arm)] = outcome
                 self.finished.append(outcome)
                 progress.finished(check.gate.id, check.arm, outcome.verdict.value)
@@ -492,58 +445,8 @@ class Session:
         return Report(outcomes=tuple(outcomes[k] for k in keys if k in outcomes))
 
     def run_baselines(self, plan: Plan) -> None:
-        """Each baseline row runs TWICE: a case whose verdict differs between the two is flaky.
-
-        The first run records every case's reach (not with ``--prove``, which infers nothing). A
-        flaky case is never counted as red (``self.flaky``; ``without_flaky``), and a baseline is
-        red only for cases red in both runs.
-        """
-        tree = self.copies.tree(SourceState())
-        if isinstance(tree, Exception):
-            raise RuntimeError(f"cannot copy the working tree: {tree}") from tree
-        keys = [key for key in plan.baselines if not self.previous.reuse_baseline(key, plan.rows[key])]
-        reach_files = {key: None if self.options.prove else self.kept / reach_file_name(key) for key in keys}
-        # Cells of the kept baseline that no change since reaches (``harness/reach/incremental.py``).
-        carried = {key: self.previous.carried_cells(key, plan.rows[key]) for key in keys}
-        thunks = [lambda k=k, n=n: self.execute(Run(
-                      f"baseline{n} {k.arm} {' '.join(plan.rows[k])}", tree, plan.rows[k], k.arm, dict(k.env),
-                      self.baseline_limit(plan, k)[0],
-                      reach=reach_files[k] if not n else None, skip=frozenset(carried[k]), write_bytecode=True))
-                  for k in keys for n in ("", " (again)")]
-        reused = len(plan.baselines) - len(keys)
-        if keys:
-            self.say(f"running {counted(len(keys), 'baseline')} twice each, the first recording reach"
-                     + (f" ({reused} reused from the kept run)" if reused else ""))
-        elif reused:
-            self.say(f"the {counted(reused, 'baseline')} {'is' if reused == 1 else 'are'} reused from the kept run")
-        started = time.monotonic()
-        runs = self.parallel(thunks, "baselines")
-        if keys:
-            self.say(f"the baselines took {time.monotonic() - started:.1f} s; now the gates' rows")
-        for first, second in zip(runs[::2], runs[1::2]):
-            self.flaky.update(_flaky_cases(first, second))
-        # A second run that did not finish makes the baseline red as surely as the first.
-        chosen = [first if second.end == "completed" else second for first, second in zip(runs[::2], runs[1::2])]
-        for index, (key, run) in enumerate(zip(keys, chosen)):
-            if run.end == "timeout":  # say which limit it was and where it comes from
-                chosen[index] = run = replace(run, detail=f"TIMEOUT: {run.detail} ({self.baseline_limit(plan, key)[1]})")
-            if carried[key] and run.end == "completed":
-                run = self.previous.with_carried_cells(key, run, carried[key], reach_files[key])
-            self.rows[key] = self.without_flaky(run)
-            self.reach[key] = Reach.read(reach_files[key]) if reach_files[key] is not None else None
-            if run.end == "completed":
-                self.previous.remember(key, self.previous.baseline_digest(key, plan.rows[key]), self.rows[key], plan.rows[key])
-
-    def baseline_limit(self, plan: Plan, key: RowKey) -> tuple[float, str]:
-        """Seconds the baseline row ``key`` may take, and where that figure comes from (for its TIMEOUT message)."""
-        limits = [c.gate.timeout for c in plan.checks
-                  if c.owed is None and c.row is not None and c.row.baseline == key]
-        if limits and all(limit is not None for limit in limits):
-            return max(limits), (f"the baseline's limit: the largest `timeout` of the gates reading it "
-                                 f"({max(limits):g} s)")
-        return self.options.baseline_timeout, (f"the baseline's limit: baseline_timeout = "
-                                               f"{self.options.baseline_timeout:g} s from [tool.seamgate] in "
-                                               "pyproject.toml (default 600)")
+        """Each baseline row runs TWICE, a case whose verdict differs being flaky (``harness/run/baselines.py``)."""
+        self.baselines.run(plan, self.kept)
 
     def row_cost(self, key: RowKey, select: tuple[str, ...]) -> float:
         """The seconds ``key``'s row should take: the baseline durations of the cases it will run.
@@ -557,9 +460,9 @@ class Session:
             raise
         except Exception:  # noqa: BLE001 - the row itself reports it
             return 0.0
-        if isinstance(tree, Exception):
+        if not tree.ok:
             return 0.0
-        run_ids = None if self.options.prove else self.cases_to_run(key, tree, baseline)
+        run_ids = None if self.options.prove else self.cases_to_run(key, tree.path, baseline)
         self.planned_cases[key] = run_ids
         return sum(c.duration or 0.0 for c in baseline.cases if run_ids is None or c.nodeid in run_ids)
 
@@ -568,23 +471,23 @@ class Session:
         self.rows[key] = self.fill_row(key, select, readers)
         return [(c, self.judge(c, platform)) for c in readers]
 
-    def fill_row(self, key: RowKey, select: tuple[str, ...], readers: Sequence[Check]) -> RunOutcome | Exception:
+    def fill_row(self, key: RowKey, select: tuple[str, ...], readers: Sequence[Check]) -> RowResult:
         """Run ``key``'s source state once over ``select``: only the cases that reach the change.
 
         Every other case of the baseline is copied into the row, marked inferred. ``--prove``, or
         a change whose reach cannot be known, runs every case.
         """
-        tree = self.copies.tree(key.source)
-        if isinstance(tree, Exception):
-            return tree
-        baseline = view(self._baseline(key), select)
+        made = self.copies.tree(key.source)
+        if not made.ok:
+            return RowResult.failed(made.error)
+        tree, baseline = made.path, view(self._baseline(key), select)
         row_digest = self.previous.row_digest(key, select, tree, baseline)
         if (reused := self.previous.reuse_row(key, select, row_digest)) is not None:
-            return self.without_flaky(reused)
+            return RowResult.ran(self.without_flaky(reused))
         filled = self._fill(key, select, readers, tree, baseline)
         if filled.end == "completed":
             self.previous.remember(key, row_digest, filled, select)
-        return filled
+        return RowResult.ran(filled)
 
     def _fill(self, key: RowKey, select: tuple[str, ...], readers: Sequence[Check], tree: Path,
               baseline: RunOutcome) -> RunOutcome:
@@ -617,53 +520,33 @@ class Session:
         return self.without_flaky(fill(run, baseline, run_ids))
 
     def _baseline(self, key: RowKey) -> RunOutcome:
-        row = self.rows[key.baseline]
-        if isinstance(row, Exception):
-            raise row
-        return row
+        return self.rows[key.baseline].run()
 
     def cases_to_run(self, key: RowKey, tree: Path, baseline: RunOutcome) -> frozenset[str] | None:
         """The baseline cases whose recorded reach meets the change; ``None``: run every case."""
         files = self.copies.changed_files(key.source)
-        original = self.copies.tree(SourceState())
-        changes = None if files is None or isinstance(original, Exception) else \
+        original = self.copies.tree(SourceState()).path  # None: the working tree's copy could not be made
+        changes = None if files is None or original is None else \
             {rel: (text_of(original / rel), text_of(tree / rel)) for rel in files}
         return cases_to_run(changes, self.reach.get(key.baseline), (c.nodeid for c in baseline.cases),
-                            project=None if isinstance(original, Exception) else original)
+                            project=original)
 
     def without_flaky(self, run: RunOutcome) -> RunOutcome:
         """``run`` minus the flaky cases (they are neither red nor green)."""
-        if not self.flaky or not any(c.nodeid in self.flaky for c in run.cases):
-            return run
-        return replace(run, cases=tuple(c for c in run.cases if c.nodeid not in self.flaky))
+        return without_flaky(run, self.flaky)
 
     def flaky_lines(self) -> list[str]:
-        return [f"FLAKY baseline case {nodeid}: {a}, then {b} in two baseline runs; not counted as red in any "
-                f"gate (fix the test, or leave it out of the gates' select)" for nodeid, (a, b) in sorted(self.flaky.items())]
+        return flaky_lines(self.flaky)
 
     def parallel(self, thunks: list[Callable[[], Any]], what: str,
                  on_done: Callable[[Any], None] | None = None) -> list[Any]:
-        """Run thunks ``--jobs`` at a time, results in order; a signal interrupts the wait."""
-        results: list[Any] = [None] * len(thunks)
-        pool = ThreadPoolExecutor(max_workers=self.options.jobs, thread_name_prefix="seamgate-run")
-        try:
-            futures: dict[Future[Any], int] = {pool.submit(t): i for i, t in enumerate(thunks)}
-            pending = set(futures)
-            while pending:
-                done, pending = wait(pending, timeout=0.2, return_when=FIRST_COMPLETED)
-                for future in done:
-                    results[futures[future]] = future.result()
-                    if on_done is not None:
-                        on_done(results[futures[future]])
-        except BaseException:
-            # Stop feeding runs, kill the ones in flight, and let the workers drain before the
-            # caller removes the temp folder under them.
-            self.stopping.set()
-            self.executor.launcher.kill_all()
-            pool.shutdown(wait=True, cancel_futures=True)
-            raise
-        pool.shutdown(wait=True)
-        return results
+        """Run thunks ``--jobs`` at a time, results in order; a signal interrupts the wait (``harness/run/pool.py``)."""
+        return run_parallel(thunks, self.options.jobs, on_stop=self.stop_runs, on_done=on_done)
+
+    def stop_runs(self) -> None:
+        """Stop feeding runs and kill the ones in flight."""
+        self.stopping.set()
+        self.executor.launcher.kill_all()
 
     def execute(self, run: Run) -> RunOutcome:
         if self.stopping.is_set():
@@ -707,9 +590,9 @@ class Session:
         if check.row is None or check.gate.kind in RUNS_ITS_OWN:
             return None
         baseline = self.rows.get(check.row.baseline)
-        if baseline is None or isinstance(baseline, Exception):
+        if baseline is None or not baseline.ok:
             return None
-        cases = [c.nodeid for c in view(baseline, check.gate.select).cases]
+        cases = [c.nodeid for c in view(baseline.outcome, check.gate.select).cases]
         return self.hashing.reached(self.reach.get(check.row.baseline), cases, check.gate.select)
 
     def judge_seen(self, check: Check) -> ArmOutcome:
@@ -718,23 +601,23 @@ class Session:
         judge = JUDGES[gate.kind]
         if gate.kind in RUNS_ITS_OWN:
             tree = self.copies.tree(gate.source)
-            if isinstance(tree, Exception):
-                return error_outcome(gate, arm, tree_error(gate.source, tree))
-            return judge(gate, arm, Seen(executor=self.executor, tree=tree, timeout=run_timeout(gate.timeout, None)))
+            if not tree.ok:
+                return error_outcome(gate, arm, tree.why(gate.source))
+            return judge(gate, arm, Seen(executor=self.executor, tree=tree.path, timeout=run_timeout(gate.timeout, None)))
         row = self.rows[check.row]
-        if isinstance(row, Exception):
-            return error_outcome(gate, arm, tree_error(gate.source, row))
+        if not row.ok:
+            return error_outcome(gate, arm, tree_error(gate.source, row.error))
         named_flaky = sorted(set(expect_for_arm(gate.expect, arm).red.nodeids or ()) & set(self.flaky))
         if named_flaky:
             return error_outcome(gate, arm, f"expected red case {', '.join(named_flaky)} is flaky in the baseline; "
                                             "it cannot be judged (fix the test, or expect another case)")
-        subject = view(row, gate.select)
+        subject = view(row.outcome, gate.select)
         dropped = sorted(nodeid for nodeid in self.flaky if in_select(nodeid, gate.select))
         proof = self.rows.get(check.proof_row) if check.proof_row is not None else None
-        if isinstance(proof, Exception):
-            return error_outcome(gate, arm, tree_error(gate.proof, proof))
+        if proof is not None and not proof.ok:
+            return error_outcome(gate, arm, tree_error(gate.proof, proof.error))
         outcome = judge(gate, arm, Seen(subject=subject, baseline=view(self._baseline(check.row), gate.select),
-                                        proof=view(proof, gate.select) if proof is not None else None))
+                                        proof=view(proof.outcome, gate.select) if proof is not None else None))
         note = inferred_note(subject)
         if check.row in self.previous.reused or check.row.baseline in self.previous.reused:
             note += "; rows reused from the previous run (nothing they read changed)"
@@ -753,20 +636,6 @@ def _copy_gone(run: Run, outcome: RunOutcome) -> RunOutcome:
         return outcome
     return replace(outcome, end="crash", detail=f"its copy of the project ({run.tree}) was deleted while it ran: a "
                                                 "test removed the tree it runs in; nothing it reported can be trusted")
-
-
-def _flaky_cases(first: RunOutcome, second: RunOutcome) -> dict[str, tuple[str, str]]:
-    """Cases red (failed/error) in one baseline run and not in the other: nodeid -> (kind, kind)."""
-    kinds = {c.nodeid: c.kind for c in second.cases}
-    red = ("failed", "error")
-    return {c.nodeid: (c.kind, kinds[c.nodeid]) for c in first.cases
-            if c.nodeid in kinds and (c.kind in red) != (kinds[c.nodeid] in red)}
-
-
-def _covers(entry: str, file: str) -> bool:
-    """The ``select`` entry ``entry`` (a file, folder or node id) takes in the test file ``file``."""
-    path = entry.split("::", 1)[0].rstrip("/")
-    return path in ("", ".") or file == path or file.startswith(path + "/")
 
 
 def _all_arms(gates: Sequence[Gate]) -> tuple[str, ...]:

@@ -2,7 +2,8 @@
 
 The working tree's copy comes first (every baseline runs in it); a mutation's copy is then seeded with
 the bytecode the baselines left in it (``Trees.seed_bytecode``). A tree that cannot be made (a rotted
-mutation, a bad ref) is kept as its exception: an ERROR of each gate that reads it, never of the run.
+mutation, a bad ref) is kept as a failed ``MaterializedTree`` (``harness/run/materialized.py``): an ERROR of
+each gate that reads it, never of the run.
 """
 
 from __future__ import annotations
@@ -15,8 +16,8 @@ from typing import Any, Callable
 from harness.gates.model import SourceState
 from harness.judge.redfirst import materialize_ref
 from harness.results.workspace import slug
+from harness.run.materialized import MaterializedTree
 from harness.run.signals import Interrupted
-from mutations.errors import MutationRotError
 from mutations.offtree import materialize as offtree
 
 #: ``(project_root, dest, state) -> dest``: writes a source state's tree into the empty ``dest``.
@@ -42,19 +43,27 @@ class CatalogMaterializer:
         return () if state.kind == "tree" else None
 
 
+class MadeTrees(dict[SourceState, MaterializedTree]):
+    """Source state -> its ``MaterializedTree``; a bare ``Path`` set here (a tree made elsewhere, as a test's
+    prepared copy) is kept as a tree made there."""
+
+    def __setitem__(self, state: SourceState, made: MaterializedTree | Path) -> None:  # type: ignore[override]
+        super().__setitem__(state, made if isinstance(made, MaterializedTree) else MaterializedTree.made(made))
+
+
 class Trees:
-    """The materialized tree of each source state of one run, made once (thread-safe), or its exception."""
+    """The materialized tree of each source state of one run, made once (thread-safe), or why it was not."""
 
     def __init__(self, project: Path, materializer: Materializer) -> None:
         self.project, self.materializer = project, materializer
-        #: Source state -> its tree, or the exception that kept it from being made.
-        self.made: dict[SourceState, Path | Exception] = {}
+        #: Source state -> its tree, or why it could not be made (``MadeTrees``).
+        self.made = MadeTrees()
         self.locks: dict[SourceState, threading.Lock] = {}
         self.guard = threading.Lock()
         #: Where the trees go: ``trees/`` in the run's temp folder (set when the run starts).
         self.folder: Path | None = None
 
-    def tree(self, state: SourceState) -> Path | Exception:
+    def tree(self, state: SourceState) -> MaterializedTree:
         """The materialized tree of ``state`` (once per invocation), or why it could not be made."""
         with self.guard:
             lock = self.locks.setdefault(state, threading.Lock())
@@ -62,20 +71,21 @@ class Trees:
             if state not in self.made:
                 dest = self.folder / slug(state.label())
                 try:
-                    self.made[state] = self.materializer(self.project, dest, state)
+                    path = self.materializer(self.project, dest, state)
                 except Interrupted:
                     raise  # SIGINT/SIGTERM mid-copy: the run is interrupted, not the copy failed
                 except Exception as exc:  # noqa: BLE001 - rot, bad ref: an ERROR of the gates using it
-                    self.made[state] = exc
+                    self.made[state] = MaterializedTree.failed(exc)
                 else:
+                    self.made[state] = MaterializedTree.made(path)
                     if state.kind == "mutation":
-                        self.seed_bytecode(self.made[state], state)
+                        self.seed_bytecode(path, state)
             return self.made[state]
 
     def original_file(self, rel: str) -> Path | None:
         """``rel`` in the working tree's copy, once made (the bytes the user's file had at the start)."""
         tree = self.made.get(SourceState())
-        return tree / rel if isinstance(tree, Path) else None
+        return tree.path / rel if tree is not None and tree.ok else None
 
     def changed_files(self, state: SourceState) -> tuple[str, ...] | None:
         """The files ``state`` changes against the working tree (``CatalogMaterializer.changed_files``);
@@ -94,9 +104,10 @@ class Trees:
         """
         files = self.changed_files(state)
         with self.guard:
-            base = self.made.get(SourceState())
-        if not isinstance(base, Path) or files is None:
+            made = self.made.get(SourceState())
+        if made is None or not made.ok or files is None:
             return
+        base = made.path
         stale = {(str(Path(rel).parent / "__pycache__"), Path(rel).stem + ".") for rel in files}
         rewritten = pytest_repoints_cached_code()
         for cache in base.rglob("__pycache__"):
@@ -123,13 +134,6 @@ def pytest_repoints_cached_code() -> bool:
     except ImportError:  # pragma: no cover - pytest is a dependency
         return False
     return hasattr(rewrite, "_fix_code_filename")
-
-
-def tree_error(state: SourceState, exc: Exception) -> str:
-    """Why the tree of ``state`` could not be made, in the words a gate's ERROR gives."""
-    if isinstance(exc, MutationRotError):
-        return f"mutation {state.mutation} no longer applies: {exc}; update its anchor in the catalog"
-    return f"cannot materialize {state.label()}: {exc}"
 
 
 def text_of(path: Path) -> str:
