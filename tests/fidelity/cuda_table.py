@@ -30,6 +30,19 @@ EXCEPTIONS: dict[str, str] = {
     "make_graphed_callables_refuses_an_unused_input": (
         "the same refusal (RuntimeError, `allow_unused=True`) in the words of two torch releases: autograd "
         "names the input's index since torch 2.12; the H200 ran 2.11, this machine 2.13."),
+    "a_freed_block_is_reused_on_its_own_stream_only": (
+        "the figures agree (segments, split blocks); the ADDRESSES do not: the emulated device's memory is the "
+        "CPU allocator's, so a freed block's address is not handed to the next request of its stream, nor "
+        "split at the caching allocator's offsets (seam/torch_cuda/allocator.py models the book-keeping, not "
+        "the placement)."),
+    "freed_neighbours_merge_and_empty_cache_releases_only_wholly_free_segments": (
+        "the figures agree; two tensors made one after the other lie 256 KiB apart on the H200 (one segment) "
+        "and a request takes the merged block's address there, where the CPU allocator places them "
+        "(the placement is not modelled)."),
+    "debug_dump_writes_the_captured_graph": (
+        "torch 2.11 on the H200 warns `DEBUG: calling debug_dump()` and writes no file for a graph not kept; "
+        "the emulator writes the DOT file as torch 2.13 (this machine's) does. Which one torch 2.11 gives on "
+        "the emulated device is owed (the emulator follows the torch it runs on)."),
 }
 
 
