@@ -131,31 +131,36 @@ def _from_table(table: dict[str, Any], path: Path, text: str) -> Config:
     if not isinstance(count_assertions, bool):
         problems.append(f"{_where(path, text, 'count_assertions')}: [tool.seamgate]: 'count_assertions' must be "
                         f"true or false, got {count_assertions!r}")
+    sweep = _sweep_settings(table.get("sweep", {}), path, problems)
     if problems:
         raise ConfigError("\n".join(problems))
     return Config(gates=gates, catalog=catalog, jobs=jobs, evidence=evidence, copy_include=copy_include,
                   copy_exclude=copy_exclude, baseline_timeout=float(baseline_timeout),
-                  count_assertions=count_assertions, sweep=_sweep_settings(table.get("sweep", {}), path),
-                  source=str(path))
+                  count_assertions=count_assertions, sweep=sweep, source=str(path))
 
 
-def _sweep_settings(table: Any, path: Path) -> SweepSettings:
-    """``[tool.seamgate.sweep]``, checked: each problem is a ``ConfigError`` naming the file and the key."""
+def _sweep_settings(table: Any, path: Path, problems: list[str]) -> SweepSettings:
+    """``[tool.seamgate.sweep]``, checked: each problem joins ``problems``, naming the file and the key
+    (the defaults stand in for a bad value, so every problem is found in one read)."""
     if not isinstance(table, dict):
-        raise ConfigError(f"{path}: [tool.seamgate] sweep must be a table ([tool.seamgate.sweep])")
+        problems.append(f"{path}: [tool.seamgate] sweep must be a table ([tool.seamgate.sweep])")
+        return SweepSettings()
     unknown = sorted(set(table) - set(_SWEEP_KEYS))
     if unknown:
-        raise ConfigError(f"{path}: [tool.seamgate.sweep]: unknown key(s) {', '.join(unknown)}; "
-                          f"known: {', '.join(_SWEEP_KEYS)}")
+        problems.append(f"{path}: [tool.seamgate.sweep]: unknown key(s) {', '.join(unknown)}; "
+                        f"known: {', '.join(_SWEEP_KEYS)}")
     lists = {}
     for key in ("paths", "tests"):
-        value = table.get(key, list(getattr(SweepSettings, key)))
+        default = tuple(getattr(SweepSettings, key))
+        value = table.get(key, list(default))
         if not isinstance(value, list) or not all(isinstance(v, str) and v for v in value):
-            raise ConfigError(f"{path}: [tool.seamgate.sweep]: {key!r} must be a list of paths, got {value!r}")
+            problems.append(f"{path}: [tool.seamgate.sweep]: {key!r} must be a list of paths, got {value!r}")
+            value = default
         lists[key] = tuple(value)
     equivalents = table.get("equivalents")
     if equivalents is not None and (not isinstance(equivalents, str) or not equivalents):
-        raise ConfigError(f"{path}: [tool.seamgate.sweep]: 'equivalents' must be a path, got {equivalents!r}")
+        problems.append(f"{path}: [tool.seamgate.sweep]: 'equivalents' must be a path, got {equivalents!r}")
+        equivalents = None
     return SweepSettings(paths=lists["paths"], tests=lists["tests"], equivalents=equivalents)
 
 

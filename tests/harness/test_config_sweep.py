@@ -48,3 +48,14 @@ def test_a_sweep_that_is_not_a_table_is_refused(tmp_path: Path) -> None:
     with pytest.raises(ConfigError) as caught:
         load_config(tmp_path)
     assert str(caught.value) == f"{path}: [tool.seamgate] sweep must be a table ([tool.seamgate.sweep])"
+
+
+def test_every_problem_of_the_settings_is_named_at_once_the_sweep_tables_too(tmp_path: Path) -> None:
+    path = tmp_path / "pyproject.toml"
+    path.write_text("[tool.seamgate]\njobs = 0\n\n[tool.seamgate.sweep]\npathz = ['x']\ntests = 'unit'\n")
+    with pytest.raises(ConfigError) as caught:
+        load_config(tmp_path)
+    lines = str(caught.value).splitlines()
+    assert lines == [f"{path}:2: [tool.seamgate]: 'jobs' must be an integer >= 1, got 0",
+                     f"{path}: [tool.seamgate.sweep]: unknown key(s) pathz; known: paths, tests, equivalents",
+                     f"{path}: [tool.seamgate.sweep]: 'tests' must be a list of paths, got 'unit'"]
