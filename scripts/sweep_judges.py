@@ -32,6 +32,7 @@ Equivalents: ``tests/equivalent_mutants.yaml``. Exit: the first non-zero exit of
 from __future__ import annotations
 
 import argparse
+import ast
 import hashlib
 import json
 import subprocess
@@ -60,12 +61,41 @@ class Group(NamedTuple):
 
     @property
     def everything(self) -> tuple[str, ...]:
-        """When these change, every file of the group is swept again (the selection, the explanations, the sweep)."""
-        return (*self.tests, EQUIVALENTS, *SWEEP_CODE)
+        """When these change, every file of the group is swept again (the selection, what it reads of tests/
+        and its conftest.py files, the explanations, the sweep)."""
+        return (*self.tests, *support_files(self.tests), EQUIVALENTS, *SWEEP_CODE)
 
     @property
     def record_path(self) -> Path:
         return ROOT / self.record
+
+
+def support_files(tests: tuple[str, ...]) -> tuple[str, ...]:
+    """What the test files ``tests`` read besides themselves: the modules of tests/ they import (and what
+    those import), and every ``conftest.py`` from the project root down to each test's folder."""
+    found: list[str] = []
+    todo = list(tests)
+    while todo:
+        rel = todo.pop()
+        path = ROOT / rel
+        try:
+            tree = ast.parse(path.read_text(encoding="utf-8"))
+        except (OSError, SyntaxError, ValueError):
+            continue
+        for node in ast.walk(tree):
+            if isinstance(node, ast.ImportFrom) and node.module and node.module.split(".")[0] == "tests":
+                module = node.module.replace(".", "/")
+                for candidate in (f"{module}.py", f"{module}/__init__.py"):
+                    if (ROOT / candidate).is_file() and candidate not in found and candidate not in tests:
+                        found.append(candidate)
+                        todo.append(candidate)
+    for rel in tests:
+        parts = Path(rel).parent.parts
+        for depth in range(len(parts) + 1):
+            conftest = str(Path(*parts[:depth], "conftest.py")) if depth else "conftest.py"
+            if (ROOT / conftest).is_file() and conftest not in found:
+                found.append(conftest)
+    return tuple(sorted(found))
 
 
 JUDGES_GROUP = Group(

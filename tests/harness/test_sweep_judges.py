@@ -104,3 +104,13 @@ def test_the_ci_call_without_arguments_sweeps_every_group_and_fails_when_one_fai
                                               ("evidence", False, False)]
     calls.clear()
     assert judges.main(["--group", "judges", "--record"]) == 0 and calls == [("judges", False, True)]
+
+
+def test_a_helper_module_or_conftest_the_tests_read_resweeps_their_group() -> None:
+    """What a group's tests import from tests/ (and the conftest.py files above them) decides what they
+    assert as much as the test files do: a change there sweeps the group again, as a test file's does."""
+    evidence = judges.GROUPS["evidence"]
+    full = {rel: judges.sha(rel, evidence) for rel in (*evidence.files, *evidence.everything)}
+    for rel in ("tests/harness/posix_locale.py", "tests/reports/fixture_projects.py", "conftest.py"):
+        swept, why = judges.to_sweep({**full, rel: "0" * 64}, evidence)
+        assert swept == list(evidence.files) and rel in why, rel
