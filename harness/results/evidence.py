@@ -86,8 +86,11 @@ def _read(path: Path, project_root: Path, named: bool) -> list[Record]:
     shown = path.relative_to(project_root).as_posix() if path.is_relative_to(project_root) else str(path)
     try:
         data = json.loads(path.read_text(encoding="utf-8"))
-        if not named and not (isinstance(data, dict) and "outcomes" in data and "schema" in data):
+        is_report = isinstance(data, dict) and "outcomes" in data and "schema" in data
+        if not named and not is_report:
             return []  # other JSON beside the reports (bench figures, G1 tables)
+        if isinstance(data, dict) and "outcomes" in data and "schema" not in data:
+            raise ValueError("no 'schema' key")
         records = [Record(o["gate"], o["arm"], Verdict(o["verdict"]), o.get("message", ""),
                           Provenance.from_json(o["provenance"]), shown)
                    for o in data["outcomes"] if o.get("provenance")]

@@ -208,3 +208,10 @@ def test_a_record_that_names_only_its_device_says_so_and_an_unknown_commit_is_un
     bare = Provenance(arm="rocm", device="", code_hash="a" * 64)
     out = resolve(ROCM_OWED, [Record("g", "rocm", Verdict.PASS, "ok", bare, "evidence/r.json")], lambda _: "a" * 64)
     assert out.message == "measured on ?, commit unknown [evidence/r.json]: ok"
+
+
+def test_a_named_file_without_a_schema_is_refused_not_read_as_no_records(tmp_path: Path) -> None:
+    (tmp_path / "outcomes.json").write_text('{"outcomes": []}')  # a report has its schema: this one is not
+    with pytest.raises(EvidenceError) as named:
+        load_records(tmp_path, ["outcomes.json"])
+    assert str(named.value).startswith("outcomes.json: not a seamgate JSON report (ValueError: no 'schema' key)")
