@@ -24,6 +24,7 @@ trees), ``harness/run/previous.py`` (rows reused and cells carried from previous
 ``harness/run/hashing.py`` (the project's hashes, once), ``harness/run/signals.py`` (SIGINT/SIGTERM,
 leftover temp folders), ``harness/run/baselines.py`` (the baselines, run twice; flaky cases),
 ``harness/run/row_filling.py`` (every other row, over the cases that reach its change),
+``harness/run/judging.py`` (each check's verdict),
 ``harness/run/pool.py`` (``--jobs`` at a time), ``harness/run/users_pytest.py`` (what the user's own
 pytest cannot collect), ``harness/run/keeping.py`` (the kept results, ``latest``). A row's result is a
 ``RowResult`` (``harness/run/row_result.py``), a tree a ``MaterializedTree`` (``harness/run/materialized.py``):
@@ -49,14 +50,14 @@ from harness.exit_codes import ExitCode
 from harness.gates.collect_check import check_against_baselines
 from harness.gates.gatefile import load_gate_files
 from harness.gates.model import Gate, SourceState
-from harness.judge.evaluate import error_outcome, exit_code_for, expect_for_arm, owed_outcome, red_of_baseline, run_timeout
-from harness.judge.judges import JUDGES, RUNS_ITS_OWN, Seen
-from harness.plan.matrix import RowKey, in_select, inferred_note, view
+from harness.judge.evaluate import exit_code_for, red_of_baseline
+from harness.judge.judges import RUNS_ITS_OWN
+from harness.plan.matrix import RowKey
 from harness.plan.planner import Check, Plan, make_plan, restrict_arms, select_gates
 from harness.plan.preview import preview, render
 from harness.project import Project
 from harness.reach.reach import Reach
-from harness.results.evidence import Record, load_records, resolve
+from harness.results.evidence import Record, load_records
 from harness.results.lock import Locked, RepositoryLock
 from harness.results.platforms import Platform
 from harness.results.reuse import KeptRuns
@@ -67,8 +68,8 @@ from harness.rows.import_roots import project_names
 from harness.rows.tree_guard import TreeGuard
 from harness.run.hashing import RunHashes
 from harness.run.baselines import Baselines, flaky_lines, without_flaky
+from harness.run.judging import Judging
 from harness.run.keeping import keep_run, partial_note
-from harness.run.materialized import tree_error
 from harness.run.pool import run_parallel
 from harness.run.previous import PreviousRuns
 from harness.run.row_filling import RowFilling
@@ -309,6 +310,8 @@ class Session:
         #: The other rows, each run over the cases that reach its change (``harness/run/row_filling.py``).
         self.filling = RowFilling(options, self.copies, self.previous, rows=self.rows, reach=self.reach,
                                   execute=self.execute, without_flaky=self.without_flaky)
+        #: Each check's verdict, once the run's executor is started (``harness/run/judging.py``).
+        self.judging: Judging | None = None
         #: The user's tree, watched around every run: a test writing into it makes its gates ERROR.
         self.tree_guard: TreeGuard | None = None
         #: What the user's own plain pytest cannot collect of the gates' selections (``users_pytest_errors``).
@@ -335,6 +338,8 @@ class Session:
                      "fork server and probing the platform")
             launcher = self.shared_launcher or self.start_launcher()
             self.executor = Executor(launcher, self.kept, threads=threads_per_run(self.options.jobs))
+            self.judging = Judging(self.project, self.options.evidence, self.copies, self.previous, self.hashing,
+                                   self.executor, self.tree_guard, rows=self.rows, reach=self.reach, flaky=self.flaky)
             platform = self.probe(gates)
             plan = make_plan(gates, ids=self.options.gate_ids, shard=self.options.shard,
                              unavailable=platform.unavailable_arms(_all_arms(gates)))
@@ -456,9 +461,6 @@ class Session:
         self.rows[key] = self.filling.fill_row(key, select, readers)
         return [(c, self.judge(c, platform)) for c in readers]
 
-    def _baseline(self, key: RowKey) -> RunOutcome:
-        return self.rows[key.baseline].run()
-
     def without_flaky(self, run: RunOutcome) -> RunOutcome:
         """``run`` minus the flaky cases (they are neither red nor green)."""
         return without_flaky(run, self.flaky)
@@ -495,66 +497,8 @@ class Session:
         self.copies.seed_bytecode(tree, state)
 
     def judge(self, check: Check, platform: Platform) -> ArmOutcome:
-        gate, arm = check.gate, check.arm
-        if check.owed is not None:
-            records = self.options.evidence.get((gate.id, arm), ())
-            if not records:
-                return owed_outcome(gate, arm, check.owed)
-            return resolve(owed_outcome(gate, arm, check.owed), list(records), self.hashing.current(gate, arm))
-        own = f"gate {gate.id} {arm}"  # a lane-identity gate runs its own children
-        with self.tree_guard.watch(own) if self.tree_guard else contextlib.nullcontext():
-            outcome = self.judge_seen(check)
-        if self.tree_guard is not None:
-            outcome = self.tree_guard.verdict(outcome, [own] + [k.label() for k in (check.row, check.proof_row) if k])
-        if outcome.verdict is Verdict.PASS:
-            code_hash, files = self.hashing.measured(gate, arm, self.reached(check))
-            outcome = replace(outcome, provenance=platform.provenance(arm, self.project, code_hash=code_hash,
-                                                                      commit=self.hashing.commit(), hashed_files=files))
-        return outcome
-
-    def reached(self, check: Check) -> list[str] | None:
-        """The project files the check's cases ran in its baseline (``harness/run/hashing.py``, ``reached_files``);
-        ``None`` when unknown: a gate that runs its own children, no baseline, or no reach recorded."""
-        if check.row is None or check.gate.kind in RUNS_ITS_OWN:
-            return None
-        baseline = self.rows.get(check.row.baseline)
-        if baseline is None or not baseline.ok:
-            return None
-        cases = [c.nodeid for c in view(baseline.outcome, check.gate.select).cases]
-        return self.hashing.reached(self.reach.get(check.row.baseline), cases, check.gate.select)
-
-    def judge_seen(self, check: Check) -> ArmOutcome:
-        """Read the gate's part of its rows, and hand it to the judge of its kind."""
-        gate, arm = check.gate, check.arm
-        judge = JUDGES[gate.kind]
-        if gate.kind in RUNS_ITS_OWN:
-            tree = self.copies.tree(gate.source)
-            if not tree.ok:
-                return error_outcome(gate, arm, tree.why(gate.source))
-            return judge(gate, arm, Seen(executor=self.executor, tree=tree.path, timeout=run_timeout(gate.timeout, None)))
-        row = self.rows[check.row]
-        if not row.ok:
-            return error_outcome(gate, arm, tree_error(gate.source, row.error))
-        named_flaky = sorted(set(expect_for_arm(gate.expect, arm).red.nodeids or ()) & set(self.flaky))
-        if named_flaky:
-            return error_outcome(gate, arm, f"expected red case {', '.join(named_flaky)} is flaky in the baseline; "
-                                            "it cannot be judged (fix the test, or expect another case)")
-        subject = view(row.outcome, gate.select)
-        dropped = sorted(nodeid for nodeid in self.flaky if in_select(nodeid, gate.select))
-        proof = self.rows.get(check.proof_row) if check.proof_row is not None else None
-        if proof is not None and not proof.ok:
-            return error_outcome(gate, arm, tree_error(gate.proof, proof.error))
-        outcome = judge(gate, arm, Seen(subject=subject, baseline=view(self._baseline(check.row), gate.select),
-                                        proof=view(proof.outcome, gate.select) if proof is not None else None))
-        note = inferred_note(subject)
-        if check.row in self.previous.reused or check.row.baseline in self.previous.reused:
-            note += "; rows reused from the previous run (nothing they read changed)"
-        if dropped:
-            note += f"; flaky, not counted: {', '.join(dropped)}"
-        if note:
-            outcome = replace(outcome, message=outcome.message + note,
-                              facts={**outcome.facts, "inferred": sum(1 for c in subject.cases if c.inferred)})
-        return outcome
+        """The verdict of ``check`` (``harness/run/judging.py``)."""
+        return self.judging.judge(check, platform)
 
 
 def _copy_gone(run: Run, outcome: RunOutcome) -> RunOutcome:
