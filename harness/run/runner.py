@@ -23,6 +23,8 @@ next run (folder names carry the pid), its children die with the fork server.
 trees), ``harness/run/previous.py`` (rows reused and cells carried from previous runs),
 ``harness/run/hashing.py`` (the project's hashes, once), ``harness/run/signals.py`` (SIGINT/SIGTERM,
 leftover temp folders), ``harness/run/baselines.py`` (the baselines, run twice; flaky cases),
+``harness/run/row_filling.py`` (every other row, over the cases that reach its change),
+``harness/run/judging.py`` (each check's verdict),
 ``harness/run/pool.py`` (``--jobs`` at a time), ``harness/run/users_pytest.py`` (what the user's own
 pytest cannot collect), ``harness/run/keeping.py`` (the kept results, ``latest``). A row's result is a
 ``RowResult`` (``harness/run/row_result.py``), a tree a ``MaterializedTree`` (``harness/run/materialized.py``):
@@ -48,14 +50,14 @@ from harness.exit_codes import ExitCode
 from harness.gates.collect_check import check_against_baselines
 from harness.gates.gatefile import load_gate_files
 from harness.gates.model import Gate, SourceState
-from harness.judge.evaluate import error_outcome, exit_code_for, expect_for_arm, owed_outcome, red_of_baseline, run_timeout
-from harness.judge.judges import JUDGES, RUNS_ITS_OWN, Seen
-from harness.plan.matrix import RowKey, fill, in_select, inferred_note, timeout_for, view
+from harness.judge.evaluate import exit_code_for, red_of_baseline
+from harness.judge.judges import RUNS_ITS_OWN
+from harness.plan.matrix import RowKey
 from harness.plan.planner import Check, Plan, make_plan, restrict_arms, select_gates
 from harness.plan.preview import preview, render
 from harness.project import Project
-from harness.reach.reach import Reach, cases_to_run
-from harness.results.evidence import Record, load_records, resolve
+from harness.reach.reach import Reach
+from harness.results.evidence import Record, load_records
 from harness.results.lock import Locked, RepositoryLock
 from harness.results.platforms import Platform
 from harness.results.reuse import KeptRuns
@@ -66,15 +68,15 @@ from harness.rows.import_roots import project_names
 from harness.rows.tree_guard import TreeGuard
 from harness.run.hashing import RunHashes
 from harness.run.baselines import Baselines, flaky_lines, without_flaky
+from harness.run.judging import Judging
 from harness.run.keeping import keep_run, partial_note
-from harness.run.materialized import tree_error
 from harness.run.pool import run_parallel
 from harness.run.previous import PreviousRuns
+from harness.run.row_filling import RowFilling
 from harness.run.row_result import RowResult
 from harness.run.signals import WORKDIR_PREFIX, Interrupted, install_signal_handlers, restore_signal_handlers, sweep_stale_workdirs
-from harness.run.trees import CatalogMaterializer, Materializer, Trees, text_of
+from harness.run.trees import CatalogMaterializer, Materializer, Trees
 from harness.run.users_pytest import as_users_pytest_sees, users_pytest_errors
-from harness.zygote import ENV as ZYGOTE_ENV
 from mutations.apply import apply_to_text
 from mutations.check import read_target
 from reports.json_out import plan_digest, write_json
@@ -287,8 +289,6 @@ class Session:
         self.trees = self.copies.made
         #: The project's hashes, each computed once (``harness/run/hashing.py``).
         self.hashing = RunHashes(self.project, materializer)
-        #: The cases each row will run, computed once when the rows are ordered (``row_cost``).
-        self.planned_cases: dict[RowKey, frozenset[str] | None] = {}
         self.stopping = threading.Event()
         self.workdir: Path | None = None
         #: This invocation's kept results (``harness/results/workspace.py``): logs, JUnit, reach, outcomes, matrix.
@@ -307,6 +307,11 @@ class Session:
         #: The baseline rows, each run twice (``harness/run/baselines.py``).
         self.baselines = Baselines(options, self.copies, self.previous, rows=self.rows, reach=self.reach,
                                    flaky=self.flaky, execute=self.execute, parallel=self.parallel, say=self.say)
+        #: The other rows, each run over the cases that reach its change (``harness/run/row_filling.py``).
+        self.filling = RowFilling(options, self.copies, self.previous, rows=self.rows, reach=self.reach,
+                                  execute=self.execute, without_flaky=self.without_flaky)
+        #: Each check's verdict, once the run's executor is started (``harness/run/judging.py``).
+        self.judging: Judging | None = None
         #: The user's tree, watched around every run: a test writing into it makes its gates ERROR.
         self.tree_guard: TreeGuard | None = None
         #: What the user's own plain pytest cannot collect of the gates' selections (``users_pytest_errors``).
@@ -333,6 +338,8 @@ class Session:
                      "fork server and probing the platform")
             launcher = self.shared_launcher or self.start_launcher()
             self.executor = Executor(launcher, self.kept, threads=threads_per_run(self.options.jobs))
+            self.judging = Judging(self.project, self.options.evidence, self.copies, self.previous, self.hashing,
+                                   self.executor, self.tree_guard, rows=self.rows, reach=self.reach, flaky=self.flaky)
             platform = self.probe(gates)
             plan = make_plan(gates, ids=self.options.gate_ids, shard=self.options.shard,
                              unavailable=platform.unavailable_arms(_all_arms(gates)))
@@ -436,7 +443,7 @@ class Session:
             if check.owed is None and check.gate.kind in RUNS_ITS_OWN:
                 units.append(lambda c=check: [(c, self.judge(c, platform))])
         rows = [(key, select) for key, select in plan.rows.items() if key.source.kind != "tree"]
-        costs = self.parallel([lambda k=k, s=s: self.row_cost(k, s) for k, s in rows], "estimates")
+        costs = self.parallel([lambda k=k, s=s: self.filling.cost(k, s) for k, s in rows], "estimates")
         for (key, select), _ in sorted(zip(rows, costs), key=lambda pair: -pair[1]):
             readers = [c for c in plan.checks if c.owed is None and (c.row == key or c.proof_row == key)]
             units.append(lambda k=key, s=select, r=readers: self.fill_and_judge(k, s, r, platform))
@@ -448,88 +455,11 @@ class Session:
         """Each baseline row runs TWICE, a case whose verdict differs being flaky (``harness/run/baselines.py``)."""
         self.baselines.run(plan, self.kept)
 
-    def row_cost(self, key: RowKey, select: tuple[str, ...]) -> float:
-        """The seconds ``key``'s row should take: the baseline durations of the cases it will run.
-
-        Rows run longest first (``--jobs`` at a time), so a wide row does not start last and run
-        alone at the end. The tree and the cases to run are computed here once and kept for the row.
-        """
-        try:
-            tree, baseline = self.copies.tree(key.source), view(self._baseline(key), select)
-        except Interrupted:
-            raise
-        except Exception:  # noqa: BLE001 - the row itself reports it
-            return 0.0
-        if not tree.ok:
-            return 0.0
-        run_ids = None if self.options.prove else self.cases_to_run(key, tree.path, baseline)
-        self.planned_cases[key] = run_ids
-        return sum(c.duration or 0.0 for c in baseline.cases if run_ids is None or c.nodeid in run_ids)
-
     def fill_and_judge(self, key: RowKey, select: tuple[str, ...], readers: Sequence[Check],
                        platform: Platform) -> list[tuple[Check, ArmOutcome]]:
-        self.rows[key] = self.fill_row(key, select, readers)
+        """Fill ``key``'s row (``harness/run/row_filling.py``), then judge the checks that read it."""
+        self.rows[key] = self.filling.fill_row(key, select, readers)
         return [(c, self.judge(c, platform)) for c in readers]
-
-    def fill_row(self, key: RowKey, select: tuple[str, ...], readers: Sequence[Check]) -> RowResult:
-        """Run ``key``'s source state once over ``select``: only the cases that reach the change.
-
-        Every other case of the baseline is copied into the row, marked inferred. ``--prove``, or
-        a change whose reach cannot be known, runs every case.
-        """
-        made = self.copies.tree(key.source)
-        if not made.ok:
-            return RowResult.failed(made.error)
-        tree, baseline = made.path, view(self._baseline(key), select)
-        row_digest = self.previous.row_digest(key, select, tree, baseline)
-        if (reused := self.previous.reuse_row(key, select, row_digest)) is not None:
-            return RowResult.ran(self.without_flaky(reused))
-        filled = self._fill(key, select, readers, tree, baseline)
-        if filled.end == "completed":
-            self.previous.remember(key, row_digest, filled, select)
-        return RowResult.ran(filled)
-
-    def _fill(self, key: RowKey, select: tuple[str, ...], readers: Sequence[Check], tree: Path,
-              baseline: RunOutcome) -> RunOutcome:
-        if key in self.planned_cases:
-            run_ids = self.planned_cases[key]
-        else:
-            run_ids = None if self.options.prove else self.cases_to_run(key, tree, baseline)
-        carried = self.previous.carried_row_cells(key, select, baseline, run_ids)
-        if carried and run_ids is not None and not run_ids - set(carried):
-            # Every case to run was run before on the same mutation, and no change since reaches it.
-            ran = RunOutcome(key.label(), "completed", 0, tuple(carried.values()),
-                             detail=f"{counted(len(carried), 'cell')} carried from the previous run (no change since reaches them)")
-            return self.without_flaky(fill(ran, baseline, run_ids))
-        timeout = timeout_for(baseline, run_ids, [c.gate.timeout for c in readers])
-        only = None if run_ids is None else run_ids - set(carried)
-        env = dict(key.env)
-        reach = self.reach.get(key.baseline)
-        starters = reach.child_starters() if reach is not None else None
-        if only is not None and starters is not None and not only & starters:
-            # None of its cases started a child in the baseline: spare the run the zygote's fork
-            # (~20 ms of copy-on-write faults a run); a child started all the same is a real interpreter.
-            env[ZYGOTE_ENV] = "0"
-        run = self.execute(Run(key.label(), tree, select, key.arm, env, timeout, only=only, write_bytecode=True,
-                               skip=frozenset(carried) if run_ids is None else frozenset()))
-        if carried and run.end == "completed":
-            ran = {c.nodeid for c in run.cases}
-            run = replace(run, cases=run.cases + tuple(c for n, c in carried.items() if n not in ran))
-        if run_ids is None:
-            return self.without_flaky(run)
-        return self.without_flaky(fill(run, baseline, run_ids))
-
-    def _baseline(self, key: RowKey) -> RunOutcome:
-        return self.rows[key.baseline].run()
-
-    def cases_to_run(self, key: RowKey, tree: Path, baseline: RunOutcome) -> frozenset[str] | None:
-        """The baseline cases whose recorded reach meets the change; ``None``: run every case."""
-        files = self.copies.changed_files(key.source)
-        original = self.copies.tree(SourceState()).path  # None: the working tree's copy could not be made
-        changes = None if files is None or original is None else \
-            {rel: (text_of(original / rel), text_of(tree / rel)) for rel in files}
-        return cases_to_run(changes, self.reach.get(key.baseline), (c.nodeid for c in baseline.cases),
-                            project=original)
 
     def without_flaky(self, run: RunOutcome) -> RunOutcome:
         """``run`` minus the flaky cases (they are neither red nor green)."""
@@ -567,66 +497,8 @@ class Session:
         self.copies.seed_bytecode(tree, state)
 
     def judge(self, check: Check, platform: Platform) -> ArmOutcome:
-        gate, arm = check.gate, check.arm
-        if check.owed is not None:
-            records = self.options.evidence.get((gate.id, arm), ())
-            if not records:
-                return owed_outcome(gate, arm, check.owed)
-            return resolve(owed_outcome(gate, arm, check.owed), list(records), self.hashing.current(gate, arm))
-        own = f"gate {gate.id} {arm}"  # a lane-identity gate runs its own children
-        with self.tree_guard.watch(own) if self.tree_guard else contextlib.nullcontext():
-            outcome = self.judge_seen(check)
-        if self.tree_guard is not None:
-            outcome = self.tree_guard.verdict(outcome, [own] + [k.label() for k in (check.row, check.proof_row) if k])
-        if outcome.verdict is Verdict.PASS:
-            code_hash, files = self.hashing.measured(gate, arm, self.reached(check))
-            outcome = replace(outcome, provenance=platform.provenance(arm, self.project, code_hash=code_hash,
-                                                                      commit=self.hashing.commit(), hashed_files=files))
-        return outcome
-
-    def reached(self, check: Check) -> list[str] | None:
-        """The project files the check's cases ran in its baseline (``harness/run/hashing.py``, ``reached_files``);
-        ``None`` when unknown: a gate that runs its own children, no baseline, or no reach recorded."""
-        if check.row is None or check.gate.kind in RUNS_ITS_OWN:
-            return None
-        baseline = self.rows.get(check.row.baseline)
-        if baseline is None or not baseline.ok:
-            return None
-        cases = [c.nodeid for c in view(baseline.outcome, check.gate.select).cases]
-        return self.hashing.reached(self.reach.get(check.row.baseline), cases, check.gate.select)
-
-    def judge_seen(self, check: Check) -> ArmOutcome:
-        """Read the gate's part of its rows, and hand it to the judge of its kind."""
-        gate, arm = check.gate, check.arm
-        judge = JUDGES[gate.kind]
-        if gate.kind in RUNS_ITS_OWN:
-            tree = self.copies.tree(gate.source)
-            if not tree.ok:
-                return error_outcome(gate, arm, tree.why(gate.source))
-            return judge(gate, arm, Seen(executor=self.executor, tree=tree.path, timeout=run_timeout(gate.timeout, None)))
-        row = self.rows[check.row]
-        if not row.ok:
-            return error_outcome(gate, arm, tree_error(gate.source, row.error))
-        named_flaky = sorted(set(expect_for_arm(gate.expect, arm).red.nodeids or ()) & set(self.flaky))
-        if named_flaky:
-            return error_outcome(gate, arm, f"expected red case {', '.join(named_flaky)} is flaky in the baseline; "
-                                            "it cannot be judged (fix the test, or expect another case)")
-        subject = view(row.outcome, gate.select)
-        dropped = sorted(nodeid for nodeid in self.flaky if in_select(nodeid, gate.select))
-        proof = self.rows.get(check.proof_row) if check.proof_row is not None else None
-        if proof is not None and not proof.ok:
-            return error_outcome(gate, arm, tree_error(gate.proof, proof.error))
-        outcome = judge(gate, arm, Seen(subject=subject, baseline=view(self._baseline(check.row), gate.select),
-                                        proof=view(proof.outcome, gate.select) if proof is not None else None))
-        note = inferred_note(subject)
-        if check.row in self.previous.reused or check.row.baseline in self.previous.reused:
-            note += "; rows reused from the previous run (nothing they read changed)"
-        if dropped:
-            note += f"; flaky, not counted: {', '.join(dropped)}"
-        if note:
-            outcome = replace(outcome, message=outcome.message + note,
-                              facts={**outcome.facts, "inferred": sum(1 for c in subject.cases if c.inferred)})
-        return outcome
+        """The verdict of ``check`` (``harness/run/judging.py``)."""
+        return self.judging.judge(check, platform)
 
 
 def _copy_gone(run: Run, outcome: RunOutcome) -> RunOutcome:
