@@ -170,8 +170,11 @@ class CachingAllocator:
         self.note_pool(_RELEASE, pool)
 
     def flush(self) -> None:
-        log = list(self.log)
-        self.log.clear()  # in place: the weak references' callbacks append to this very list
+        # In place, and only what was there: the weak references' callbacks append to this very list, and
+        # the copy's allocation may run the collector, whose callbacks append behind the first ``count``.
+        count = len(self.log)
+        log = self.log[:count]
+        del self.log[:count]
         for event in log:
             kind = event[0]
             if kind == _ALLOC:
