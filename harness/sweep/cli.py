@@ -59,7 +59,8 @@ def add_sweep(commands: argparse._SubParsersAction, positive_int: Any) -> None:
     parser.add_argument("--fail-on-survivor", action="store_true",
                         help="exit GATE_FAILED (1) when a mutant survives that no equivalence entry explains")
     parser.add_argument("--show", metavar="ID", default=None,
-                        help="print one mutant of the newest sweep (diff, status, every killer) and exit")
+                        help="print one mutant of the newest sweep (diff, status, every killer) and exit; with "
+                             "--output DIR, of the sweep kept in DIR")
     parser.add_argument("--output", type=Path, default=None, metavar="DIR",
                         help="keep this sweep's logs and outcomes.json in DIR (default: .seamgate/runs/<timestamp>, "
                              "with .seamgate/runs/latest-sweep pointing at the newest)")
@@ -78,7 +79,7 @@ def cmd_sweep(args: argparse.Namespace) -> ExitCode:
     project = Project.locate(args.project)
     settings = project.config.sweep  # [tool.seamgate.sweep], read with the rest of the settings
     if args.show:
-        return show(project.root, args.show)
+        return show(project.root, args.show, args.output)
     # this command's machinery, loaded when it runs: every `seamgate` command imports this module
     from harness.sweep.sweep import BaselineRed, Sweep, SweepOptions, exit_code
     from harness.sweep.equivalents import load_equivalents
@@ -176,13 +177,14 @@ def _indent(text: str) -> str:
     return "\n".join("      " + line for line in text.splitlines())
 
 
-def show(root: Path, wanted: str) -> ExitCode:
-    """Print one mutant of the newest sweep: where, status, killers, diff."""
+def show(root: Path, wanted: str, folder: Path | None = None) -> ExitCode:
+    """Print one mutant of the newest sweep (or of the sweep kept in ``folder``, its ``--output``): where,
+    status, killers, diff."""
     # this command's machinery, loaded when it runs: every `seamgate` command imports this module
     from harness.results.workspace import runs_root
     from reports.results import ResultsError, load
 
-    folder = runs_root(root) / "latest-sweep"
+    folder = folder if folder is not None else runs_root(root) / "latest-sweep"
     try:
         result = load(folder).sweep
     except ResultsError:

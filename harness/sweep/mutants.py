@@ -102,7 +102,39 @@ def _combined(rel: str, module: Any, mutations: list[Any], ignored_classes: set[
     from mutmut.utils.format_utils import get_mutant_name
 
     combined = combine_mutations_to_source(module, mutations, ignored_classes, ignored_functions)
-    return combined.code, [get_mutant_name(Path(rel), name) for name in combined.mutant_names]
+    return _with_locale_proof_name(combined.code), [get_mutant_name(Path(rel), name) for name in combined.mutant_names]
+
+
+#: Put after mutmut's import in a trampolined module. mutmut names a method's mutants with "ǁ" and its
+#: trampoline reads the active one from ``MUTANT_UNDER_TEST``; a process whose locale is not UTF-8 (a child a
+#: case starts with ``LC_ALL=C``) decodes that variable otherwise, and its name then matches no mutant. The
+#: sweep also exports the name as hex (``MUTANT_HEX_VARIABLE``): where the two differ, the hex one is
+#: made the active name, in the process-local copy mutmut falls back to when the variable is absent.
+MUTANT_HEX_VARIABLE = "SEAMGATE_MUTANT_HEX"
+LOCALE_PROOF_NAME = f"""
+def _seamgate_locale_proof_mutant_name():
+    import os
+    encoded = os.environ.get("{MUTANT_HEX_VARIABLE}")
+    if encoded is None:
+        return
+    name = bytes.fromhex(encoded).decode("utf-8")
+    if os.environ.get("MUTANT_UNDER_TEST", "") != name:
+        import mutmut.mutation.trampoline as trampoline
+        os.environ.pop("MUTANT_UNDER_TEST", None)
+        trampoline._mutant_under_test = name or None
+_seamgate_locale_proof_mutant_name()
+"""
+_MUTMUT_IMPORT = "from mutmut.mutation.trampoline import wrap_in_trampoline as _mutmut_mutated"
+
+
+def _with_locale_proof_name(code: str) -> str:
+    """``code`` (a trampolined module) with ``LOCALE_PROOF_NAME`` after its line importing mutmut's trampoline."""
+    at = code.find(_MUTMUT_IMPORT)
+    if at < 0:
+        return code
+    end = code.find("\n", at)
+    end = len(code) if end < 0 else end + 1
+    return code[:end] + LOCALE_PROOF_NAME + code[end:]
 
 
 def _create(root: Path, rel: str, source: str) -> tuple[Any, list[Any]]:

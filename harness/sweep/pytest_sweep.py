@@ -150,13 +150,19 @@ def _fork_before_collection(session: pytest.Session, entry: dict[str, Any], neig
 
 
 def _switch(mutant: str) -> None:
-    """Make ``mutant`` the active one in this process (``""``: none, the clean check)."""
+    """Make ``mutant`` the active one in this process and in the children its cases start (``""``: none, the
+    clean check). The name goes out in hex too: a child whose locale is not UTF-8 reads it back from there
+    (``harness/sweep/mutants.py`` ``LOCALE_PROOF_NAME``)."""
+    from harness.sweep.mutants import MUTANT_HEX_VARIABLE
+
     if mutant:
         from mutmut.mutation.trampoline import set_mutant_under_test
 
         set_mutant_under_test(mutant)
+        os.environ[MUTANT_HEX_VARIABLE] = mutant.encode("utf-8").hex()
     else:
         os.environ.pop("MUTANT_UNDER_TEST", None)
+        os.environ.pop(MUTANT_HEX_VARIABLE, None)
 
 
 def pytest_runtest_logreport(report: pytest.TestReport) -> None:

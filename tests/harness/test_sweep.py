@@ -180,6 +180,22 @@ def test_show_prints_one_mutant_with_every_killer_and_its_diff(tmp_path: Path,
     assert code == ExitCode.USAGE_ERROR and "no such mutant" in err
 
 
+def test_show_reads_the_sweep_kept_in_the_output_folder_it_is_given(tmp_path: Path,
+                                                                    swept: tuple[Path, SweepResult]) -> None:
+    """A sweep run with ``--output DIR`` keeps its outcomes there and moves no ``latest-sweep`` link: ``--show``
+    with the same ``--output`` reads them (it said "no kept sweep" and named the default folder)."""
+    from harness.sweep.cli import keep
+
+    root, result = swept
+    kept = tmp_path / "chosen"
+    kept.mkdir()
+    keep(root, kept, result, ExitCode.OK, latest=False)
+    code, out, err = run_cli(["--project", str(root), "sweep", "--output", str(kept), "--show", "x_add__mutmut_1"])
+    assert (code, err) == (ExitCode.OK, "") and "KILLED" in out and "+    return a - b" in out
+    code, _, err = run_cli(["--project", str(root), "sweep", "--output", str(tmp_path / "none"), "--show", "x_add"])
+    assert code == ExitCode.USAGE_ERROR and f"no kept sweep in {tmp_path / 'none'}" in err
+
+
 def run_cli(argv: list[str]) -> tuple[int, str, str]:
     out, err = io.StringIO(), io.StringIO()
     with redirect_stdout(out), redirect_stderr(err):
