@@ -34,6 +34,7 @@ _EXPORTS: dict[str, str] = {
         'reset_step_input_stats',
     ), "seam.step_input"),
     **dict.fromkeys(('cudagraph_enabled', 'driver_graph_enabled'), "seam.switches"),
+    **dict.fromkeys(('emulate_cuda', 'is_emulating'), "seam.torch_cuda"),
 }
 
 __all__ = sorted(_EXPORTS)
