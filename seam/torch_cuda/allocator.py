@@ -16,8 +16,10 @@ torch's ``CUDACachingAllocator``, so ``memory_allocated``, ``memory_reserved``, 
 - each capture holds two blocks of 8 bytes on its stream in the default pool (CUDA's generator seed
   and offset holders, H200, torch 2.11), freed with the graph.
 
-Cost: the hot path only appends to a log (``note_allocation``; a storage's death appends through a
-weak reference); the log is played into the model when a figure is read, or every ``FLUSH_AT`` events.
+Cost: the hot path only appends to a log (``note_allocation``); a storage's death appends its weak
+reference itself (``watch``: the log's own ``append`` is the callback, so no Python frame runs), and a
+block is keyed by that reference's ``id`` (``key_of``). The log is played into the model when a figure
+is read, or every ``FLUSH_AT`` events.
 """
 
 from __future__ import annotations
@@ -37,7 +39,7 @@ ARRAYS = ("allocation", "segment", "active", "inactive_split", "allocated_bytes"
           "active_bytes", "inactive_split_bytes", "requested_bytes")
 TYPES = ("all", "small_pool", "large_pool")
 FLUSH_AT = 20000
-_ALLOC, _FREE, _BEGIN, _END, _RELEASE = range(5)
+_ALLOC, _FREE, _BEGIN, _RELEASE = range(4)
 #: Called with the address of every new device allocation while ``torch.cuda._gpu_trace`` is on
 #: (its ``MemoryAllocationCallbacks``); ``None`` otherwise, which costs the hot path one test.
 allocation_hook: Callable[[int], None] | None = None
@@ -94,6 +96,33 @@ class Stats:
         self.counters = {"num_alloc_retries": 0, "num_ooms": 0, "num_sync_all_streams": 0,
                          "num_device_alloc": 0, "num_device_free": 0}
         self.oversize = {"oversize_allocations": [0, 0, 0, 0], "oversize_segments": [0, 0, 0, 0]}
+        # A block is active exactly while it is allocated here (torch's differ only while a freed block waits
+        # for the streams ``record_stream`` named, and the emulated streams have no work pending): one list
+        # each, read under both names.
+        self.arrays["active"] = self.arrays["allocation"]
+        self.arrays["active_bytes"] = self.arrays["allocated_bytes"]
+        #: The figures every allocation and free moves (``allocate``/``release``), in that order.
+        self._moved = tuple(self.arrays[name] for name in ("allocation", "allocated_bytes", "requested_bytes"))
+
+    def allocate(self, small: bool, size: int, requested: int) -> None:
+        """A block of ``size`` bytes (``requested`` asked for) handed out: ``up`` for each figure an allocation
+        moves (allocation and active, allocated and active bytes, requested bytes), in one call (the log's play
+        runs this for every device allocation)."""
+        kind = 1 if small else 2
+        for arr, amount in zip(self._moved, (1, size, requested)):
+            for stat in (arr[0], arr[kind]):
+                stat[0] += amount
+                stat[2] += amount
+                if stat[0] > stat[1]:
+                    stat[1] = stat[0]
+
+    def release(self, small: bool, size: int, requested: int) -> None:
+        """The same block freed: ``down`` for the same figures, in one call."""
+        kind = 1 if small else 2
+        for arr, amount in zip(self._moved, (1, size, requested)):
+            for stat in (arr[0], arr[kind]):
+                stat[0] -= amount
+                stat[3] += amount
 
     def up(self, name: str, small: bool, amount: int) -> None:
         arr = self.arrays[name]
@@ -163,9 +192,6 @@ class CachingAllocator:
     def begin_pool(self, pool: tuple[int, int]) -> None:
         self.note_pool(_BEGIN, pool)
 
-    def end_pool(self, pool: tuple[int, int]) -> None:
-        self.note_pool(_END, pool)
-
     def release_pool(self, pool: tuple[int, int]) -> None:
         self.note_pool(_RELEASE, pool)
 
@@ -176,6 +202,11 @@ class CachingAllocator:
         log = self.log[:count]
         del self.log[:count]
         for event in log:
+            if type(event) is not tuple:  # a watched storage died: its weak reference (``watch``)
+                block = self.active.pop(id(event), None)
+                if block is not None:
+                    self._free(block)
+                continue
             kind = event[0]
             if kind == _ALLOC:
                 self._malloc(*event[1:])
@@ -202,9 +233,9 @@ class CachingAllocator:
             hook()
         return self
 
-    def free_now(self, key: Hashable) -> None:
-        """Free ``key``'s block at once (the log played first)."""
-        self.flush()
+    def free_held(self, key: Hashable) -> None:
+        """Free ``key``'s block at once, if it is allocated (a ``before_read`` hook's call: the log was just
+        played)."""
         block = self.active.pop(key, None)
         if block is not None:
             self._free(block)
@@ -258,9 +289,7 @@ class CachingAllocator:
         block.requested = nbytes
         block.owner = owner
         self.active[key] = block
-        for name, amount in (("allocation", 1), ("allocated_bytes", block.size), ("active", 1),
-                             ("active_bytes", block.size), ("requested_bytes", nbytes)):
-            stats.up(name, pool.small, amount)
+        stats.allocate(pool.small, block.size, nbytes)
 
     @staticmethod
     def _best_fit(pool: BlockPool, size: int, stream: int) -> Block | None:
@@ -288,9 +317,8 @@ class CachingAllocator:
         stats, pool = self.stats, block.pool
         block.allocated = False
         block.owner = None
-        stats.down("allocation", pool.small, 1)
-        stats.down("allocated_bytes", pool.small, block.size)
         size, requested = block.size, block.requested
+        stats.release(pool.small, size, requested)
         splits, split_bytes = 0, 0
         for other in (block.prev, block.next):
             if other is None or other.allocated:
@@ -318,9 +346,6 @@ class CachingAllocator:
                 stats.up(name, pool.small, amount)
             elif amount < 0:
                 stats.down(name, pool.small, -amount)
-        stats.down("active", pool.small, 1)
-        stats.down("active_bytes", pool.small, size)
-        stats.down("requested_bytes", pool.small, requested)
 
     def empty_cache(self) -> None:
         self.read()
@@ -364,7 +389,13 @@ class CachingAllocator:
                         "segment_pool_id": head.pool.pool_id, "is_expandable": False, "frames": [], "blocks": blocks})
         return out
 
-    def watch(self, storage: Any, key: Hashable) -> weakref.ref:
-        """A weak reference to ``storage`` whose death frees its block (``key``) in the model."""
-        log = self.log
-        return weakref.ref(storage, lambda _ref, key=key: log.append((_FREE, key)))
+    def watch(self, storage: Any) -> weakref.ref:
+        """A weak reference to ``storage`` whose death frees its block (keyed ``key_of`` the reference) in the
+        model: the callback is the log's ``append``, so the death logs the reference itself."""
+        return weakref.ref(storage, self.log.append)
+
+
+def key_of(ref: weakref.ref) -> int:
+    """The model's key of the block a watched storage holds: its weak reference's ``id`` (the reference lives
+    as long as the block is allocated: the block's ``owner`` holds it, and the log holds it once it died)."""
+    return id(ref)

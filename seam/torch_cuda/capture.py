@@ -273,7 +273,6 @@ class CUDAGraph:
 
     def _close(self, capture: OpenCapture) -> EmulatedGraph:
         self._capture = None
-        runtime().allocator.end_pool(capture.pool_handle)
         for entry in self._rng_states:
             entry[1] = entry[0].capture_epilogue()
         rt = runtime()

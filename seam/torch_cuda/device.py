@@ -152,10 +152,10 @@ def reset_accumulated_memory_stats(device: Any = None) -> None:
 def empty_cache() -> None:
     """Release every wholly free segment (CUDA allows the call inside a capture too: H200
     ``empty_cache_in_capture``; the model then releases nothing, as a capture's pool is in use)."""
-    allocator = runtime().allocator
-    if runtime().captures:
+    rt = runtime()
+    if rt.captures:
         return
-    allocator.empty_cache()
+    rt.allocator.empty_cache()
 
 
 def mem_get_info(device: Any = None) -> tuple[int, int]:

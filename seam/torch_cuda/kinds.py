@@ -17,7 +17,7 @@ from typing import Any, Literal
 import torch
 
 from seam.torch_cuda import allocator
-from seam.torch_cuda.allocator import DEFAULT_POOL
+from seam.torch_cuda.allocator import DEFAULT_POOL, key_of
 from seam.torch_cuda.runtime import runtime
 
 MemoryKind = Literal["device", "pinned", "pageable"]
@@ -128,28 +128,37 @@ def _prune() -> None:
 
 def _allocated(storage: torch.UntypedStorage) -> None:
     nbytes = storage.nbytes()
+    address = storage.data_ptr()
     if nbytes:
         rt = runtime()
-        ref = rt.allocator.watch(storage, id(storage))
-        _BY_ADDRESS[storage.data_ptr()] = ref
+        ref = rt.allocator.watch(storage)
+        _BY_ADDRESS[address] = ref
         if len(_BY_ADDRESS) > _PRUNE_AT:
             _prune()
-        note_allocation(rt, id(storage), nbytes, ref)
+        note_allocation(rt, id(ref), nbytes, ref)  # id(ref): allocator.key_of, inline on the hot path
     if allocator.allocation_hook is not None:
-        allocator.allocation_hook(storage.data_ptr())
+        allocator.allocation_hook(address)
 
 
 def free_alias_held(rt: Any) -> None:
     """Free, in the allocator model, every owner that nothing but its aliases holds (freed on a GPU)."""
     for same_size in list(_ALIASED_BY_SIZE.values()):
-        for key, owner in list(same_size.items()):
+        for owner in list(same_size.values()):
+            key = model_key(owner)
             if key in rt.allocator.active and not _held_beyond_aliases(owner):
-                rt.allocator.free_now(key)
+                rt.allocator.free_held(key)
 
 
 def block_ref(storage: torch.UntypedStorage) -> Any:
     """The weak reference the allocator model keeps for a device storage (None if it has none)."""
-    return _BY_ADDRESS.get(storage.data_ptr())
+    ref = _BY_ADDRESS.get(storage.data_ptr())
+    return ref if ref is not None and ref() is storage else None
+
+
+def model_key(storage: torch.UntypedStorage) -> int | None:
+    """The allocator model's key of a device storage's block (``allocator.key_of``); None if it has none."""
+    ref = block_ref(storage)
+    return None if ref is None else key_of(ref)
 
 
 def note_allocation(rt: Any, key: int, nbytes: int, ref: Any) -> None:
@@ -200,8 +209,8 @@ def mark_unmarked(tensor: torch.Tensor, kind: MemoryKind) -> None:
             owner = _free_owner(storage.nbytes())
             if owner is not None:
                 _take(tensor, owner)
-                ref = _BY_ADDRESS.get(owner.data_ptr())
-                note_allocation(runtime(), id(owner), owner.nbytes(), ref)
+                ref = block_ref(owner)
+                note_allocation(runtime(), key_of(ref), owner.nbytes(), ref)
                 return
         setattr(storage, _ATTR, kind)
         if kind == "device":

@@ -20,7 +20,8 @@ from typing import Any, Callable
 import torch
 from torch.utils._pytree import tree_leaves
 
-from seam.torch_cuda.kinds import alias_refs, block_ref, note_allocation
+from seam.torch_cuda.allocator import key_of
+from seam.torch_cuda.kinds import alias_refs, block_ref, model_key, note_allocation
 from seam.torch_cuda.runtime import runtime
 
 _use_count: Callable[[Any], int] = torch._C._storage_Use_Count
@@ -78,7 +79,8 @@ class Pool:
                 continue
             if _use_count(block._cdata) != self._held(key, open_refs, born):
                 continue
-            note_allocation(runtime(), key, need, block_ref(block))
+            ref = block_ref(block)
+            note_allocation(runtime(), key_of(ref), need, ref)
             flat = torch.empty(0, dtype=torch.uint8)
             flat.set_(block, 0, (need,), (1,)).copy_(torch.empty(0, dtype=torch.uint8).set_(own, 0, (need,), (1,)))
             t.set_(block, t.storage_offset(), t.size(), t.stride())
@@ -100,6 +102,6 @@ def free_graph_held(rt: Any) -> None:
         refs = capture.ops.refs if capture is not None else collections.Counter()
         born = capture.recorder._born if capture is not None else {}
         for storage in pool.blocks:
-            key = id(storage)
-            if key in active and _use_count(storage._cdata) == pool._held(key, refs, born):
-                rt.allocator.free_now(key)
+            key = model_key(storage)
+            if key in active and _use_count(storage._cdata) == pool._held(id(storage), refs, born):
+                rt.allocator.free_held(key)
