@@ -24,6 +24,8 @@ is read, or every ``FLUSH_AT`` events.
 
 from __future__ import annotations
 
+import collections
+import time
 import weakref
 from typing import Any, Callable, Hashable
 
@@ -176,6 +178,9 @@ class CachingAllocator:
         #: Called before a figure is read, by name: each frees the blocks that only graphs or aliases
         #: still hold (``pools.free_graph_held``, ``kinds.free_alias_held``).
         self.before_read: dict[str, Callable[[], None]] = {}
+        #: ``torch.cuda.memory._record_memory_history``'s trace, oldest first (``None``: not recording): what
+        #: ``_snapshot()["device_traces"]`` shows (``memory_history.py``).
+        self.trace: collections.deque[dict[str, Any]] | None = None
 
     # -- the hot path: events -------------------------------------------------------------------------
     def note_allocation(self, key: Hashable, nbytes: int, stream: int, pool: tuple[int, int], owner: Any) -> None:
@@ -225,6 +230,13 @@ class CachingAllocator:
                     pool.use_count -= 1
                     if pool.use_count <= 0:
                         self.freeable.add(event[1])
+
+    def record(self, action: str, address: int, size: int, stream: int) -> None:
+        """One entry of the memory history, when it is recorded (the H200's keys; no stack frames)."""
+        if self.trace is not None:
+            self.trace.append({"action": action, "addr": address, "size": size, "stream": stream,
+                               "time_us": time.time_ns() // 1000, "frames": [], "compile_context": "",
+                               "user_metadata": ""})
 
     def read(self) -> "CachingAllocator":
         """The model with every event so far played, and every block only graphs hold freed."""
@@ -290,6 +302,8 @@ class CachingAllocator:
         block.owner = owner
         self.active[key] = block
         stats.allocate(pool.small, block.size, nbytes)
+        if self.trace is not None:
+            self.record("alloc", block.address, nbytes, stream)
 
     @staticmethod
     def _best_fit(pool: BlockPool, size: int, stream: int) -> Block | None:
@@ -311,6 +325,8 @@ class CachingAllocator:
         self.stats.counters["num_device_alloc"] += 1
         if pool.pool_id != DEFAULT_POOL:
             self.private[pool.pool_id].segments += 1
+        if self.trace is not None:
+            self.record("segment_alloc", block.address, size, stream)
         return block
 
     def _free(self, block: Block) -> None:
@@ -319,6 +335,9 @@ class CachingAllocator:
         block.owner = None
         size, requested = block.size, block.requested
         stats.release(pool.small, size, requested)
+        if self.trace is not None:
+            self.record("free_requested", block.address, requested, block.stream)
+            self.record("free_completed", block.address, requested, block.stream)
         splits, split_bytes = 0, 0
         for other in (block.prev, block.next):
             if other is None or other.allocated:
@@ -369,6 +388,7 @@ class CachingAllocator:
             self.stats.counters["num_device_free"] += 1
             if pool.pool_id != DEFAULT_POOL:
                 self.private[pool.pool_id].segments -= 1
+            self.record("segment_free", block.address, block.size, block.stream)
 
     def snapshot(self) -> list[dict[str, Any]]:
         self.read()

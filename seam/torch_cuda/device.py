@@ -12,6 +12,7 @@ from typing import Any
 
 import torch
 
+from seam.torch_cuda import memory_history
 from seam.torch_cuda.runtime import runtime
 
 NAME = "seamgate emulated CUDA device (CPU)"
@@ -166,8 +167,10 @@ def memory_stats(device: Any = None) -> dict[str, int]:
     return _stats()
 
 
-def memory_snapshot(*args: Any, **kwargs: Any) -> list[dict[str, Any]]:
-    return runtime().allocator.snapshot()
+def memory_snapshot(mempool_id: Any = None, *args: Any, **kwargs: Any) -> list[dict[str, Any]]:
+    """``torch.cuda.memory_snapshot``: the segments of ``torch.cuda.memory._snapshot()`` (a recorded history
+    notes the call, as torch's does)."""
+    return memory_history.memory_snapshot(mempool_id)["segments"]
 
 
 def memory_summary(device: Any = None, abbreviated: bool = False) -> str:

@@ -250,6 +250,11 @@ class DeviceMode(TorchDispatchMode):
         device = kwargs.get("device")
         if device is not None:
             target = "device" if _is_cuda(device) else "host"
+            if target == "host" and func is _TO_COPY and not runtime().per_thread.host_copy and is_device(args[0]):
+                # torch's C++ converting with the tensor's own options (``softmax(dtype=)``): the CPU named is
+                # where the emulated memory lives, and on a GPU the result stays on the device
+                target = "device"
+                device = CPU
             if target == "device":
                 if getattr(device, "index", None) not in (None, 0):
                     raise cuda_errors.cuda_error(cuda_errors.INVALID_ORDINAL, f"{device}: the emulated machine has "

@@ -28,7 +28,8 @@ import torch.cuda.memory
 import torch.cuda.random
 import torch.cuda.streams
 
-from seam.torch_cuda import allocator, capture, device, generators, kinds, serialization, streams
+from seam.torch_cuda import (allocator, autocast, capture, device, generators, kinds, memory_history, serialization,
+                              streams)
 from seam.torch_cuda.dispatch import DeviceMode
 from seam.torch_cuda.generic import GENERIC_PATCHES
 from seam.torch_cuda.kinds import storage_at
@@ -115,6 +116,9 @@ def _patches() -> list[tuple[Any, str, Any]]:
         (torch._C, "_cuda_resetCublasLtWorkspaceSize", _noop),
         (torch._C, "_construct_storage_from_data_pointer", _storage_from_pointer),
         (torch._C, "_construct_CUDA_Tensor_From_Storage_And_Metadata", _tensor_from_storage),
+        (torch._C, "_cuda_record_memory_history", memory_history.record_memory_history),
+        (torch._C, "_cuda_record_memory_history_legacy", memory_history.record_memory_history_legacy),
+        (torch._C, "_cuda_memorySnapshot", memory_history.memory_snapshot),
     ])
     # What a CUDA build's torch._C has and modules gated on ``torch.backends.cuda.is_built()`` import.
     out.extend((torch._C, name, value) for name, value in (("_cuda_CUDAAllocator_AllocatorState", _AllocatorState),
@@ -138,6 +142,7 @@ def _patches() -> list[tuple[Any, str, Any]]:
     out.append(serialization.registry_patch())
     out.extend(THREAD_PATCHES)
     out.extend(GENERIC_PATCHES)
+    out.extend(autocast.PATCHES)
     return out
 
 
@@ -188,6 +193,7 @@ class _Installation:
         try:
             self.mode.__exit__(None, None, None)
         finally:
+            autocast.close()
             self.restore_names()
 
 

@@ -119,6 +119,9 @@ class DeviceRng:
 class _PerThread(threading.local):
     def __init__(self) -> None:
         self.stream: Stream | None = None
+        #: True while the emulation's own ``Tensor.to`` makes a host copy (``tensor_methods.host_copy``): a
+        #: ``_to_copy`` to the CPU at any other time is torch's C++ converting with the tensor's own options.
+        self.host_copy = False
 
 
 class Runtime:

@@ -12,7 +12,8 @@ sets them on ``torch.Tensor`` and restores torch's.
 
 from __future__ import annotations
 
-from typing import Any
+import contextlib
+from typing import Any, Iterator
 
 import torch
 from torch.overrides import handle_torch_function, has_torch_function_unary
@@ -69,8 +70,27 @@ def to(self: torch.Tensor, *args: Any, **kwargs: Any) -> torch.Tensor:
     extra: dict[str, Any] = {} if memory_format is None else {"memory_format": memory_format}
     if here and not there and non_blocking:
         extra["pin_memory"] = True  # torch stages a non-blocking device-to-host copy in pinned memory
-    return _to_copy(self, dtype=dtype or self.dtype, device=DEVICE if there else CPU, non_blocking=non_blocking,
-                    **extra)
+    if there:
+        return _to_copy(self, dtype=dtype or self.dtype, device=DEVICE, non_blocking=non_blocking, **extra)
+    with host_copy():
+        return _to_copy(self, dtype=dtype or self.dtype, device=CPU, non_blocking=non_blocking, **extra)
+
+
+@contextlib.contextmanager
+def host_copy() -> Iterator[None]:
+    """Say that the ``_to_copy`` to the CPU made inside is a copy to host memory that the caller asked for
+    (``dispatch.DeviceMode`` keeps any other on the device: torch's C++ converting with the tensor's options)."""
+    per_thread = runtime().per_thread
+    before, per_thread.host_copy = per_thread.host_copy, True
+    try:
+        yield
+    finally:
+        per_thread.host_copy = before
+
+
+def type_as(self: torch.Tensor, other: torch.Tensor) -> torch.Tensor:
+    """``Tensor.type_as``: ``self.to(other)``'s device and dtype (torch's C++ passes ``other``'s options)."""
+    return to(self, other)
 
 
 def cuda(self: torch.Tensor, device: Any = None, non_blocking: bool = False, **kwargs: Any) -> torch.Tensor:
@@ -126,6 +146,9 @@ def type_(self: torch.Tensor, dtype: Any = None, non_blocking: bool = False, **k
     if isinstance(dtype, str) and dtype.startswith("torch.cuda."):
         host = _TensorBase.type(self if not is_device(self) else self, dtype.replace("torch.cuda.", "torch.", 1))
         return to(host, DEVICE, non_blocking=non_blocking)
+    if isinstance(dtype, str) and is_device(self):  # a CPU tensor type: the copy leaves the device
+        with host_copy():
+            return _TensorBase.type(self, dtype, non_blocking, **kwargs)
     return _TensorBase.type(self, dtype, non_blocking, **kwargs)
 
 
@@ -201,6 +224,7 @@ TENSOR_PATCHES: list[tuple[Any, str, Any]] = [
     (torch.Tensor, "is_cuda", property(is_cuda)),
     (torch.Tensor, "get_device", get_device),
     (torch.Tensor, "to", to),
+    (torch.Tensor, "type_as", type_as),
     (torch.Tensor, "cuda", cuda),
     (torch.Tensor, "cpu", cpu),
     (torch.Tensor, "pin_memory", pin_memory),

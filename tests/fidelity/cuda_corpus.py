@@ -1720,6 +1720,91 @@ path2 = os.path.join(tempfile.mkdtemp(), "graph2.dot")
 g2.debug_dump(path2)
 vals["written_without_debug_mode"] = os.path.exists(path2)
 '''),
+    # ---- the memory history (torch.cuda.memory._record_memory_history, _snapshot) ---------------
+    ("memory history", "the_history_records_segments_allocations_frees_and_snapshots", r'''
+import gc
+sync()
+torch.cuda.memory._record_memory_history(max_entries=1000)
+a = torch.ones(1000, device="cuda")
+b = torch.ones(300000, device="cuda")
+del a
+s = torch.cuda.memory._snapshot()
+vals["keys"] = sorted(s)
+vals["traces"] = len(s["device_traces"])
+vals["trace"] = [[e["action"], e["size"]] for e in s["device_traces"][0]]
+vals["entry_keys"] = sorted(s["device_traces"][0][0])
+vals["streams"] = sorted({e["stream"] for e in s["device_traces"][0]})
+vals["segments_are_memory_snapshot"] = s["segments"] == torch.cuda.memory_snapshot()
+vals["allocator_settings"] = s["allocator_settings"]
+del b; gc.collect(); torch.cuda.empty_cache()
+vals["then"] = [[e["action"], e["size"]] for e in torch.cuda.memory._snapshot()["device_traces"][0]][6:]
+torch.cuda.memory._record_memory_history(enabled=None)
+vals["after_stop"] = len(torch.cuda.memory._snapshot()["device_traces"][0])
+'''),
+    ("memory history", "the_history_keeps_the_last_max_entries_and_clear_history_drops_it", r'''
+sync()
+torch.cuda.memory._record_memory_history(max_entries=3)
+for _ in range(4):
+    t = torch.ones(10, device="cuda"); del t
+vals["last_three"] = [[e["action"], e["size"]] for e in torch.cuda.memory._snapshot()["device_traces"][0]]
+torch.cuda.memory._record_memory_history(max_entries=100, clear_history=True)
+vals["cleared"] = len(torch.cuda.memory._snapshot()["device_traces"][0])
+t = torch.ones(10, device="cuda")
+vals["then"] = [[e["action"], e["size"]] for e in torch.cuda.memory._snapshot()["device_traces"][0]]
+torch.cuda.memory._record_memory_history(enabled=None)
+'''),
+    # ---- autocast on the device (CUDA's casting policy) ------------------------------------------
+    ("autocast", "autocast_casts_each_op_as_cudas_policy_says", r'''
+x = torch.randn(4, 4, device="cuda"); w = torch.randn(4, 4, device="cuda"); host = torch.randn(4, 4)
+for dt in (torch.bfloat16, torch.float16):
+    with torch.autocast("cuda", dtype=dt):
+        low = x @ w
+        vals[str(dt)] = {name: str(f().dtype) for name, f in (
+            ("linear", lambda: torch.nn.functional.linear(x, w)), ("matmul", lambda: low),
+            ("bmm", lambda: torch.bmm(x[None], w[None])), ("addmm", lambda: torch.addmm(x, x, w)),
+            ("baddbmm", lambda: torch.baddbmm(x[None], x[None], w[None])),
+            ("conv1d", lambda: torch.nn.functional.conv1d(x[None], w[:, :, None])),
+            ("sdpa", lambda: torch.nn.functional.scaled_dot_product_attention(x[None, None], x[None, None], x[None, None])),
+            ("softmax_low", lambda: torch.softmax(low, -1)), ("log_softmax_low", lambda: torch.log_softmax(low, -1)),
+            ("layer_norm_low", lambda: torch.nn.functional.layer_norm(low, (4,))),
+            ("group_norm_low", lambda: torch.nn.functional.group_norm(low, 2)),
+            ("exp_low", lambda: torch.exp(low)), ("pow_low", lambda: torch.pow(low, 2)), ("sum_low", lambda: torch.sum(low)),
+            ("cumsum_low", lambda: torch.cumsum(low, 0)), ("mse_loss_low", lambda: torch.nn.functional.mse_loss(low, low)),
+            ("cross_entropy_low", lambda: torch.nn.functional.cross_entropy(low, torch.zeros(4, dtype=torch.long, device="cuda"))),
+            ("norm_low", lambda: torch.linalg.vector_norm(low)), ("rsqrt_low", lambda: torch.rsqrt(low.abs() + 1)),
+            ("relu_low", lambda: torch.relu(low)), ("gelu_low", lambda: torch.nn.functional.gelu(low)),
+            ("add_low_fp32", lambda: low + x), ("cat_low_fp32", lambda: torch.cat([low, x])),
+            ("host_matmul", lambda: host @ host), ("mean_low", lambda: low.mean()))}
+'''),
+    ("autocast", "autocast_in_a_graph_and_its_gradients", r'''
+m = torch.nn.Linear(4, 4).cuda(); x = torch.randn(2, 4, device="cuda")
+s = torch.cuda.Stream(); s.wait_stream(torch.cuda.current_stream())
+with torch.cuda.stream(s), torch.autocast("cuda", dtype=torch.bfloat16):
+    m(x)
+torch.cuda.current_stream().wait_stream(s)
+g = torch.cuda.CUDAGraph()
+phase("capture")
+with torch.cuda.graph(g), torch.autocast("cuda", dtype=torch.bfloat16):
+    y = m(x)
+phase("after")
+x.copy_(torch.ones(2, 4, device="cuda")); g.replay(); sync()
+vals["y_dtype"] = str(y.dtype)
+vals["replayed_matches_eager"] = bool(torch.equal(y, m(x).to(torch.bfloat16)) or torch.allclose(y.float(), torch.nn.functional.linear(x.bfloat16(), m.weight.bfloat16(), m.bias.bfloat16()).float()))
+with torch.autocast("cuda", dtype=torch.float16):
+    out = m(x).float().sum()
+out.backward()
+vals["grad_dtype"] = str(m.weight.grad.dtype)
+vals["cpu_autocast_outside"] = torch.is_autocast_enabled("cpu")
+'''),
+    # ---- conversions inside operations keep the device --------------------------------------------
+    ("tensors", "a_conversion_inside_an_operation_keeps_the_device", r'''
+x = torch.randn(4, 4, device="cuda"); d = torch.ones(1, dtype=torch.float64, device="cuda"); h = torch.ones(1, dtype=torch.float64)
+out = {"softmax_dtype": torch.softmax(x, -1, dtype=torch.float64), "log_softmax_dtype": x.log_softmax(-1, dtype=torch.float64),
+       "type_as_device": x.type_as(d), "type_as_host": x.type_as(h), "cpu_type_string": x.type("torch.DoubleTensor"),
+       "to_host_dtype": x.to("cpu", torch.float64)}
+vals["devices"] = {k: str(v.device) for k, v in out.items()}
+vals["next_op"] = str((out["softmax_dtype"] + d).device)
+'''),
     # ---- device queries -------------------------------------------------------------------------
     ("device queries", "device_queries_report_one_device", r'''
 vals["is_available"] = torch.cuda.is_available()

@@ -1,0 +1,57 @@
+"""``torch.autocast("cuda")`` casts as CUDA's autocast does, on both arms (the H200's dtypes, torch 2.11:
+``tests/fidelity/cuda_corpus.py`` class ``autocast``): matrix products in the autocast dtype; softmax, layer
+norm, exp of a low-precision input in float32, where the CPU's autocast keeps bfloat16; host tensors
+never cast; gradients flow through the casts. Leaving the emulation puts torch's CPU autocast back."""
+
+from __future__ import annotations
+
+import pytest
+import torch
+
+
+def _dtypes(dtype: torch.dtype) -> dict[str, torch.dtype]:
+    x = torch.randn(4, 4, device="cuda")
+    w = torch.randn(4, 4, device="cuda", requires_grad=True)
+    host = torch.randn(4, 4)
+    with torch.autocast("cuda", dtype=dtype):
+        low = x @ w
+        out = {
+            "linear": torch.nn.functional.linear(x, w).dtype,
+            "matmul": low.dtype,
+            "softmax_of_low": torch.softmax(low, -1).dtype,
+            "layer_norm_of_low": torch.nn.functional.layer_norm(low, (4,)).dtype,
+            "exp_of_low": torch.exp(low).dtype,
+            "relu_of_low": torch.relu(low).dtype,
+            "host_matmul": (host @ host).dtype,
+            "cross_entropy_of_low": torch.nn.functional.cross_entropy(
+                low, torch.zeros(4, dtype=torch.long, device="cuda")).dtype,
+        }
+        low.float().sum().backward()
+    out["weight_grad"] = w.grad.dtype
+    return out
+
+
+@pytest.mark.parametrize("dtype", [torch.bfloat16, torch.float16])
+def test_autocast_on_the_device_casts_as_cuda_does(torch_cuda: str, dtype: torch.dtype) -> None:
+    assert _dtypes(dtype) == {
+        "linear": dtype, "matmul": dtype, "softmax_of_low": torch.float32, "layer_norm_of_low": torch.float32,
+        "exp_of_low": torch.float32, "relu_of_low": dtype, "host_matmul": torch.float32,
+        "cross_entropy_of_low": torch.float32, "weight_grad": torch.float32,
+    }
+
+
+def _cpu_autocast_dtypes() -> list[torch.dtype]:
+    x = torch.randn(4, 4)
+    with torch.autocast("cpu", dtype=torch.bfloat16):
+        low = x @ x
+        return [low.dtype, torch.softmax(low, -1).dtype, torch.nn.functional.layer_norm(low, (4,)).dtype]
+
+
+def test_leaving_the_emulation_puts_the_cpus_autocast_back() -> None:
+    from seam import emulate_cuda
+
+    before = _cpu_autocast_dtypes()
+    with emulate_cuda():
+        _dtypes(torch.bfloat16)
+    assert _cpu_autocast_dtypes() == before
+    assert not torch.is_autocast_enabled("cpu")
