@@ -25,7 +25,7 @@ trees), ``harness/run/previous.py`` (rows reused and cells carried from previous
 leftover temp folders), ``harness/run/baselines.py`` (the baselines, run twice; flaky cases),
 ``harness/run/row_filling.py`` (every other row, over the cases that reach its change),
 ``harness/run/judging.py`` (each check's verdict),
-``harness/run/pool.py`` (``--jobs`` at a time), ``harness/run/users_pytest.py`` (what the user's own
+``harness/rows/pool.py`` (``--jobs`` at a time), ``harness/run/users_pytest.py`` (what the user's own
 pytest cannot collect), ``harness/run/keeping.py`` (the kept results, ``latest``). A row's result is a
 ``RowResult`` (``harness/run/row_result.py``), a tree a ``MaterializedTree`` (``harness/run/materialized.py``):
 each the outcome or why there is none.
@@ -65,12 +65,12 @@ from harness.results.workspace import new_kept_folder
 from harness.rows.executor import Call, Executor, Run, threads_per_run
 from harness.rows.forkserver import ServerDied, launcher as start_launcher
 from harness.rows.import_roots import project_names
+from harness.rows.pool import run_parallel
 from harness.rows.tree_guard import TreeGuard
 from harness.run.hashing import RunHashes
 from harness.run.baselines import Baselines, flaky_lines, without_flaky
 from harness.run.judging import Judging
 from harness.run.keeping import keep_run, partial_note
-from harness.run.pool import run_parallel
 from harness.run.previous import PreviousRuns
 from harness.run.row_filling import RowFilling
 from harness.run.row_result import RowResult
@@ -470,7 +470,7 @@ class Session:
 
     def parallel(self, thunks: list[Callable[[], Any]], what: str,
                  on_done: Callable[[Any], None] | None = None) -> list[Any]:
-        """Run thunks ``--jobs`` at a time, results in order; a signal interrupts the wait (``harness/run/pool.py``)."""
+        """Run thunks ``--jobs`` at a time, results in order; a signal interrupts the wait (``harness/rows/pool.py``)."""
         return run_parallel(thunks, self.options.jobs, on_stop=self.stop_runs, on_done=on_done)
 
     def stop_runs(self) -> None:

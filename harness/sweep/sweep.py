@@ -38,7 +38,7 @@ import shutil
 import tempfile
 import threading
 import time
-from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
+from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any, Callable, Iterable, Mapping, Sequence
@@ -52,6 +52,7 @@ from harness.results.workspace import new_kept_folder
 from harness.rows.executor import Executor, Run, threads_per_run, underlying_error
 from harness.rows.forkserver import launcher as start_launcher
 from harness.rows.import_roots import project_names
+from harness.rows.pool import run_parallel
 from harness.sweep import cache as sweep_cache
 from harness.sweep.cache import mutant_digest
 from harness.sweep.equivalents import Equivalent, judge_equivalent
@@ -337,36 +338,36 @@ class Sweep:
         tramp = self.trampolined_tree({p.mutant.file for p in todo})
         out: dict[str, MutantOutcome] = {}
         jobs = max(1, self.options.jobs)
-        with ThreadPoolExecutor(max_workers=jobs) as pool:
-            futures: set[Future[dict[str, MutantOutcome]]] = set()
-            # the mutants switched on before collection first: each costs a collection, so they are the
-            # longest batches, and a pool that starts with them ends with the short ones
-            alone_batches = _batches(alone, jobs)
-            batches = [(batch, True) for batch in alone_batches] + [(b, False) for b in _batches(together, jobs)]
+        # the mutants switched on before collection first: each costs a collection, so they are the
+        # longest batches, and a pool that starts with them ends with the short ones
+        alone_batches = _batches(alone, jobs)
+        batches = [(batch, True) for batch in alone_batches] + [(b, False) for b in _batches(together, jobs)]
+        thunks: list[Callable[[], dict[str, MutantOutcome]]] = []
+        shared: Future[tuple[dict[str, Any] | None, Run]] | None = None
+        if len(alone_batches) > 1:
             # one clean check serves every session forking before collection: each child collects its own
-            # files, so no session's context is the children's, and the check is a whole collection and run
-            shared = pool.submit(self.clean_check, len(batches), alone, tramp) if len(alone_batches) > 1 else None
-            for index, (batch, before) in enumerate(batches):
-                futures.add(pool.submit(self.run_batch, index, batch, tramp, before, shared if before else None))
-            if shared is not None:
-                futures.add(shared)  # type: ignore[arg-type] - waited for like the batches, its result not merged
-            try:
-                while futures:
-                    done, futures = wait(futures, return_when=FIRST_COMPLETED)
-                    for future in done:
-                        if future is shared:
-                            continue
-                        found = future.result()
-                        out.update(found)
-                        self.remember(found)
-                        self.notify("decided", list(found.values()))
-            except BaseException:  # Ctrl-C, SIGTERM: kill the sessions now, or the pool waits them out
-                for future in futures:
-                    future.cancel()
-                if self.launcher is not None:
-                    self.launcher.kill_all()
-                raise
+            # files, so no session's context is the children's, and the check is a whole collection and run.
+            # It is the pool's first thunk, so it has started before any batch waits for it.
+            shared = Future()
+            thunks.append(_settling(shared, lambda: self.clean_check(len(batches), alone, tramp)))
+        thunks += [lambda i=index, b=batch, f=before: self.run_batch(i, b, tramp, f, shared if f else None)
+                   for index, (batch, before) in enumerate(batches)]
+
+        def decided(found: dict[str, MutantOutcome]) -> None:
+            if not found:  # the shared clean check: it decides no mutant
+                return
+            out.update(found)
+            self.remember(found)
+            self.notify("decided", list(found.values()))
+
+        # Ctrl-C, SIGTERM: the pool kills the sessions now (``stop``), or it would wait them out
+        run_parallel(thunks, jobs, on_stop=self.stop, on_done=decided)
         return out
+
+    def stop(self) -> None:
+        """Kill every session in flight (the row pool's ``on_stop``)."""
+        if self.launcher is not None:
+            self.launcher.kill_all()
 
     def remember(self, found: Mapping[str, MutantOutcome]) -> None:
         """Keep decided outcomes in the cache as each batch ends: an interrupted sweep loses only what ran."""
@@ -567,6 +568,19 @@ class _Lazy:
     def close(self) -> None:
         if self._launcher is not None:
             self._launcher.close()
+
+
+def _settling(future: Future[Any], compute: Callable[[], Any]) -> Callable[[], dict[str, MutantOutcome]]:
+    """A pool thunk that puts ``compute()`` (or its error) into ``future``, which other thunks wait on; it decides
+    no mutant, so it returns none (an error is raised again, for the pool to stop on)."""
+    def settle() -> dict[str, MutantOutcome]:
+        try:
+            future.set_result(compute())
+        except BaseException as exc:
+            future.set_exception(exc)
+            raise
+        return {}
+    return settle
 
 
 def _batches(planned: Sequence[Planned], jobs: int) -> list[list[Planned]]:
