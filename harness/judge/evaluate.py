@@ -23,10 +23,6 @@ from harness.exit_codes import ExitCode
 from harness.gates.model import Counts, Expectation, Gate
 from reports.outcome import ArmOutcome, CaseOutcome, Report, RunOutcome, Verdict, count_phrase, counted
 
-#: The floor and the multiple of the baseline's wall time that make a run's default time limit.
-TIMEOUT_FLOOR = 10.0
-TIMEOUT_FACTOR = 5.0
-
 #: pytest exit codes that mean the session did not judge the selection.
 _PYTEST_TROUBLE = {
     2: "pytest was interrupted (errors during collection)",
@@ -34,13 +30,6 @@ _PYTEST_TROUBLE = {
     4: "pytest refused its command line (usage error)",
     5: "pytest collected no tests",
 }
-
-
-def run_timeout(gate_timeout: float | None, baseline_wall: float | None) -> float:
-    """Seconds a run may take: the gate's own limit, else max(10 s, 5 x the baseline's wall time)."""
-    if gate_timeout is not None:
-        return gate_timeout
-    return max(TIMEOUT_FLOOR, TIMEOUT_FACTOR * (baseline_wall or 0.0))
 
 
 def trouble(run: RunOutcome, what: str) -> tuple[Verdict, str] | None:

@@ -66,6 +66,7 @@ from harness.rows.executor import Call, Executor, Run, threads_per_run
 from harness.rows.forkserver import ServerDied, launcher as start_launcher
 from harness.rows.import_roots import project_names
 from harness.rows.pool import run_parallel
+from harness.rows.time_limits import BASELINE_TIMEOUT
 from harness.rows.tree_guard import TreeGuard
 from harness.run.hashing import RunHashes
 from harness.run.baselines import Baselines, flaky_lines, without_flaky
@@ -87,10 +88,6 @@ from reports.outcome import ArmOutcome, Report, RunOutcome, Verdict, counted
 from reports.render import render as render_report
 from reports.results import OUTCOMES, KeptResult
 from reports.terminal import GateProgress, print_report
-
-#: Seconds a baseline may take by default (there is nothing to derive its limit from): ``[tool.seamgate]
-#: baseline_timeout`` sets it; the gates' own ``timeout`` applies when every gate reading the baseline sets one.
-BASELINE_TIMEOUT = 600.0
 
 
 @dataclass(frozen=True)
@@ -123,7 +120,7 @@ class RunOptions:
     #: Take rows kept by the newest run when nothing they read changed (``harness/results/reuse.py``);
     #: the command line turns it on (``--no-reuse`` off), a programmatic caller asks for it.
     reuse: bool = False
-    #: Seconds a baseline run may take (``[tool.seamgate] baseline_timeout``); see ``Baselines.limit``.
+    #: Seconds a baseline run may take (``[tool.seamgate] baseline_timeout``); see ``harness/rows/time_limits.py``.
     baseline_timeout: float = BASELINE_TIMEOUT
 
     @classmethod

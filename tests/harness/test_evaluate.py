@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from harness.judge.evaluate import exit_code_for, judge_red, run_timeout
+from harness.judge.evaluate import exit_code_for, judge_red
 from harness.exit_codes import ExitCode
 from harness.gates.model import Counts, RedSet
 from reports.outcome import ArmOutcome, CaseOutcome, Report, RunOutcome, Verdict
@@ -80,10 +80,6 @@ def test_an_owed_case_is_never_green():
     observed = run(case(A, "failed", 1), case(B, "owed", passed=0, message="OWED: cuda arm needs a GPU"))
     outcome = judge(observed, red=RedSet(nodeids=(A,)))
     assert outcome.verdict is Verdict.OWED and "OWED: cuda arm" in outcome.message
-
-
-def test_the_default_time_limit_is_five_baselines_but_at_least_ten_seconds():
-    assert run_timeout(None, 1.0) == 10.0 and run_timeout(None, 4.0) == 20.0 and run_timeout(3.0, 100.0) == 3.0
 
 
 def outcomes(*verdicts: Verdict) -> Report:

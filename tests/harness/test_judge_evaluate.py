@@ -12,8 +12,7 @@ from dataclasses import dataclass
 
 import pytest
 
-from harness.judge.evaluate import (error_outcome, exit_code_for, judge_red, owed_outcome, red_of_baseline, red_set_problems,
-                              run_timeout)
+from harness.judge.evaluate import error_outcome, exit_code_for, judge_red, owed_outcome, red_of_baseline, red_set_problems
 from harness.exit_codes import ExitCode
 from harness.gates.model import Counts, Expectation, RedSet
 from reports.outcome import ArmOutcome, CaseOutcome, Report, RunOutcome, Verdict
@@ -297,13 +296,3 @@ EXIT_ROWS: dict[str, ExitRow] = {
 def test_each_report_maps_to_one_exit_code(name: str) -> None:
     row = EXIT_ROWS[name]
     assert exit_code_for(row.report, fail_on_owed=row.fail_on_owed) is row.code
-
-
-# ---- the default time limit --------------------------------------------------------------
-@pytest.mark.parametrize("gate_timeout, baseline_wall, limit", [
-    (None, None, 10.0), (None, 0.5, 10.0), (None, 2.0, 10.0), (None, 2.5, 12.5), (None, 30.0, 150.0),
-    (3.0, 100.0, 3.0), (45.0, None, 45.0),
-])
-def test_a_run_may_take_the_gates_limit_else_five_baselines_but_at_least_ten_seconds(
-        gate_timeout: float | None, baseline_wall: float | None, limit: float) -> None:
-    assert run_timeout(gate_timeout, baseline_wall) == pytest.approx(limit)
