@@ -1,4 +1,4 @@
-"""Evaluation: judge what a run observed against a gate's exact expectation, and map to an exit code.
+"""Evaluation: judge what a run observed against a gate's exact expectation (its exit code: ``harness/exit_mapping.py``).
 
 The rules, after the seeds:
 
@@ -19,9 +19,8 @@ import dataclasses
 
 from typing import Iterable, Sequence
 
-from harness.exit_codes import ExitCode
 from harness.gates.model import Counts, Expectation, Gate
-from reports.outcome import ArmOutcome, CaseOutcome, Report, RunOutcome, Verdict, count_phrase, counted
+from reports.outcome import ArmOutcome, CaseOutcome, RunOutcome, Verdict, count_phrase, counted
 
 #: pytest exit codes that mean the session did not judge the selection.
 _PYTEST_TROUBLE = {
@@ -164,26 +163,6 @@ def owed_outcome(gate: Gate, arm: str, reason: str) -> ArmOutcome:
 def error_outcome(gate: Gate, arm: str, message: str) -> ArmOutcome:
     return ArmOutcome(gate=gate.id, arm=arm, verdict=Verdict.ERROR, kind=gate.kind, title=gate.title,
                       message=message)
-
-
-def exit_code_for(report: Report, *, fail_on_owed: bool = False) -> ExitCode:
-    """The one mapping from what a run found to the process's exit code.
-
-    Priority: interrupted, baseline red, a FAIL (a definite finding), then ERROR/TIMEOUT/CRASH
-    (gates that could not be judged), then OWED/STALE arms when ``--fail-on-owed`` asks.
-    """
-    verdicts = set(report.verdicts())
-    if report.interrupted:
-        return ExitCode.INTERRUPTED
-    if report.baseline_red:
-        return ExitCode.BASELINE_RED
-    if Verdict.FAIL in verdicts:
-        return ExitCode.GATE_FAILED
-    if verdicts & {Verdict.ERROR, Verdict.TIMEOUT, Verdict.CRASH}:
-        return ExitCode.GATE_ERROR
-    if fail_on_owed and verdicts & {Verdict.OWED, Verdict.STALE}:
-        return ExitCode.OWED
-    return ExitCode.OK
 
 
 #: A message names at most this many node ids; the rest are counted (every case is in the kept results).

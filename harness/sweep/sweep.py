@@ -45,7 +45,6 @@ from typing import Any, Callable, Iterable, Mapping, Sequence
 
 from seam.arms import DEFAULT_ARM
 from harness.errors import CommandLineError
-from harness.exit_codes import ExitCode
 from harness.reach.reach import Attribute, Reach, cases_reached, change_regions
 from harness.results.reuse import file_hashes, run_from_data, run_to_data
 from harness.results.workspace import new_kept_folder
@@ -613,12 +612,3 @@ def _from_cache(kept: Mapping[str, Any], mutant: Mutant) -> MutantOutcome:
 
 def _file_hashes(root: Path) -> dict[str, str]:
     return file_hashes(root)
-
-
-def exit_code(result: SweepResult, *, fail_on_survivor: bool) -> ExitCode:
-    """OK, or GATE_FAILED when ``--fail-on-survivor`` and a mutant survived unexplained (or is owed)."""
-    if not result.mutants:
-        return ExitCode.NOTHING_JUDGED
-    if fail_on_survivor and result.of_status("survived", "no_coverage", "owed"):
-        return ExitCode.GATE_FAILED
-    return ExitCode.OK
