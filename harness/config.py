@@ -57,7 +57,7 @@ class Config:
     evidence: tuple[str, ...] = ("evidence",)
     #: Glob patterns of files every copy holds even when git ignores them (a generated ``_version.py``).
     copy_include: tuple[str, ...] = ()
-    #: Glob patterns of files (or folders) no copy holds (``mutations/offtree.py`` says what a copy is).
+    #: Glob patterns of files (or folders) no copy holds (``harness/project_copy.py`` says what a copy is).
     copy_exclude: tuple[str, ...] = ()
     #: Seconds a baseline run may take before it is killed and read TIMEOUT (``docs/runner.md``); when every
     #: gate reading a baseline sets its own ``timeout``, the largest of those applies instead

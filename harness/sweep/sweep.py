@@ -45,6 +45,7 @@ from typing import Any, Callable, Iterable, Mapping, Sequence
 
 from seam.arms import DEFAULT_ARM
 from harness.errors import CommandLineError
+from harness.project_copy import materialize
 from harness.reach.reach import Attribute, Reach, cases_reached, change_regions
 from harness.results.reuse import file_hashes, run_from_data, run_to_data
 from harness.results.workspace import new_kept_folder
@@ -57,7 +58,6 @@ from harness.sweep import cache as sweep_cache
 from harness.sweep.cache import mutant_digest
 from harness.sweep.equivalents import Equivalent, judge_equivalent
 from harness.sweep.mutants import Mutant, added_lines, generate_and_trampoline, module_name, mutmut_version
-from mutations.offtree import materialize
 from reports.mutants import MutantOutcome, SweepResult
 from reports.outcome import RunOutcome
 
