@@ -13,6 +13,7 @@ from pathlib import Path
 from typing import Any
 
 from harness.errors import ConfigError
+from harness.rows.time_limits import BASELINE_TIMEOUT
 from mutations.shape import unknown_key_message
 
 #: Set in a gate's environment by ``count_assertions: true`` (``harness/gates/gatefile.py``): that gate's runs
@@ -56,11 +57,12 @@ class Config:
     evidence: tuple[str, ...] = ("evidence",)
     #: Glob patterns of files every copy holds even when git ignores them (a generated ``_version.py``).
     copy_include: tuple[str, ...] = ()
-    #: Glob patterns of files (or folders) no copy holds (``mutations/offtree.py`` says what a copy is).
+    #: Glob patterns of files (or folders) no copy holds (``harness/project_copy.py`` says what a copy is).
     copy_exclude: tuple[str, ...] = ()
     #: Seconds a baseline run may take before it is killed and read TIMEOUT (``docs/runner.md``); when every
-    #: gate reading a baseline sets its own ``timeout``, the largest of those applies instead.
-    baseline_timeout: float = 600.0
+    #: gate reading a baseline sets its own ``timeout``, the largest of those applies instead
+    #: (``harness/rows/time_limits.py``).
+    baseline_timeout: float = BASELINE_TIMEOUT
     #: Every gate counts passing assertions unless it says ``count_assertions: false`` (default off:
     #: ``COUNT_ASSERTIONS_ENV``).
     count_assertions: bool = False

@@ -3,7 +3,7 @@
 A ``SeamgateUsageError`` is a mistake the user can fix (a gate file, the config, the command
 line); the CLI prints its message after ``seamgate: error:`` with no traceback. Errors of the
 mutation engine live in ``mutations.errors`` (``mutations`` may not import ``harness``);
-``exit_code_for`` maps those too.
+``harness/exit_mapping.py`` (``code_for_error``) maps both to exit codes.
 """
 
 from __future__ import annotations
@@ -13,7 +13,6 @@ import tempfile
 from typing import Sequence
 
 from harness.exit_codes import ExitCode
-from mutations.errors import MutationCatalogError, MutationRotError, MutationTargetError
 from reports.atomic import OutputWriteError
 
 
@@ -83,18 +82,3 @@ def environment_message(error: BaseException) -> str:
     fix = _REFUSALS[refusal.errno] if refusal is not None else "check the environment"
     return (f"{error}; {fix} (the temporary folder is {tempfile.gettempdir()}); "
             "nothing in your project was written")
-
-
-def exit_code_for(error: BaseException) -> ExitCode | None:
-    """The exit code for an error the user can act on, or ``None`` for a bug in seamgate."""
-    if isinstance(error, SeamgateUsageError):
-        return error.exit_code
-    if isinstance(error, OutputWriteError):
-        return ExitCode.ENVIRONMENT
-    if refusal_of(error) is not None:
-        return ExitCode.ENVIRONMENT
-    if isinstance(error, (MutationCatalogError, MutationTargetError)):
-        return ExitCode.USAGE_ERROR
-    if isinstance(error, MutationRotError):
-        return ExitCode.GATE_ERROR
-    return None

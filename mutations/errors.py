@@ -1,7 +1,7 @@
 """The errors of the mutation engine: a bad catalog entry, a refused target, a mutation that rotted.
 
 ``mutations`` may not import ``harness`` (dependencies point ``harness -> mutations``), so these
-carry no exit code; ``harness.errors.exit_code_for`` maps them (catalog and target errors are
+carry no exit code; ``harness.exit_mapping.code_for_error`` maps them (catalog and target errors are
 usage errors, rot is an error of the gate that uses the mutation).
 """
 

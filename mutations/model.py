@@ -2,7 +2,7 @@
 
 The catalog loader (``mutations.catalog``) builds these from YAML; ``mutations.apply`` turns one
 into mutated source text (through its operator's entry in ``mutations.operators``), ``mutations.offtree``
-into a mutated copy of the project. Records are frozen: a mutation never changes after it was validated.
+into the mutated file of a copy of the project (``harness/project_copy.py`` makes the copy). Records are frozen: a mutation never changes after it was validated.
 """
 
 from __future__ import annotations

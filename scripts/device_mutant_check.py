@@ -6,7 +6,7 @@ For a mutant a CPU sweep cannot judge (its killers run on the cuda arm only), on
         'seam.capture_guard.xǁHostReadGuardǁ__torch_function____mutmut_34' -- tests/seam/test_x.py
 
 Each mutant's text comes from ``harness.sweep.mutants.generate`` (mutmut's names and numbering, as
-``seamgate sweep`` has them). The copy is the one every seamgate run gets (``mutations.offtree``:
+``seamgate sweep`` has them). The copy is the one every seamgate run gets (``harness.project_copy``:
 git's files, no virtual environment, no results); the arms are ``SEAM_ARMS`` as set. ``--out`` gets,
 per mutant, its id, the pytest exit code, the end of pytest's output and a verdict: ``killed`` when
 a case failed (exit 1), ``survived`` when all passed, ``error`` otherwise. The unmutated tree is run
@@ -27,7 +27,7 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
 from harness.sweep.mutants import generate  # noqa: E402
-from mutations.offtree import materialize  # noqa: E402
+from harness.project_copy import materialize  # noqa: E402
 
 
 def run(tree: Path, tests: list[str]) -> tuple[int, str]:

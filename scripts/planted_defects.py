@@ -4,7 +4,7 @@ The defects a person writes (a node id matched by prefix, a tolerance in a compa
 closed before its forks are joined), not mutmut's one-token flips: 36 in the judges, 6 in the seam,
 3 in the drivers (``docs/mutation-score.md``, "Round 2"). Each is one exact text replacement; one
 whose old text no longer stands once in its file is STALE. The copy is the one every seamgate run
-gets (``mutations.offtree.materialize``); each defect runs its selection with ``-x``, so a kill stops
+gets (``harness.project_copy.materialize``); each defect runs its selection with ``-x``, so a kill stops
 at the first red case.
 
     .venv/bin/python scripts/planted_defects.py            # all 45, about 8 min on 2 cores
@@ -27,7 +27,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from mutations.offtree import materialize  # noqa: E402
+from harness.project_copy import materialize  # noqa: E402
 
 E, R, L, P = "harness/judge/evaluate.py", "harness/judge/redfirst.py", "harness/judge/lane.py", "harness/plan/planner.py"
 

@@ -43,7 +43,9 @@ from typing import NamedTuple
 ROOT = Path(__file__).resolve().parents[1]
 SEAMGATE = str(Path(sys.executable).with_name("seamgate"))
 EQUIVALENTS = "tests/equivalent_mutants.yaml"
-SWEEP_CODE = ("harness/sweep/sweep.py", "harness/sweep/mutants.py", "harness/sweep/pytest_sweep.py")
+#: The sweep's own code: a change there re-sweeps every group (its pool and its time limits are the gates' too).
+SWEEP_CODE = ("harness/sweep/sweep.py", "harness/sweep/mutants.py", "harness/sweep/pytest_sweep.py",
+              "harness/rows/pool.py", "harness/rows/time_limits.py")
 
 
 class Group(NamedTuple):

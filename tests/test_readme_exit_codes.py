@@ -41,7 +41,7 @@ def test_the_docs_exit_code_table_lists_exactly_the_exit_code_members_with_their
 
 def test_the_readme_puts_a_gate_runs_timeout_under_gate_error_and_a_baseline_timeout_under_baseline_red():
     # harness/run/runner.py: a baseline that did not complete (timeout, crash) is red, so nothing is judged
-    # (BASELINE_RED); a gate's own run that times out is Verdict.TIMEOUT, which exit_code_for maps to GATE_ERROR.
+    # (BASELINE_RED); a gate's own run that times out is Verdict.TIMEOUT, which harness/exit_mapping.py maps to GATE_ERROR.
     table = _table()
     assert "timed out" in table["BASELINE_RED"][1] and "baseline_timeout" in table["BASELINE_RED"][1]
     assert "timeout" in table["GATE_ERROR"][1] and "baseline" in table["GATE_ERROR"][1]

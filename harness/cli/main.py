@@ -19,11 +19,10 @@ from typing import Callable, Sequence
 
 from harness.config import Config
 from harness.gates.can_fail import never_fail_problems
-from harness.errors import (
-    CommandLineError, GateFileError, SeamgateUsageError, environment_message, exit_code_for,
-)
+from harness.errors import CommandLineError, GateFileError, SeamgateUsageError, environment_message
 from harness.cli.report import add_report
 from harness.exit_codes import ExitCode
+from harness.exit_mapping import code_for_error
 from harness.gates.gatefile import load_gate_files
 from harness.gates.model import ARM_NAMES
 from harness.project import Project
@@ -55,7 +54,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         print("seamgate: interrupted", file=sys.stderr)
         return ExitCode.INTERRUPTED
     except Exception as exc:  # noqa: BLE001 - the one place that turns errors into exit codes
-        code = exit_code_for(exc)
+        code = code_for_error(exc)
         if code is not None:
             text = exc if isinstance(exc, SeamgateUsageError) or code != ExitCode.ENVIRONMENT else environment_message(exc)
             print(f"seamgate: error: {text}", file=sys.stderr)

@@ -12,7 +12,7 @@ error; both are said before anything runs.
 A call reuses what the kept runs hold (``harness/results/reuse.py``, as ``seamgate run`` does): the
 baseline, and the mutation's row, when nothing they read changed since, so a second call on an
 unchanged tree runs nothing it already ran. ``--timeout S`` is the mutation's run limit (a gate's
-``timeout``); without it the runner's rule applies (``harness/judge/evaluate.py``, ``run_timeout``).
+``timeout``); without it the runner's rule applies (``harness/rows/time_limits.py``, ``row_limit``).
 """
 
 from __future__ import annotations

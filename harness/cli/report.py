@@ -15,6 +15,7 @@ from pathlib import Path
 
 from harness.errors import CommandLineError
 from harness.exit_codes import ExitCode
+from harness.exit_mapping import code_for_report
 from reports.merge import MergeError, merge
 from reports.render import FORMATS, formats_help, render, text
 from reports.results import KeptResult, ResultsError, load
@@ -71,11 +72,8 @@ def cmd_report(args: argparse.Namespace) -> ExitCode:
 
 
 def merged_exit_code(kept: KeptResult, parts: list[KeptResult]) -> ExitCode:
-    """The exit code the whole run would have had (``runner.final_exit_code`` over the merged report)."""
-    # `seamgate report` must work in a build without the runner (harness/cli/main.py, `_runner`).
-    from harness.run.runner import final_exit_code
-
-    return final_exit_code(kept.report, fail_on_owed=any(p.exit_code == ExitCode.OWED for p in parts))
+    """The exit code the whole run would have had (``code_for_report`` over the merged report)."""
+    return code_for_report(kept.report, fail_on_owed=any(p.exit_code == ExitCode.OWED for p in parts))
 
 
 def _known_code(value: int) -> ExitCode:

@@ -29,9 +29,9 @@ from typing import Sequence
 from harness.errors import GateFileError
 from harness.exit_codes import ExitCode
 from harness.gates.model import Gate
+from harness.project_copy import materialize
 from mutations.catalog import catalog_files, display_path
 from mutations.document import DocumentError, Node, read_document
-from mutations.offtree import materialize
 from reports.outcome import RunOutcome
 
 #: Seconds the collecting child may take.

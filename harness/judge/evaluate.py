@@ -1,4 +1,4 @@
-"""Evaluation: judge what a run observed against a gate's exact expectation, and map to an exit code.
+"""Evaluation: judge what a run observed against a gate's exact expectation (its exit code: ``harness/exit_mapping.py``).
 
 The rules, after the seeds:
 
@@ -19,13 +19,8 @@ import dataclasses
 
 from typing import Iterable, Sequence
 
-from harness.exit_codes import ExitCode
 from harness.gates.model import Counts, Expectation, Gate
-from reports.outcome import ArmOutcome, CaseOutcome, Report, RunOutcome, Verdict, count_phrase, counted
-
-#: The floor and the multiple of the baseline's wall time that make a run's default time limit.
-TIMEOUT_FLOOR = 10.0
-TIMEOUT_FACTOR = 5.0
+from reports.outcome import ArmOutcome, CaseOutcome, RunOutcome, Verdict, count_phrase, counted
 
 #: pytest exit codes that mean the session did not judge the selection.
 _PYTEST_TROUBLE = {
@@ -34,13 +29,6 @@ _PYTEST_TROUBLE = {
     4: "pytest refused its command line (usage error)",
     5: "pytest collected no tests",
 }
-
-
-def run_timeout(gate_timeout: float | None, baseline_wall: float | None) -> float:
-    """Seconds a run may take: the gate's own limit, else max(10 s, 5 x the baseline's wall time)."""
-    if gate_timeout is not None:
-        return gate_timeout
-    return max(TIMEOUT_FLOOR, TIMEOUT_FACTOR * (baseline_wall or 0.0))
 
 
 def trouble(run: RunOutcome, what: str) -> tuple[Verdict, str] | None:
@@ -175,26 +163,6 @@ def owed_outcome(gate: Gate, arm: str, reason: str) -> ArmOutcome:
 def error_outcome(gate: Gate, arm: str, message: str) -> ArmOutcome:
     return ArmOutcome(gate=gate.id, arm=arm, verdict=Verdict.ERROR, kind=gate.kind, title=gate.title,
                       message=message)
-
-
-def exit_code_for(report: Report, *, fail_on_owed: bool = False) -> ExitCode:
-    """The one mapping from what a run found to the process's exit code.
-
-    Priority: interrupted, baseline red, a FAIL (a definite finding), then ERROR/TIMEOUT/CRASH
-    (gates that could not be judged), then OWED/STALE arms when ``--fail-on-owed`` asks.
-    """
-    verdicts = set(report.verdicts())
-    if report.interrupted:
-        return ExitCode.INTERRUPTED
-    if report.baseline_red:
-        return ExitCode.BASELINE_RED
-    if Verdict.FAIL in verdicts:
-        return ExitCode.GATE_FAILED
-    if verdicts & {Verdict.ERROR, Verdict.TIMEOUT, Verdict.CRASH}:
-        return ExitCode.GATE_ERROR
-    if fail_on_owed and verdicts & {Verdict.OWED, Verdict.STALE}:
-        return ExitCode.OWED
-    return ExitCode.OK
 
 
 #: A message names at most this many node ids; the rest are counted (every case is in the kept results).

@@ -1,6 +1,6 @@
 """Red-first: the named tests are red against the old code with exact counts, then green.
 
-The old code is a named mutation (materialized by ``mutations.offtree``) or a git ref. A ref's tree
+The old code is a named mutation (materialized by ``harness.project_copy``) or a git ref. A ref's tree
 is written with ``git archive <ref>`` into a temporary folder, never with ``git worktree add``: a
 runner killed by SIGKILL can leave a temporary folder behind, but never an entry in the user's
 worktree list. The ``overlay`` paths (the new tests) are then copied from the working tree over it.

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, replace
 from pathlib import PurePosixPath
-from typing import Iterable, Mapping, Sequence
+from typing import Iterable, Sequence
 
 from harness.gates.model import SourceState
 from reports.outcome import CaseOutcome, RunOutcome, counted
@@ -111,23 +111,3 @@ def inferred_note(run: RunOutcome) -> str:
     if carried:
         note += f"; {carried} of {counted(len(run.cases), 'cell')} carried from the previous run (no change since reaches them)"
     return note
-
-
-def timeout_for(baseline: RunOutcome | None, run_ids: Iterable[str] | None, gate_limits: Sequence[float | None],
-                floor: float = 10.0, factor: float = 5.0) -> float:
-    """A row's time limit: the largest limit a gate states, else ``factor`` x its expected duration.
-
-    The expected duration is the baseline's time for the cases to run plus its fixed cost (the wall
-    time its cases did not account for: start-up and collection).
-    """
-    stated = [limit for limit in gate_limits if limit is not None]
-    if stated and len(stated) == len(gate_limits):
-        return max(stated)
-    if baseline is None:
-        derived = floor
-    else:
-        durations: Mapping[str, float] = {c.nodeid: c.duration for c in baseline.cases}
-        fixed = max(0.0, baseline.wall - sum(durations.values()))
-        chosen = durations.values() if run_ids is None else (durations.get(i, 0.0) for i in run_ids)
-        derived = max(floor, factor * (fixed + sum(chosen)))
-    return max([derived, *stated])

@@ -22,8 +22,8 @@ import ast
 import functools
 from pathlib import Path
 
+from harness.project_copy import project_files
 from harness.reach.bodies import function_bodies, innermost
-from mutations.offtree import project_files
 
 #: A file's statements naming an attribute, as (first, last) line spans inside function bodies.
 Spans = dict[str, list[tuple[int, int]]]

@@ -31,10 +31,10 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any, Callable, Iterable, Mapping, Sequence
 
+from harness.project_copy import project_files
 from harness.reach.incremental import Snapshot
 from harness.reach.reach import Reach
 from harness.results.workspace import LATEST, runs_root
-from mutations.offtree import project_files
 from reports.atomic import write_atomic
 from reports.outcome import CaseOutcome, RunOutcome
 

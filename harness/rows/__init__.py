@@ -1,1 +1,1 @@
-"""Running one row: the executor, the fork server, the pytest plugins of a run, import roots, the tree guard."""
+"""Running rows: the executor, the fork server, the row pool, the pytest plugins of a run, import roots, the tree guard."""

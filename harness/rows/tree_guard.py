@@ -1,6 +1,6 @@
 """Watches the user's project tree during a run: a test that writes into it (not its copy) makes its gates ERROR.
 
-Every run happens in a copy (``mutations/offtree.py``), but a test can still write to an absolute
+Every run happens in a copy (``harness/project_copy.py``), but a test can still write to an absolute
 path inside the user's tree. ``TreeGuard`` takes a fingerprint of the files a copy is made from
 (``project_files``: git's tracked and untracked-not-ignored files, ``copy_include``/``copy_exclude``)
 and of the folders holding them, once, when the run starts. Around every pytest run it compares
@@ -30,7 +30,7 @@ from dataclasses import replace
 from pathlib import Path
 from typing import Callable, Iterable, Iterator, Sequence
 
-from mutations.offtree import project_files
+from harness.project_copy import project_files
 from reports.outcome import ArmOutcome, Verdict
 
 #: The runner's own folder in the project (lock, kept runs): never the user's files.

@@ -20,6 +20,7 @@ from harness.plan.planner import Plan
 from harness.reach.reach import Reach
 from harness.results.workspace import reach_file_name
 from harness.rows.executor import Run
+from harness.rows.time_limits import TimeLimit, baseline_limit
 from harness.run.previous import PreviousRuns
 from harness.run.row_result import RowResult
 from harness.run.trees import Trees
@@ -54,7 +55,7 @@ class Baselines:
         carried = {key: self.previous.carried_cells(key, plan.rows[key]) for key in keys}
         thunks = [lambda k=k, n=n: self.execute(Run(
                       f"baseline{n} {k.arm} {' '.join(plan.rows[k])}", tree, plan.rows[k], k.arm, dict(k.env),
-                      self.limit(plan, k)[0],
+                      self.limit(plan, k).seconds,
                       reach=reach_files[k] if not n else None, skip=frozenset(carried[k]), write_bytecode=True))
                   for k in keys for n in ("", " (again)")]
         reused = len(plan.baselines) - len(keys)
@@ -73,7 +74,7 @@ class Baselines:
         chosen = [first if second.end == "completed" else second for first, second in zip(runs[::2], runs[1::2])]
         for index, (key, run) in enumerate(zip(keys, chosen)):
             if run.end == "timeout":  # say which limit it was and where it comes from
-                chosen[index] = run = replace(run, detail=f"TIMEOUT: {run.detail} ({self.limit(plan, key)[1]})")
+                chosen[index] = run = replace(run, detail=f"TIMEOUT: {run.detail} ({self.limit(plan, key).source})")
             if carried[key] and run.end == "completed":
                 run = self.previous.with_carried_cells(key, run, carried[key], reach_files[key])
             self.rows[key] = RowResult.ran(without_flaky(run, self.flaky))
@@ -82,16 +83,12 @@ class Baselines:
                 self.previous.remember(key, self.previous.baseline_digest(key, plan.rows[key]), self.rows[key].outcome,
                                        plan.rows[key])
 
-    def limit(self, plan: Plan, key: RowKey) -> tuple[float, str]:
-        """Seconds the baseline row ``key`` may take, and where that figure comes from (for its TIMEOUT message)."""
-        limits = [c.gate.timeout for c in plan.checks
-                  if c.owed is None and c.row is not None and c.row.baseline == key]
-        if limits and all(limit is not None for limit in limits):
-            return max(limits), (f"the baseline's limit: the largest `timeout` of the gates reading it "
-                                 f"({max(limits):g} s)")
-        return self.options.baseline_timeout, (f"the baseline's limit: baseline_timeout = "
-                                               f"{self.options.baseline_timeout:g} s from [tool.seamgate] in "
-                                               "pyproject.toml (default 600)")
+    def limit(self, plan: Plan, key: RowKey) -> TimeLimit:
+        """Seconds the baseline row ``key`` may take, and where that figure comes from (for its TIMEOUT message;
+        ``harness/rows/time_limits.py``)."""
+        return baseline_limit([c.gate.timeout for c in plan.checks
+                               if c.owed is None and c.row is not None and c.row.baseline == key],
+                              self.options.baseline_timeout)
 
 
 def flaky_cases(first: RunOutcome, second: RunOutcome) -> dict[str, tuple[str, str]]:

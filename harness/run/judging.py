@@ -13,7 +13,7 @@ from dataclasses import replace
 from pathlib import Path
 from typing import Mapping, Sequence
 
-from harness.judge.evaluate import error_outcome, expect_for_arm, owed_outcome, run_timeout
+from harness.judge.evaluate import error_outcome, expect_for_arm, owed_outcome
 from harness.judge.judges import JUDGES, RUNS_ITS_OWN, Seen
 from harness.plan.matrix import RowKey, in_select, inferred_note, view
 from harness.plan.planner import Check
@@ -21,6 +21,7 @@ from harness.reach.reach import Reach
 from harness.results.evidence import Record, resolve
 from harness.results.platforms import Platform
 from harness.rows.executor import Executor
+from harness.rows.time_limits import row_limit
 from harness.rows.tree_guard import TreeGuard
 from harness.run.hashing import RunHashes
 from harness.run.materialized import tree_error
@@ -79,7 +80,7 @@ class Judging:
             tree = self.copies.tree(gate.source)
             if not tree.ok:
                 return error_outcome(gate, arm, tree.why(gate.source))
-            return judge(gate, arm, Seen(executor=self.executor, tree=tree.path, timeout=run_timeout(gate.timeout, None)))
+            return judge(gate, arm, Seen(executor=self.executor, tree=tree.path, timeout=row_limit(None, None, [gate.timeout])))
         row = self.rows[check.row]
         if not row.ok:
             return error_outcome(gate, arm, tree_error(gate.source, row.error))

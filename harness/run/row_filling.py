@@ -13,10 +13,11 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Callable, Sequence
 
 from harness.gates.model import SourceState
-from harness.plan.matrix import RowKey, fill, timeout_for, view
+from harness.plan.matrix import RowKey, fill, view
 from harness.plan.planner import Check
 from harness.reach.reach import Reach, cases_to_run
 from harness.rows.executor import Run
+from harness.rows.time_limits import row_limit
 from harness.run.previous import PreviousRuns
 from harness.run.row_result import RowResult
 from harness.run.signals import Interrupted
@@ -89,7 +90,7 @@ class RowFilling:
             ran = RunOutcome(key.label(), "completed", 0, tuple(carried.values()),
                              detail=f"{counted(len(carried), 'cell')} carried from the previous run (no change since reaches them)")
             return self.without_flaky(fill(ran, baseline, run_ids))
-        timeout = timeout_for(baseline, run_ids, [c.gate.timeout for c in readers])
+        timeout = row_limit(baseline, run_ids, [c.gate.timeout for c in readers])
         only = None if run_ids is None else run_ids - set(carried)
         env = dict(key.env)
         reach = self.reach.get(key.baseline)

@@ -12,7 +12,8 @@ Order of events, for gates G (mutation m1, arm cpu-emulated) and R (red-first ag
 4. materialize each source state once (m1's mutated copy, origin/main's tree with R's overlay),
    run every check through the fork server, ``--jobs`` at a time, each with a time limit derived
    from its baseline, and judge it;
-5. write ``--json``/``--junit`` atomically, print the table, map the report to one exit code.
+5. write ``--json``/``--junit`` atomically, print the table, map the report to one exit code
+   (``harness/exit_mapping.py``).
 
 The user's tree is never written (runs happen in copies; bytecode writing is off). The temp folder
 is removed in ``finally`` and on SIGINT/SIGTERM, which also kill every child and report what
@@ -25,7 +26,7 @@ trees), ``harness/run/previous.py`` (rows reused and cells carried from previous
 leftover temp folders), ``harness/run/baselines.py`` (the baselines, run twice; flaky cases),
 ``harness/run/row_filling.py`` (every other row, over the cases that reach its change),
 ``harness/run/judging.py`` (each check's verdict),
-``harness/run/pool.py`` (``--jobs`` at a time), ``harness/run/users_pytest.py`` (what the user's own
+``harness/rows/pool.py`` (``--jobs`` at a time), ``harness/run/users_pytest.py`` (what the user's own
 pytest cannot collect), ``harness/run/keeping.py`` (the kept results, ``latest``). A row's result is a
 ``RowResult`` (``harness/run/row_result.py``), a tree a ``MaterializedTree`` (``harness/run/materialized.py``):
 each the outcome or why there is none.
@@ -46,11 +47,12 @@ from pathlib import Path
 from typing import Any, Callable, Mapping, Sequence
 
 from harness.errors import EnvironmentProblem
+from harness.exit_mapping import code_for_report
 from harness.exit_codes import ExitCode
 from harness.gates.collect_check import check_against_baselines
 from harness.gates.gatefile import load_gate_files
 from harness.gates.model import Gate, SourceState
-from harness.judge.evaluate import exit_code_for, red_of_baseline
+from harness.judge.evaluate import red_of_baseline
 from harness.judge.judges import RUNS_ITS_OWN
 from harness.plan.matrix import RowKey
 from harness.plan.planner import Check, Plan, make_plan, restrict_arms, select_gates
@@ -65,12 +67,13 @@ from harness.results.workspace import new_kept_folder
 from harness.rows.executor import Call, Executor, Run, threads_per_run
 from harness.rows.forkserver import ServerDied, launcher as start_launcher
 from harness.rows.import_roots import project_names
+from harness.rows.pool import run_parallel
+from harness.rows.time_limits import BASELINE_TIMEOUT
 from harness.rows.tree_guard import TreeGuard
 from harness.run.hashing import RunHashes
 from harness.run.baselines import Baselines, flaky_lines, without_flaky
 from harness.run.judging import Judging
 from harness.run.keeping import keep_run, partial_note
-from harness.run.pool import run_parallel
 from harness.run.previous import PreviousRuns
 from harness.run.row_filling import RowFilling
 from harness.run.row_result import RowResult
@@ -83,14 +86,10 @@ from reports.json_out import plan_digest, write_json
 from reports.junit_out import write_junit
 from reports.markdown_out import write_markdown
 from reports.atomic import write_atomic
-from reports.outcome import ArmOutcome, Report, RunOutcome, Verdict, counted
+from reports.outcome import ArmOutcome, Report, RunOutcome, counted
 from reports.render import render as render_report
 from reports.results import OUTCOMES, KeptResult
 from reports.terminal import GateProgress, print_report
-
-#: Seconds a baseline may take by default (there is nothing to derive its limit from): ``[tool.seamgate]
-#: baseline_timeout`` sets it; the gates' own ``timeout`` applies when every gate reading the baseline sets one.
-BASELINE_TIMEOUT = 600.0
 
 
 @dataclass(frozen=True)
@@ -123,7 +122,7 @@ class RunOptions:
     #: Take rows kept by the newest run when nothing they read changed (``harness/results/reuse.py``);
     #: the command line turns it on (``--no-reuse`` off), a programmatic caller asks for it.
     reuse: bool = False
-    #: Seconds a baseline run may take (``[tool.seamgate] baseline_timeout``); see ``Baselines.limit``.
+    #: Seconds a baseline run may take (``[tool.seamgate] baseline_timeout``); see ``harness/rows/time_limits.py``.
     baseline_timeout: float = BASELINE_TIMEOUT
 
     @classmethod
@@ -197,18 +196,6 @@ def _why_nothing(project: Project, paths: Sequence[Path], loaded: Sequence[Gate]
             f"(the gates list: {', '.join(listed)})")
 
 
-def final_exit_code(report: Report, *, fail_on_owed: bool) -> ExitCode:
-    """``evaluate.exit_code_for``, except that a run which judged nothing is never OK.
-
-    Judged means at least one arm got a verdict from something that ran (PASS, FAIL, ERROR,
-    TIMEOUT, CRASH), here or in evidence of the same code; OWED and STALE arms judged nothing.
-    """
-    code = exit_code_for(report, fail_on_owed=fail_on_owed)
-    if code is ExitCode.OK and not any(o.verdict not in (Verdict.OWED, Verdict.STALE) for o in report.outcomes):
-        return ExitCode.NOTHING_JUDGED
-    return code
-
-
 def _path(value: str | Path | None) -> Path | None:
     return Path(value) if value else None
 
@@ -243,7 +230,7 @@ def run_gates(gates: Sequence[Gate], *, project: Path, options: RunOptions, mate
     except Locked as exc:
         console.print(f"seamgate: {exc}", markup=False, soft_wrap=True)
         return Report(), ExitCode.LOCKED
-    code = final_exit_code(report, fail_on_owed=options.fail_on_owed)
+    code = code_for_report(report, fail_on_owed=options.fail_on_owed)
     session.say(f"writing the reports and the kept results into {session.kept} (outcomes, matrix, rows, sources)")
     _write_outputs(report, options, code, plan=session.plan_id, kept=session.kept, project=project)
     session.keep(report, code)
@@ -470,7 +457,7 @@ class Session:
 
     def parallel(self, thunks: list[Callable[[], Any]], what: str,
                  on_done: Callable[[Any], None] | None = None) -> list[Any]:
-        """Run thunks ``--jobs`` at a time, results in order; a signal interrupts the wait (``harness/run/pool.py``)."""
+        """Run thunks ``--jobs`` at a time, results in order; a signal interrupts the wait (``harness/rows/pool.py``)."""
         return run_parallel(thunks, self.options.jobs, on_stop=self.stop_runs, on_done=on_done)
 
     def stop_runs(self) -> None:

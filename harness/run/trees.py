@@ -15,17 +15,17 @@ from typing import Any, Callable
 
 from harness.gates.model import SourceState
 from harness.judge.redfirst import materialize_ref
+from harness.project_copy import materialize as offtree
 from harness.results.workspace import slug
 from harness.run.materialized import MaterializedTree
 from harness.run.signals import Interrupted
-from mutations.offtree import materialize as offtree
 
 #: ``(project_root, dest, state) -> dest``: writes a source state's tree into the empty ``dest``.
 Materializer = Callable[[Path, Path, SourceState], Path]
 
 
 class CatalogMaterializer:
-    """The real materializer: ``mutations.offtree`` for the tree and mutations, git for refs."""
+    """The real materializer: ``harness.project_copy`` for the tree and mutations, git for refs."""
 
     def __init__(self, catalog: Any) -> None:
         self.catalog = catalog

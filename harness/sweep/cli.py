@@ -24,6 +24,7 @@ from typing import Any
 from seam.arms import ARM_NAMES, DEFAULT_ARM
 from harness.errors import CommandLineError
 from harness.exit_codes import ExitCode
+from harness.exit_mapping import code_for_sweep
 from harness.results.workspace import swap_link
 from reports.mutants import MutantOutcome, SweepResult
 from reports.outcome import counted
@@ -81,7 +82,7 @@ def cmd_sweep(args: argparse.Namespace) -> ExitCode:
     if args.show:
         return show(project.root, args.show, args.output)
     # this command's machinery, loaded when it runs: every `seamgate` command imports this module
-    from harness.sweep.sweep import BaselineRed, Sweep, SweepOptions, exit_code
+    from harness.sweep.sweep import BaselineRed, Sweep, SweepOptions
     from harness.sweep.equivalents import load_equivalents
 
     equivalents_path = args.equivalents or (project.root / settings.equivalents if settings.equivalents else None)
@@ -102,7 +103,7 @@ def cmd_sweep(args: argparse.Namespace) -> ExitCode:
     finally:
         progress.close()
         signal.signal(signal.SIGTERM, previous)
-    code = exit_code(result, fail_on_survivor=args.fail_on_survivor)
+    code = code_for_sweep(result, fail_on_survivor=args.fail_on_survivor)
     keep(project.root, sweep.kept, result, code, latest=args.output is None)
     print_result(result, sweep.kept)
     if code == ExitCode.NOTHING_JUDGED:

@@ -17,7 +17,7 @@ unless ``--all-killers`` asks for every one.
    the order most likely to kill fast (those that killed a neighbouring mutant, then cheapest first by
    the baseline's time) and the child stops at the first killer; ``--all-killers`` runs them all and
    records every killer. A failing case is a killer, even when a later case ran past the time limit
-   (``FACTOR`` x the baseline's time of the mutant's cases + ``CONSTANT``). A mutant whose function also ran while the files were imported or collected cannot be
+   (``harness/rows/time_limits.py``: as PIT's, a factor of the baseline's time of the mutant's cases plus a constant). A mutant whose function also ran while the files were imported or collected cannot be
    switched on after collection: its session forks its child BEFORE collecting, and the child switches
    it on, then collects its files one at a time and runs their cases (a decorator applied at import is
    applied by the mutant); such sessions share one clean check (``clean_check``).
@@ -38,25 +38,26 @@ import shutil
 import tempfile
 import threading
 import time
-from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
+from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any, Callable, Iterable, Mapping, Sequence
 
 from seam.arms import DEFAULT_ARM
 from harness.errors import CommandLineError
-from harness.exit_codes import ExitCode
+from harness.project_copy import materialize
 from harness.reach.reach import Attribute, Reach, cases_reached, change_regions
 from harness.results.reuse import file_hashes, run_from_data, run_to_data
 from harness.results.workspace import new_kept_folder
 from harness.rows.executor import Executor, Run, threads_per_run, underlying_error
 from harness.rows.forkserver import launcher as start_launcher
 from harness.rows.import_roots import project_names
+from harness.rows.pool import run_parallel
+from harness.rows.time_limits import SWEEP_BASELINE_LIMIT, MutantTimes, TimeLimit, mutant_rule, session_limit
 from harness.sweep import cache as sweep_cache
 from harness.sweep.cache import mutant_digest
 from harness.sweep.equivalents import Equivalent, judge_equivalent
 from harness.sweep.mutants import Mutant, added_lines, generate_and_trampoline, module_name, mutmut_version
-from mutations.offtree import materialize
 from reports.mutants import MutantOutcome, SweepResult
 from reports.outcome import RunOutcome
 
@@ -64,13 +65,6 @@ from reports.outcome import RunOutcome
 SWEEP_ENV = {"OMP_NUM_THREADS": "1", "MKL_NUM_THREADS": "1"}
 #: The kept folder of the newest sweep, beside ``.seamgate/runs/latest`` (which stays the gate run's).
 LATEST_SWEEP = "latest-sweep"
-#: A mutant's time limit, as PIT's: ``FACTOR`` x the baseline's measured time of the cases it runs, plus
-#: ``CONSTANT`` seconds (a forked child's start, a slower machine). A case the baseline did not time
-#: counts ``UNTIMED`` seconds.
-FACTOR, CONSTANT, UNTIMED = 10.0, 10.0, 1.0
-#: Seconds more for a mutant that collects its own cases (a session of its own, or a child forked
-#: before collection): the collection the baseline's case times do not hold.
-ALONE_MARGIN = 30.0
 
 
 class BaselineRed(Exception):
@@ -180,6 +174,8 @@ class Sweep:
         #: Baseline duration of each case, and every baseline case id (time limits, inferred counts).
         self._durations: dict[str, float] = {}
         self._all: list[str] = []
+        #: Each mutant row's time limit, from the baseline's case times (set when the mutants run).
+        self.times = MutantTimes({}, ())
         #: Each swept file's trampolined code, made with its mutants (``generate_and_trampoline``).
         self._trampolined: dict[str, str] = {}
 
@@ -224,7 +220,7 @@ class Sweep:
             mutants = tuple(self.equivalent(o) for o in ordered)
             self.facts.update(killers="all" if self.options.all_killers else "first",
                               case_runs=sum(len(o.covered_by) for o in ran.values()),
-                              time_limit=f"{FACTOR:g} x the baseline's time of a mutant's cases + {CONSTANT:g} s",
+                              time_limit=mutant_rule(),
                               select=list(self.options.tests), prove=self.options.prove, jobs=self.options.jobs,
                               baseline_cases=len(baseline.cases), ran=len(ran),
                               reused=sum(1 for p in planned if p.mutant.id not in ran),
@@ -254,7 +250,7 @@ class Sweep:
         assert self.kept is not None
         reach_path = self.kept / "reach-baseline.json"
         run = self._execute(label="sweep baseline", tree=self.tree(), select=self.options.tests, env=SWEEP_ENV,
-                            timeout=3600.0, reach=reach_path)
+                            timeout=SWEEP_BASELINE_LIMIT, reach=reach_path)
         if run.end != "completed" or any(c.kind in ("failed", "error") for c in run.cases):
             raise BaselineRed(run)
         reach = Reach.read(reach_path)
@@ -332,41 +328,42 @@ class Sweep:
         if not todo:
             return {}
         self._durations = {c.nodeid: c.duration for c in baseline.cases}
+        self.times = MutantTimes(self._durations, self._all)
         together = [p for p in todo if not p.alone]
         alone = [p for p in todo if p.alone]
         tramp = self.trampolined_tree({p.mutant.file for p in todo})
         out: dict[str, MutantOutcome] = {}
         jobs = max(1, self.options.jobs)
-        with ThreadPoolExecutor(max_workers=jobs) as pool:
-            futures: set[Future[dict[str, MutantOutcome]]] = set()
-            # the mutants switched on before collection first: each costs a collection, so they are the
-            # longest batches, and a pool that starts with them ends with the short ones
-            alone_batches = _batches(alone, jobs)
-            batches = [(batch, True) for batch in alone_batches] + [(b, False) for b in _batches(together, jobs)]
+        # the mutants switched on before collection first: each costs a collection, so they are the
+        # longest batches, and a pool that starts with them ends with the short ones
+        alone_batches = _batches(alone, jobs)
+        batches = [(batch, True) for batch in alone_batches] + [(b, False) for b in _batches(together, jobs)]
+        thunks: list[Callable[[], dict[str, MutantOutcome]]] = []
+        shared: Future[tuple[dict[str, Any] | None, Run]] | None = None
+        if len(alone_batches) > 1:
             # one clean check serves every session forking before collection: each child collects its own
-            # files, so no session's context is the children's, and the check is a whole collection and run
-            shared = pool.submit(self.clean_check, len(batches), alone, tramp) if len(alone_batches) > 1 else None
-            for index, (batch, before) in enumerate(batches):
-                futures.add(pool.submit(self.run_batch, index, batch, tramp, before, shared if before else None))
-            if shared is not None:
-                futures.add(shared)  # type: ignore[arg-type] - waited for like the batches, its result not merged
-            try:
-                while futures:
-                    done, futures = wait(futures, return_when=FIRST_COMPLETED)
-                    for future in done:
-                        if future is shared:
-                            continue
-                        found = future.result()
-                        out.update(found)
-                        self.remember(found)
-                        self.notify("decided", list(found.values()))
-            except BaseException:  # Ctrl-C, SIGTERM: kill the sessions now, or the pool waits them out
-                for future in futures:
-                    future.cancel()
-                if self.launcher is not None:
-                    self.launcher.kill_all()
-                raise
+            # files, so no session's context is the children's, and the check is a whole collection and run.
+            # It is the pool's first thunk, so it has started before any batch waits for it.
+            shared = Future()
+            thunks.append(_settling(shared, lambda: self.clean_check(len(batches), alone, tramp)))
+        thunks += [lambda i=index, b=batch, f=before: self.run_batch(i, b, tramp, f, shared if f else None)
+                   for index, (batch, before) in enumerate(batches)]
+
+        def decided(found: dict[str, MutantOutcome]) -> None:
+            if not found:  # the shared clean check: it decides no mutant
+                return
+            out.update(found)
+            self.remember(found)
+            self.notify("decided", list(found.values()))
+
+        # Ctrl-C, SIGTERM: the pool kills the sessions now (``stop``), or it would wait them out
+        run_parallel(thunks, jobs, on_stop=self.stop, on_done=decided)
         return out
+
+    def stop(self) -> None:
+        """Kill every session in flight (the row pool's ``on_stop``)."""
+        if self.launcher is not None:
+            self.launcher.kill_all()
 
     def remember(self, found: Mapping[str, MutantOutcome]) -> None:
         """Keep decided outcomes in the cache as each batch ends: an interrupted sweep loses only what ran."""
@@ -382,21 +379,10 @@ class Sweep:
             (tree / rel).write_text(self._trampolined[rel], encoding="utf-8")  # every swept file was generated
         return tree
 
-    def limit(self, cases: Iterable[str] | None) -> float:
-        """``FACTOR`` x the baseline's time of ``cases`` (``None``: every case) + ``CONSTANT``, in seconds."""
-        return round(FACTOR * self.baseline_time(cases) + CONSTANT, 3)
-
-    def baseline_time(self, cases: Iterable[str] | None) -> float:
-        chosen = self._all if cases is None else cases
-        return sum(self._durations.get(c, UNTIMED) for c in chosen)
-
-    def limit_source(self, cases: Iterable[str] | None) -> str:
-        """Where a mutant's time limit came from, in words (a timeout's reason says it)."""
-        chosen = list(self._all if cases is None else cases)
-        untimed = sum(1 for c in chosen if c not in self._durations)
-        extra = f", {untimed} of them untimed, counted {UNTIMED:g} s each" if untimed else ""
-        return (f"limit {self.limit(chosen):g} s = {FACTOR:g} x {self.baseline_time(chosen):.3f} s (the baseline's time "
-                f"of its {len(chosen)} case(s){extra}) + {CONSTANT:g} s")
+    def limit(self, cases: Iterable[str] | None, before: bool) -> TimeLimit:
+        """A mutant row's limit (``harness/rows/time_limits.py``); ``before``: its child, forked before
+        collection, also collects."""
+        return self.times.collecting(cases, child=True) if before else self.times.limit(cases)
 
     def clean_check(self, index: int, batch: Sequence[Planned], tree: Path) -> tuple[dict[str, Any] | None, Run]:
         """A session over ``tree`` whose only child is the clean check (no mutant on) of ``batch``'s cases,
@@ -412,10 +398,9 @@ class Sweep:
                 files: Sequence[str], clean: bool = True) -> tuple[Any, dict[str, dict[str, Any]]]:
         """One pytest session of the sweep plugin over ``tree`` running ``entries`` (after the clean check of
         ``union``, when ``clean``): the run and each entry's result line by id."""
-        # a child forked before collection also collects: the margin a session of its own has
-        extra = ALONE_MARGIN if before else 0.0
-        # the clean check runs every case: a case red there is never a killer, wherever it fails
-        check = [{"id": "", "cases": union, "timeout": self.limit(union) + extra, "stop": False}] if clean else []
+        # the clean check runs every case: a case red there is never a killer, wherever it fails; forked
+        # before collection, it also collects: the margin a session of its own has
+        check = [{"id": "", "cases": union, "timeout": self.limit(union, before).seconds, "stop": False}] if clean else []
         entries = check + entries
         plan, results = self.workdir / f"plan-{index}.json", self.workdir / f"results-{index}.jsonl"
         modules = sorted({module_name(f) for f in files})
@@ -423,7 +408,7 @@ class Sweep:
                                     "before_collection": before, "modules": modules}), encoding="utf-8")
         select = self.options.tests if union is None else tuple(dict.fromkeys(c.split("::", 1)[0] for c in union))
         env = {**SWEEP_ENV, "SEAMGATE_SWEEP_PLAN": str(plan), "PYTEST_PLUGINS": "harness.sweep.pytest_sweep"}
-        timeout = sum(e["timeout"] for e in entries) + 60.0
+        timeout = session_limit(e["timeout"] for e in entries)
         run = self._execute(label=f"sweep {index} {' '.join(files)}", tree=tree, select=tuple(select), env=env,
                             timeout=timeout)
         return run, _read_results(results)
@@ -436,9 +421,8 @@ class Sweep:
         cannot be run so run in sessions of their own (``run_alone``). ``shared``: the clean check is that
         one (``clean_check``), not this session's own."""
         union = self.union(batch)
-        extra = ALONE_MARGIN if before else 0.0
         entries = [{"id": p.mutant.id, "cases": None if p.cases is None else sorted(p.cases),
-                    "timeout": self.limit(p.cases) + extra, "stop": not self.options.all_killers} for p in batch]
+                    "timeout": self.limit(p.cases, before).seconds, "stop": not self.options.all_killers} for p in batch]
         files = sorted({p.mutant.file for p in batch})
         run, by_id = self.session(index, entries, union, tree, before, files, clean=shared is None)
         if any(r["end"] == "imported" for r in by_id.values()):
@@ -487,7 +471,7 @@ class Sweep:
                 f"{len(missing)} case(s) did not run in the mutant's own collection (e.g. {missing[0]}): "
                 f"the mutant changed what was collected; log: {log}"))
         # a child forked before collection had the margin for its collection too: its reason says so
-        source = self.limit_source(planned.cases) + (f" + {ALONE_MARGIN:g} s for its collection" if before else "")
+        source = self.limit(planned.cases, before).source
         if result["end"] == "timeout" and killers:  # it had failed before the limit: killed, by those cases
             return replace(base, status="killed", killers=killers, reason=(
                 f"killed before its time limit ended the run ({source})"))
@@ -503,6 +487,7 @@ class Sweep:
     def run_alone(self, index: int | str, one: Planned) -> dict[str, MutantOutcome]:
         """A mutant whose function ran at import or collection: a session of its own, on plain source."""
         tree = self.workdir / f"alone-{index}"
+        limit = self.times.collecting(one.cases, child=False)
         shutil.copytree(self.tree(), tree, symlinks=True)
         try:
             (tree / one.mutant.file).write_text(one.mutant.text, encoding="utf-8")
@@ -514,7 +499,7 @@ class Sweep:
             select = self.options.tests if one.cases is None else tuple(dict.fromkeys(
                 c.split("::", 1)[0] for c in sorted(one.cases)))
             run = self._execute(label=f"sweep alone {one.mutant.id}", tree=tree, select=select,
-                                env=env, timeout=self.limit(one.cases) + ALONE_MARGIN, only=one.cases)
+                                env=env, timeout=limit.seconds, only=one.cases)
         finally:
             shutil.rmtree(tree, ignore_errors=True)
         ran = tuple(c.nodeid for c in run.cases if c.nodeid)
@@ -523,7 +508,7 @@ class Sweep:
         base = _outcome(one.mutant, "survived", covered_by=ran, inferred=len(self._all) - len(ran), wall=run.wall,
                         killers=failed + tuple(c.nodeid for c in errors if c.nodeid))
         if run.end == "timeout":
-            return {one.mutant.id: replace(base, status="timeout", reason=f"{run.detail}; {self.limit_source(one.cases)} + {ALONE_MARGIN:g} s")}
+            return {one.mutant.id: replace(base, status="timeout", reason=f"{run.detail}; {limit.source}")}
         if run.end != "completed":
             return {one.mutant.id: replace(base, status="error", reason=f"{run.detail}; log: {run.log}")}
         if errors:
@@ -567,6 +552,19 @@ class _Lazy:
     def close(self) -> None:
         if self._launcher is not None:
             self._launcher.close()
+
+
+def _settling(future: Future[Any], compute: Callable[[], Any]) -> Callable[[], dict[str, MutantOutcome]]:
+    """A pool thunk that puts ``compute()`` (or its error) into ``future``, which other thunks wait on; it decides
+    no mutant, so it returns none (an error is raised again, for the pool to stop on)."""
+    def settle() -> dict[str, MutantOutcome]:
+        try:
+            future.set_result(compute())
+        except BaseException as exc:
+            future.set_exception(exc)
+            raise
+        return {}
+    return settle
 
 
 def _batches(planned: Sequence[Planned], jobs: int) -> list[list[Planned]]:
@@ -614,12 +612,3 @@ def _from_cache(kept: Mapping[str, Any], mutant: Mutant) -> MutantOutcome:
 
 def _file_hashes(root: Path) -> dict[str, str]:
     return file_hashes(root)
-
-
-def exit_code(result: SweepResult, *, fail_on_survivor: bool) -> ExitCode:
-    """OK, or GATE_FAILED when ``--fail-on-survivor`` and a mutant survived unexplained (or is owed)."""
-    if not result.mutants:
-        return ExitCode.NOTHING_JUDGED
-    if fail_on_survivor and result.of_status("survived", "no_coverage", "owed"):
-        return ExitCode.GATE_FAILED
-    return ExitCode.OK

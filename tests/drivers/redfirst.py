@@ -18,8 +18,8 @@ import tempfile
 import xml.etree.ElementTree as ET
 from pathlib import Path
 
+from harness.project_copy import materialize
 from mutations.catalog import load_catalog
-from mutations.offtree import materialize
 
 ROOT = Path(__file__).resolve().parents[2]
 DRIVER_CATALOG = ROOT / "mutations" / "catalog" / "drivers.yaml"

@@ -2,10 +2,9 @@
 
 from __future__ import annotations
 
-from harness.judge.evaluate import exit_code_for, judge_red, run_timeout
-from harness.exit_codes import ExitCode
+from harness.judge.evaluate import judge_red
 from harness.gates.model import Counts, RedSet
-from reports.outcome import ArmOutcome, CaseOutcome, Report, RunOutcome, Verdict
+from reports.outcome import ArmOutcome, CaseOutcome, RunOutcome, Verdict
 from tests.reports.fixture_projects import gate
 
 
@@ -80,26 +79,6 @@ def test_an_owed_case_is_never_green():
     observed = run(case(A, "failed", 1), case(B, "owed", passed=0, message="OWED: cuda arm needs a GPU"))
     outcome = judge(observed, red=RedSet(nodeids=(A,)))
     assert outcome.verdict is Verdict.OWED and "OWED: cuda arm" in outcome.message
-
-
-def test_the_default_time_limit_is_five_baselines_but_at_least_ten_seconds():
-    assert run_timeout(None, 1.0) == 10.0 and run_timeout(None, 4.0) == 20.0 and run_timeout(3.0, 100.0) == 3.0
-
-
-def outcomes(*verdicts: Verdict) -> Report:
-    return Report(outcomes=tuple(ArmOutcome("g", "cpu-emulated", v) for v in verdicts))
-
-
-def test_one_function_maps_a_report_to_its_exit_code():
-    assert exit_code_for(outcomes(Verdict.PASS)) is ExitCode.OK
-    assert exit_code_for(outcomes(Verdict.PASS, Verdict.OWED)) is ExitCode.OK
-    assert exit_code_for(outcomes(Verdict.PASS, Verdict.OWED), fail_on_owed=True) is ExitCode.OWED
-    assert exit_code_for(outcomes(Verdict.STALE), fail_on_owed=True) is ExitCode.OWED
-    assert exit_code_for(outcomes(Verdict.ERROR, Verdict.PASS)) is ExitCode.GATE_ERROR
-    assert exit_code_for(outcomes(Verdict.TIMEOUT)) is ExitCode.GATE_ERROR
-    assert exit_code_for(outcomes(Verdict.FAIL, Verdict.ERROR)) is ExitCode.GATE_FAILED
-    assert exit_code_for(Report(baseline_red=(run(),))) is ExitCode.BASELINE_RED
-    assert exit_code_for(Report(outcomes=outcomes(Verdict.FAIL).outcomes, interrupted=True)) is ExitCode.INTERRUPTED
 
 
 def test_an_expected_node_id_names_the_arms_parametrization_with_an_arm_placeholder():

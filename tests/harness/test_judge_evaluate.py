@@ -12,11 +12,9 @@ from dataclasses import dataclass
 
 import pytest
 
-from harness.judge.evaluate import (error_outcome, exit_code_for, judge_red, owed_outcome, red_of_baseline, red_set_problems,
-                              run_timeout)
-from harness.exit_codes import ExitCode
+from harness.judge.evaluate import error_outcome, judge_red, owed_outcome, red_of_baseline, red_set_problems
 from harness.gates.model import Counts, Expectation, RedSet
-from reports.outcome import ArmOutcome, CaseOutcome, Report, RunOutcome, Verdict
+from reports.outcome import CaseOutcome, RunOutcome, Verdict
 from tests.reports.fixture_projects import gate
 
 A, B, C = "tests/x.py::test_a", "tests/x.py::test_b", "tests/y.py::test_c"
@@ -256,54 +254,3 @@ def test_an_error_arm_keeps_the_gate_the_arm_and_the_message() -> None:
     outcome = error_outcome(gate("g"), "cuda", "mutation m no longer applies")
     assert outcome.verdict is Verdict.ERROR and outcome.message == "mutation m no longer applies"
     assert (outcome.gate, outcome.arm, outcome.kind, outcome.title) == ("g", "cuda", "rule", "g")
-
-
-# ---- one exit code per report ------------------------------------------------------------
-def report(*verdicts: Verdict, baseline_red: bool = False, interrupted: bool = False) -> Report:
-    return Report(outcomes=tuple(ArmOutcome("g", "cpu-emulated", v) for v in verdicts),
-                  baseline_red=(observed(c(A, "failed")),) if baseline_red else (), interrupted=interrupted)
-
-
-@dataclass(frozen=True)
-class ExitRow:
-    report: Report
-    code: ExitCode
-    fail_on_owed: bool = False
-
-
-EXIT_ROWS: dict[str, ExitRow] = {
-    "empty": ExitRow(report(), ExitCode.OK),
-    "pass": ExitRow(report(Verdict.PASS), ExitCode.OK),
-    "owed-alone": ExitRow(report(Verdict.PASS, Verdict.OWED), ExitCode.OK),
-    "stale-alone": ExitRow(report(Verdict.STALE), ExitCode.OK),
-    "owed-asked": ExitRow(report(Verdict.PASS, Verdict.OWED), ExitCode.OWED, True),
-    "stale-asked": ExitRow(report(Verdict.STALE), ExitCode.OWED, True),
-    "pass-asked": ExitRow(report(Verdict.PASS), ExitCode.OK, True),
-    "error": ExitRow(report(Verdict.PASS, Verdict.ERROR), ExitCode.GATE_ERROR),
-    "timeout": ExitRow(report(Verdict.TIMEOUT), ExitCode.GATE_ERROR),
-    "crash": ExitRow(report(Verdict.CRASH), ExitCode.GATE_ERROR),
-    "error-beats-owed": ExitRow(report(Verdict.OWED, Verdict.ERROR), ExitCode.GATE_ERROR, True),
-    "fail": ExitRow(report(Verdict.FAIL), ExitCode.GATE_FAILED),
-    "fail-beats-error": ExitRow(report(Verdict.ERROR, Verdict.FAIL, Verdict.CRASH), ExitCode.GATE_FAILED),
-    "fail-beats-owed": ExitRow(report(Verdict.OWED, Verdict.FAIL), ExitCode.GATE_FAILED, True),
-    "baseline-red": ExitRow(report(baseline_red=True), ExitCode.BASELINE_RED),
-    "baseline-red-beats-fail": ExitRow(report(Verdict.FAIL, baseline_red=True), ExitCode.BASELINE_RED),
-    "interrupted-beats-all": ExitRow(report(Verdict.FAIL, baseline_red=True, interrupted=True), ExitCode.INTERRUPTED),
-    "interrupted-with-passes": ExitRow(report(Verdict.PASS, interrupted=True), ExitCode.INTERRUPTED),
-}
-
-
-@pytest.mark.parametrize("name", list(EXIT_ROWS))
-def test_each_report_maps_to_one_exit_code(name: str) -> None:
-    row = EXIT_ROWS[name]
-    assert exit_code_for(row.report, fail_on_owed=row.fail_on_owed) is row.code
-
-
-# ---- the default time limit --------------------------------------------------------------
-@pytest.mark.parametrize("gate_timeout, baseline_wall, limit", [
-    (None, None, 10.0), (None, 0.5, 10.0), (None, 2.0, 10.0), (None, 2.5, 12.5), (None, 30.0, 150.0),
-    (3.0, 100.0, 3.0), (45.0, None, 45.0),
-])
-def test_a_run_may_take_the_gates_limit_else_five_baselines_but_at_least_ten_seconds(
-        gate_timeout: float | None, baseline_wall: float | None, limit: float) -> None:
-    assert run_timeout(gate_timeout, baseline_wall) == pytest.approx(limit)

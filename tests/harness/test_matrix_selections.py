@@ -5,7 +5,7 @@ covers which case, the one run a row makes, what a gate reads of it, and what a 
 from __future__ import annotations
 
 from harness.gates.model import SourceState
-from harness.plan.matrix import (RowKey, exit_code_of, fill, in_select, inferred_note, selects_all, timeout_for,
+from harness.plan.matrix import (RowKey, exit_code_of, fill, in_select, inferred_note, selects_all,
                                  union_select, view)
 from reports.outcome import CaseOutcome, RunOutcome
 
@@ -83,19 +83,6 @@ def test_the_note_counts_inferred_and_carried_cells():
     assert inferred_note(run) == ("; 1 of 3 cases inferred from the baseline (their reach misses the change)"
                                   "; 1 of 3 cells carried from the previous run (no change since reaches them)")
     assert inferred_note(RunOutcome("m", "completed", 0, (case("c"),))) == ""
-
-
-def test_a_rows_time_limit_is_the_largest_stated_else_a_factor_of_its_expected_time():
-    baseline = RunOutcome("b", "completed", 0, (case("a", duration=2.0), case("b", duration=4.0)), wall=10.0)
-    assert timeout_for(baseline, None, [30.0, 50.0]) == 50.0
-    assert timeout_for(baseline, None, []) == 5.0 * 10.0  # fixed 4 s + cases 6 s
-    assert timeout_for(baseline, ["a"], []) == 5.0 * (4.0 + 2.0)
-    assert timeout_for(baseline, ["a", "z"], [None]) == 30.0  # an unknown case counts 0 s
-    assert timeout_for(baseline, ["a"], [None, 100.0]) == 100.0  # one stated limit above the derived one
-    assert timeout_for(baseline, ["a"], [None, 1.0]) == 30.0
-    assert timeout_for(None, None, []) == 10.0 and timeout_for(None, None, [], floor=3.0) == 3.0
-    small = RunOutcome("b", "completed", 0, (case("a", duration=0.5),), wall=0.2)  # wall below the cases' sum
-    assert timeout_for(small, None, []) == 10.0 and timeout_for(small, None, [], floor=1.0, factor=4.0) == 2.0
 
 
 def test_a_row_key_labels_its_source_arm_and_environment_and_knows_its_baseline():

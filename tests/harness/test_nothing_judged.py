@@ -10,6 +10,7 @@ import pytest
 
 from harness.cli.main import main
 from harness.exit_codes import ExitCode
+from harness.exit_mapping import code_for_report
 from harness.run.runner import RunOptions, catalog_materializer, run_gates
 from reports.outcome import ArmOutcome, Report, Verdict
 from tests.reports.fixture_projects import catalog, gate, write_project
@@ -64,14 +65,12 @@ def test_the_empty_plan_starts_nothing_and_writes_nothing_into_the_project(tmp_p
 
 
 def test_a_report_whose_every_arm_is_owed_judged_nothing_unless_fail_on_owed_says_owed() -> None:
-    from harness.run.runner import final_exit_code
-
     owed = Report(outcomes=(ArmOutcome("g", "cuda", Verdict.OWED, "OWED: needs a GPU"),))
-    assert final_exit_code(owed, fail_on_owed=False) == ExitCode.NOTHING_JUDGED
-    assert final_exit_code(owed, fail_on_owed=True) == ExitCode.OWED
+    assert code_for_report(owed, fail_on_owed=False) == ExitCode.NOTHING_JUDGED
+    assert code_for_report(owed, fail_on_owed=True) == ExitCode.OWED
     passed = Report(outcomes=(*owed.outcomes, ArmOutcome("g", "cpu-emulated", Verdict.PASS)))
-    assert final_exit_code(passed, fail_on_owed=False) == ExitCode.OK
-    assert final_exit_code(Report(), fail_on_owed=True) == ExitCode.NOTHING_JUDGED
+    assert code_for_report(passed, fail_on_owed=False) == ExitCode.OK
+    assert code_for_report(Report(), fail_on_owed=True) == ExitCode.NOTHING_JUDGED
 
 
 @pytest.mark.parametrize("command", [("run",), ("validate",), ("mutations", "list")])

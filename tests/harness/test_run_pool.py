@@ -1,4 +1,4 @@
-"""The run's pool (``harness/run/pool.py``) and what a run keeps (``harness/run/keeping.py``), as units."""
+"""The run's pool (``harness/rows/pool.py``) and what a run keeps (``harness/run/keeping.py``), as units."""
 
 from __future__ import annotations
 
@@ -10,7 +10,7 @@ import pytest
 from harness.gates.model import SourceState
 from harness.plan.matrix import RowKey
 from harness.run.keeping import matrix_rows, partial, partial_note
-from harness.run.pool import run_parallel
+from harness.rows.pool import run_parallel
 from harness.run.row_result import RowResult
 from harness.run.runner import RunOptions
 from reports.outcome import CaseOutcome, RunOutcome

@@ -16,6 +16,7 @@ import pytest
 
 pytest.importorskip("mutmut", reason="mutmut 3 is in the test extra (pip install -e '.[test]')")
 
+from harness.rows import time_limits  # noqa: E402
 from harness.sweep.sweep import Sweep, SweepOptions  # noqa: E402
 from tests.reports.fixture_projects import shared_server, sweep_calc, write_project  # noqa: E402
 
@@ -207,10 +208,8 @@ def test_the_sessions_forking_before_collection_share_one_clean_check(tmp_path: 
 def test_a_timeout_of_a_mutant_switched_on_before_collection_counts_its_collection_margin(
         tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """Its child's limit holds ``ALONE_MARGIN`` seconds more (it collects); the reason says the limit it had."""
-    import harness.sweep.sweep as sweep_module
-
-    monkeypatch.setattr(sweep_module, "CONSTANT", 1.0)
-    monkeypatch.setattr(sweep_module, "ALONE_MARGIN", 10.0)
+    monkeypatch.setattr(time_limits, "CONSTANT", 1.0)
+    monkeypatch.setattr(time_limits, "ALONE_MARGIN", 10.0)
     # The child collects first the file holding the cheapest case (file_order: by baseline time). test_spin
     # sleeps in the baseline so that test_table.py (test_lookup, test_factor) surely comes first: with all three
     # instant, the file order was a coin toss, and CI's run of 0cdb7f7 put test_spin.py first (it spun to the

@@ -11,7 +11,7 @@ import pytest
 
 pytest.importorskip("mutmut", reason="mutmut 3 is in the test extra (pip install -e '.[test]')")
 
-from harness.sweep import sweep as sweep_module  # noqa: E402
+from harness.rows import time_limits  # noqa: E402
 from harness.sweep.sweep import Sweep, SweepOptions  # noqa: E402
 from reports.mutants import SweepResult  # noqa: E402
 from tests.reports.fixture_projects import shared_server, write_project  # noqa: E402
@@ -80,7 +80,7 @@ def test_all_killers_runs_every_reaching_case_and_records_every_killer(tmp_path:
 
 def test_a_mutant_whose_case_failed_before_the_time_limit_is_killed_by_it_not_a_timeout(
         tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(sweep_module, "CONSTANT", 3.0, raising=False)
+    monkeypatch.setattr(time_limits, "CONSTANT", 3.0)
     root = write_project(tmp_path / "calc", HANGS)
     minus = mutant(sweep(root), MINUS)
     assert minus.status == "killed", (minus.status, minus.reason)
@@ -89,7 +89,7 @@ def test_a_mutant_whose_case_failed_before_the_time_limit_is_killed_by_it_not_a_
 
 
 def test_a_timeout_says_where_its_limit_came_from(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(sweep_module, "CONSTANT", 3.0, raising=False)
+    monkeypatch.setattr(time_limits, "CONSTANT", 3.0)
     root = write_project(tmp_path / "calc", HANGS)
     spins = [m for m in sweep(root).mutants if m.id.startswith("calc.ops.x_inc__mutmut_") and m.status == "timeout"]
     assert spins, "the premise: some mutant of inc() makes test_inc_spins spin"

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from mutations.offtree import materialize, project_files
+from harness.project_copy import materialize, project_files
 from tests.reports.fixture_projects import git, write_project
 
 FILES = {

@@ -9,9 +9,9 @@ from pathlib import Path
 
 import pytest
 
+from harness.project_copy import materialize, project_files
 from mutations.errors import MutationRotError, MutationTargetError
 from mutations.model import Location, Mutation
-from mutations.offtree import materialize, project_files
 
 JOIN = "        self._join_outstanding_forks()\n"
 SCOPE = f"class Scope:\n    def close(self):\n{JOIN}        self._end()\n"
