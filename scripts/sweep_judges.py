@@ -9,7 +9,8 @@ Three groups of files decide what a gate reads, and a survivor in either is a de
 through as a false PASS:
 
 - ``judges`` (issue 14): ``harness/judge/evaluate.py``, ``redfirst.py``, ``lane.py``,
-  ``harness/plan/planner.py`` decide whether a gate reads PASS; record ``tests/judges_sweep.json``.
+  ``harness/plan/planner.py`` decide whether a gate reads PASS, ``harness/exit_mapping.py`` which exit code a
+  run gives and ``harness/rows/time_limits.py`` when a row times out; record ``tests/judges_sweep.json``.
 - ``reuse`` (issue 28): the code that decides what is NOT run and what is REUSED -- reach
   (``harness/reach/reach.py``, ``name_reach.py``), cells carried (``harness/reach/incremental.py``),
   rows reused (``harness/results/reuse.py``), the matrix's selections and inferred cells
@@ -102,8 +103,9 @@ def support_files(tests: tuple[str, ...]) -> tuple[str, ...]:
 
 JUDGES_GROUP = Group(
     name="judges",
-    files=("harness/judge/evaluate.py", "harness/judge/redfirst.py", "harness/judge/lane.py", "harness/plan/planner.py"),
-    tests=("tests/harness/test_judge_evaluate.py", "tests/harness/test_judge_redfirst.py",
+    files=("harness/judge/evaluate.py", "harness/judge/redfirst.py", "harness/judge/lane.py", "harness/plan/planner.py",
+           "harness/exit_mapping.py", "harness/rows/time_limits.py"),
+    tests=("tests/harness/test_exit_mapping.py", "tests/harness/test_time_limits.py", "tests/harness/test_judge_evaluate.py", "tests/harness/test_judge_redfirst.py",
            "tests/harness/test_judge_lane.py", "tests/harness/test_judge_planner.py", "tests/harness/test_evaluate.py",
            "tests/harness/test_redfirst_collection.py", "tests/harness/test_judge_collection_errors.py",
            "tests/harness/test_expected_node_ids_are_exact.py", "tests/harness/test_red_first_working_tree_is_judged_whole.py",

@@ -38,7 +38,8 @@ def test_without_a_record_every_judge_is_swept() -> None:
 
 
 def test_the_step_sweeps_the_four_judges_with_their_table_tests() -> None:
-    assert set(judges.JUDGES) == {"harness/judge/evaluate.py", "harness/judge/redfirst.py", "harness/judge/lane.py", "harness/plan/planner.py"}
+    assert set(judges.JUDGES) == {"harness/judge/evaluate.py", "harness/judge/redfirst.py", "harness/judge/lane.py",
+                                  "harness/plan/planner.py", "harness/exit_mapping.py", "harness/rows/time_limits.py"}
     assert all((ROOT / t).is_file() for t in judges.TESTS)
 
 
