@@ -55,7 +55,7 @@ class TimeLimit:
     #: Where the figure came from, in the words a TIMEOUT message quotes.
     source: str
 
-    def plus(self, seconds: float, why: str) -> TimeLimit:
+    def plus(self, seconds: float, why: str = "") -> TimeLimit:
         """This limit with ``seconds`` more, its source saying so (``why``: for what)."""
         return TimeLimit(self.seconds + seconds, f"{self.source} + {seconds:g} s{why}")
 

@@ -87,3 +87,7 @@ def test_a_mutants_limit_is_kept_to_the_millisecond() -> None:
     limit = MutantTimes(durations={"t::a": 0.00012345}, every_case=["t::a"]).limit(None)
     assert limit.seconds == 10.001
     assert limit.source.startswith("limit 10.001 s = ")
+
+
+def test_a_limit_with_more_seconds_and_no_reason_says_only_the_seconds() -> None:
+    assert TimeLimit(10.0, "base").plus(5.0) == TimeLimit(15.0, "base + 5 s")
