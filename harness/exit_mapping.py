@@ -18,7 +18,7 @@ from reports.mutants import SweepResult
 from reports.outcome import Report, Verdict
 
 
-def code_for_report(report: Report, *, fail_on_owed: bool = False) -> ExitCode:
+def code_for_report(report: Report, *, fail_on_owed: bool) -> ExitCode:
     """The exit code of a ``seamgate run`` (or of a merged report of its shards).
 
     A run which judged nothing is never OK: judged means at least one arm got a verdict from something

@@ -28,8 +28,8 @@ import torch.cuda.memory
 import torch.cuda.random
 import torch.cuda.streams
 
-from seam.torch_cuda import (allocator, autocast, capture, device, generators, kinds, memory_history, serialization,
-                              streams)
+from seam.torch_cuda import (allocator, autocast, capture, device, generators, kinds, memory_history, mempool,
+                              runtime_api, serialization, streams)
 from seam.torch_cuda.dispatch import DeviceMode
 from seam.torch_cuda.generic import GENERIC_PATCHES
 from seam.torch_cuda.kinds import storage_at
@@ -143,6 +143,8 @@ def _patches() -> list[tuple[Any, str, Any]]:
     out.extend(THREAD_PATCHES)
     out.extend(GENERIC_PATCHES)
     out.extend(autocast.PATCHES)
+    out.extend(mempool.patches())
+    out.extend(runtime_api.patches())
     return out
 
 
@@ -156,6 +158,7 @@ class _Installation:
 
     def apply(self) -> None:
         reset()
+        runtime_api.reset()
         try:
             for owner, name, value in _patches():
                 self.saved.append((owner, name, owner.__dict__.get(name, _MISSING) if isinstance(owner, type)

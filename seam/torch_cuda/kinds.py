@@ -167,7 +167,8 @@ def note_allocation(rt: Any, key: int, nbytes: int, ref: Any) -> None:
     stream = rt.current_stream()
     capture = rt.capture_of(stream.id) if rt.captures else None
     if capture is None:
-        rt.allocator.note_allocation(key, nbytes, stream.cuda_stream, DEFAULT_POOL, ref)
+        pool = rt.per_thread.pools[-1] if rt.per_thread.pools else DEFAULT_POOL  # ``use_mem_pool``
+        rt.allocator.note_allocation(key, nbytes, stream.cuda_stream, pool, ref)
     else:
         rt.allocator.malloc_now(key, nbytes, stream.cuda_stream, capture.pool_handle, ref)
 

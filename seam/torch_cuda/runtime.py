@@ -122,6 +122,8 @@ class _PerThread(threading.local):
         #: True while the emulation's own ``Tensor.to`` makes a host copy (``tensor_methods.host_copy``): a
         #: ``_to_copy`` to the CPU at any other time is torch's C++ converting with the tensor's own options.
         self.host_copy = False
+        #: The pools ``torch.cuda.use_mem_pool`` routes this thread's allocations to, innermost last.
+        self.pools: tuple[tuple[int, int], ...] = ()
 
 
 class Runtime:

@@ -14,7 +14,7 @@ from typing import Any
 
 import torch
 
-from seam.torch_cuda import cuda_errors
+from seam.torch_cuda import cuda_errors, runtime_api
 from seam.torch_cuda.runtime import DEVICE, new_handle, register_default_stream, runtime
 
 
@@ -41,7 +41,7 @@ class Stream:
     def _make(cls, *, cuda_stream: int, priority: int = 0) -> "Stream":
         self = object.__new__(cls)
         self.cuda_stream = cuda_stream
-        self.priority = priority
+        self.priority = runtime_api.clamp_priority(priority)
         self.device = DEVICE
         self.device_index = 0
         self.device_type = 1  # c10::DeviceType::CUDA
@@ -52,6 +52,11 @@ class Stream:
 
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         pass
+
+    @staticmethod
+    def priority_range() -> tuple[int, int]:
+        """(lowest, greatest) priority: the H200's, as torch reports it (``runtime_api.PRIORITY_RANGE``)."""
+        return runtime_api.priority_range()
 
     @property
     def id(self) -> int:

@@ -80,3 +80,14 @@ def test_a_mutant_that_collects_its_own_cases_has_thirty_seconds_more_and_a_chil
 def test_the_mutant_rule_in_one_line_and_a_sessions_limit_its_childrens_plus_a_minute() -> None:
     assert mutant_rule() == "10 x the baseline's time of a mutant's cases + 10 s"
     assert session_limit([10.5, 20.0]) == 90.5 and session_limit([]) == 60.0
+
+
+def test_a_mutants_limit_is_kept_to_the_millisecond() -> None:
+    # 10 x 0.00012345 s + 10 s = 10.0012345 s: the limit and its words say 10.001 (rounded to the millisecond)
+    limit = MutantTimes(durations={"t::a": 0.00012345}, every_case=["t::a"]).limit(None)
+    assert limit.seconds == 10.001
+    assert limit.source.startswith("limit 10.001 s = ")
+
+
+def test_a_limit_with_more_seconds_and_no_reason_says_only_the_seconds() -> None:
+    assert TimeLimit(10.0, "base").plus(5.0) == TimeLimit(15.0, "base + 5 s")

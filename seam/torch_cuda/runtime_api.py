@@ -1,0 +1,99 @@
+"""What torch reads from the CUDA runtime and a few device settings, on the emulated device.
+
+- ``torch.cuda.cudart()`` (and ``torch.cuda.check_error``, ``torch.cuda.CudaError``): a stand-in for torch's
+  bindings of the CUDA runtime: ``cudaError`` (the codes by their CUDA names), ``cudaGetErrorString`` (CUDA's
+  words) and the profiler switches;
+- ``torch.cuda.current_blas_handle()``: one stable handle per thread, as cuBLAS's;
+- ``torch.cuda.Stream.priority_range()``; priorities clamped into it, as CUDA does;
+- ``set_per_process_memory_fraction`` / ``get_per_process_memory_fraction``: kept and checked as torch does
+  (the fraction does not bound the emulated memory).
+
+Not modelled: ``torch.cuda.host_memory_stats()`` (the pinned allocator's figures), host registration.
+"""
+
+from __future__ import annotations
+
+import enum
+import threading
+from typing import Any
+
+import torch
+
+#: The H200's stream priority range (lowest, greatest) as torch reports it, torch 2.11.
+PRIORITY_RANGE = (0, -3)
+
+
+class cudaError(enum.IntEnum):  # noqa: N801 - torch's name for CUDA's enum
+    success = 0
+    invalid_value = 1
+    memory_allocation = 2
+    initialization_error = 3
+
+
+_ERROR_STRINGS = {0: "no error", 1: "invalid argument", 2: "out of memory", 3: "initialization error"}
+
+
+class CudaRuntime:
+    """``torch._C._cudart`` on the emulated device."""
+
+    cudaError = cudaError
+
+    @staticmethod
+    def cudaGetErrorString(code: Any) -> str:  # noqa: N802 - CUDA's name
+        return _ERROR_STRINGS.get(int(code), "unknown error")
+
+    @staticmethod
+    def cudaProfilerStart() -> int:  # noqa: N802
+        return 0
+
+    @staticmethod
+    def cudaProfilerStop() -> int:  # noqa: N802
+        return 0
+
+
+CUDART = CudaRuntime()
+_handles = threading.local()
+
+
+def current_blas_handle() -> int:
+    """``torch._C._cuda_getCurrentBlasHandle``: an address-like integer, the same for a thread's calls."""
+    handle = getattr(_handles, "blas", None)
+    if handle is None:
+        handle = _handles.blas = 0x7E000000 + 0x1000 * (threading.get_ident() % 4096)
+    return handle
+
+
+def priority_range() -> tuple[int, int]:
+    return PRIORITY_RANGE
+
+
+def clamp_priority(priority: int) -> int:
+    """CUDA's rule: a priority outside the device's range is clamped into it."""
+    lowest, greatest = PRIORITY_RANGE
+    return max(greatest, min(lowest, int(priority)))
+
+
+_fraction = [1.0]
+
+
+def set_memory_fraction(fraction: float, device: int = 0) -> None:
+    """``torch._C._cuda_setMemoryFraction`` (torch's Python wrapper has checked the type and range)."""
+    _fraction[0] = float(fraction)
+
+
+def get_memory_fraction(device: int = 0) -> float:
+    return _fraction[0]
+
+
+def reset() -> None:
+    """A fresh device's settings (the outermost ``emulate_cuda()``)."""
+    _fraction[0] = 1.0
+
+
+def patches() -> list[tuple[Any, str, Any]]:
+    """What ``emulate_cuda()`` puts in place (``install.py``)."""
+    functions = {"_cudart": CUDART, "_cuda_getCurrentBlasHandle": current_blas_handle,
+                 "_cuda_setMemoryFraction": set_memory_fraction, "_cuda_getMemoryFraction": get_memory_fraction}
+    out: list[tuple[Any, str, Any]] = [(torch._C, name, value) for name, value in functions.items()]
+    out.append((torch.cuda, "_cudart", CUDART))
+    return out
