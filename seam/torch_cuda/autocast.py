@@ -64,7 +64,7 @@ def _cast(value: Any, dtype: torch.dtype) -> Any:
 def _widest(args: Any, kwargs: Any) -> torch.dtype | None:
     found = [t.dtype for t in torch.utils._pytree.tree_leaves((args, kwargs))
              if isinstance(t, torch.Tensor) and t.is_floating_point() and is_device(t)]
-    return max(found, key=lambda d: torch.finfo(d).bits, default=None) if found else None
+    return max(found, key=lambda d: torch.finfo(d).bits, default=None)
 
 
 def _kernel(op: Any, policy: str) -> Any:

@@ -64,5 +64,6 @@ def memory_snapshot(mempool_id: Any = None) -> dict[str, Any]:
         segments = [s for s in segments if tuple(s["segment_pool_id"]) == tuple(mempool_id[:2])]
     out = {"segments": segments, "device_traces": [list(allocator.trace or ())],
            "allocator_settings": dict(ALLOCATOR_SETTINGS), "external_annotations": []}
-    allocator.record("snapshot", 0, allocator.stats.arrays["allocated_bytes"][0][0], 0)
+    if allocator.trace is not None:
+        allocator.record("snapshot", 0, allocator.stats.arrays["allocated_bytes"][0][0], 0)
     return out

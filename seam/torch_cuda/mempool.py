@@ -23,10 +23,6 @@ import torch
 
 from seam.torch_cuda.runtime import runtime
 
-#: Raw blocks by address (``caching_allocator_alloc``): the storage keeps the memory until deleted.
-_RAW: dict[int, torch.UntypedStorage] = {}
-
-
 class MemPool:
     """``torch.cuda.MemPool`` on the emulated device (``allocator`` and the OOM options are accepted and
     not modelled: the emulated device's memory is the host's)."""
@@ -67,12 +63,10 @@ def begin_allocate_current_thread_to_pool(device: int, pool_id: Any) -> None:
 def end_allocate_to_pool(device: int, pool_id: Any) -> None:
     """``torch._C._cuda_endAllocateToPool``: the thread's allocations go where they went before."""
     per_thread = runtime().per_thread
-    pools = list(per_thread.pools)
-    if tuple(pool_id) in pools:
-        pools.reverse()
-        pools.remove(tuple(pool_id))
-        pools.reverse()
-    per_thread.pools = tuple(pools)
+    pools, pool = per_thread.pools, tuple(pool_id)
+    if pool in pools:  # the innermost use of it ends
+        last = len(pools) - 1 - pools[::-1].index(pool)
+        per_thread.pools = pools[:last] + pools[last + 1:]
 
 
 def release_pool(device: int, pool_id: Any) -> None:
@@ -84,13 +78,13 @@ def raw_alloc(size: int, stream: int) -> int:
     """``torch._C._cuda_cudaCachingAllocator_raw_alloc``: a device block of ``size`` bytes; its address."""
     block = torch.empty(max(0, int(size)), dtype=torch.uint8, device="cuda").untyped_storage()
     address = block.data_ptr()
-    _RAW[address] = block
+    runtime().raw_blocks[address] = block
     return address
 
 
 def raw_delete(address: int) -> None:
     """``torch._C._cuda_cudaCachingAllocator_raw_delete``: free the block ``raw_alloc`` gave."""
-    if _RAW.pop(int(address), None) is None:
+    if runtime().raw_blocks.pop(int(address), None) is None:
         raise RuntimeError("invalid device pointer: " + hex(int(address)))
 
 

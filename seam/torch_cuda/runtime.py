@@ -153,6 +153,9 @@ class Runtime:
         self.allocator = CachingAllocator()
         #: Ids of the pools graphs make for themselves (``(n, 0)``; ``graph_pool_handle`` gives ``(0, n)``).
         self.graph_pool_ids = itertools.count(1)
+        #: Raw blocks by address (``torch.cuda.caching_allocator_alloc``, ``seam.torch_cuda.mempool``): each
+        #: storage keeps its memory until deleted, and goes with this runtime when the emulation ends.
+        self.raw_blocks: dict[int, torch.UntypedStorage] = {}
 
     # -- streams -------------------------------------------------------------------------------
     def current_stream(self) -> "Stream":

@@ -92,3 +92,13 @@ def test_torch_generator_and_the_default_generators_are_torchs_own_again_after_t
     assert torch.Generator is generator_class
     assert torch.cuda.default_generators is defaults
     assert type(torch.Generator()) is generator_class
+
+
+def test_a_raw_block_left_undeleted_goes_with_its_block() -> None:
+    # a raw block is the runtime's, like every other device memory: the next block (the next test) neither
+    # holds it nor can free it by its address
+    with emulate_cuda():
+        address = torch.cuda.caching_allocator_alloc(4096)
+    with emulate_cuda():
+        with pytest.raises(RuntimeError, match="invalid device pointer"):
+            torch.cuda.caching_allocator_delete(address)
