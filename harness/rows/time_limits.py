@@ -15,6 +15,10 @@ says where it came from lets that message say why the run was cut off. The rules
   ``CONSTANT`` (a case the baseline did not time counts ``UNTIMED``); ``ALONE_MARGIN`` more for a mutant
   that collects its own cases; a session of mutants has its children's limits plus ``SESSION_MARGIN``
   (``MutantTimes``).
+- **A case of a killed mutant** (``--all-killers`` only): once one of its cases has failed, each case
+  the mutant still runs has a limit of its own, as PIT's per-test timeout: ``CASE_FACTOR`` x the
+  baseline's time of that case + ``CASE_CONSTANT`` (``MutantTimes.case_limit``). Past it the case is cut
+  and counted a killer; before the first kill no case is cut, so a cut never changes a mutant's status.
 
 Worked example: a baseline whose cases took 0.042 s in all gives a mutant running its 3 cases
 ``limit 10.42 s = 10 x 0.042 s (the baseline's time of its 3 case(s)) + 10 s``; switched on before
@@ -39,6 +43,10 @@ GATE_FLOOR, GATE_FACTOR = 10.0, 5.0
 #: ``CONSTANT`` seconds (a forked child's start, a slower machine). A case the baseline did not time
 #: counts ``UNTIMED`` seconds.
 FACTOR, CONSTANT, UNTIMED = 10.0, 10.0, 1.0
+#: A case's own limit once its mutant is killed (``--all-killers``): ``CASE_FACTOR`` x the baseline's time
+#: of the case + ``CASE_CONSTANT`` seconds (a case the baseline did not time counts ``UNTIMED``). A case
+#: that waits on its own long timeout under the mutant (a test's ``Barrier(timeout=10)``) is cut there.
+CASE_FACTOR, CASE_CONSTANT = 10.0, 2.0
 #: Seconds more for a mutant that collects its own cases (a session of its own, or a child forked
 #: before collection): the collection the baseline's case times do not hold.
 ALONE_MARGIN = 30.0
@@ -109,6 +117,11 @@ class MutantTimes:
         return TimeLimit(seconds, f"limit {seconds:g} s = {FACTOR:g} x {took:.3f} s (the baseline's time of its "
                                   f"{len(chosen)} case(s){extra}) + {CONSTANT:g} s")
 
+    def case_limit(self, case: str) -> float:
+        """A killed mutant's limit for ``case`` (``--all-killers``): ``CASE_FACTOR`` x its baseline time +
+        ``CASE_CONSTANT``, in seconds."""
+        return round(CASE_FACTOR * self.durations.get(case, UNTIMED) + CASE_CONSTANT, 3)
+
     def collecting(self, cases: Iterable[str] | None, *, child: bool) -> TimeLimit:
         """The limit of a mutant that collects its own cases: ``ALONE_MARGIN`` more (``child``: forked before
         collection in a batch's session, its source says what for; else a session of its own)."""
@@ -118,6 +131,12 @@ class MutantTimes:
 def mutant_rule() -> str:
     """The mutant rule in one line (a sweep's ``time_limit`` fact)."""
     return f"{FACTOR:g} x the baseline's time of a mutant's cases + {CONSTANT:g} s"
+
+
+def case_rule() -> str:
+    """The rule for a killed mutant's cases in one line (a ``--all-killers`` sweep's ``case_limit`` fact)."""
+    return (f"once a mutant is killed, each case it still runs: {CASE_FACTOR:g} x the baseline's time of the case "
+            f"+ {CASE_CONSTANT:g} s; past it the case is cut and counted a killer")
 
 
 def session_limit(child_limits: Iterable[float]) -> float:

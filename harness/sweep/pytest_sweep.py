@@ -5,7 +5,7 @@ swept files are mutmut's trampolined form (every mutant of a file in one module;
 chosen at call time by ``MUTANT_UNDER_TEST``). Driven by ``SEAMGATE_SWEEP_PLAN=FILE`` (taken out of the
 environment as the plugin loads, with its ``PYTEST_PLUGINS`` entry: ``_take_plan``), a JSON object::
 
-    {"out": FILE, "durations": {nodeid: seconds, ...},
+    {"out": FILE, "durations": {nodeid: seconds, ...}, "case_limits": {nodeid: seconds, ...},
      "mutants": [{"id": "pkg.mod.x_f__mutmut_3", "cases": [nodeid, ...], "timeout": 12.0, "stop": true}, ...]}
 
 The session collects the selection as usual, then, instead of running the items, forks a child per
@@ -14,10 +14,13 @@ the entry's mutant active and runs exactly its cases in the order most likely to
 (``kill_order``): first the cases that killed a neighbouring mutant (one of the same function) earlier
 in this session, then the rest cheapest first by their baseline ``durations``. With ``"stop": true``
 (the sweep's default) it stops at the first failing case, as mutmut and PIT do; with ``false``
-(``--all-killers``) every case runs and every killer is recorded. It writes one JSON line to ``out``::
+(``--all-killers``) every case runs and every killer is recorded; there, once a case of the mutant has
+failed, a case still running past its own limit (``case_limits``: ``harness/rows/time_limits.py``) is
+cut: its child's group is killed, the case is a killer (``cut``), and a new child runs the cases left
+(``_until_done``). It writes one JSON line to ``out``::
 
     {"id": ..., "end": "completed" | "timeout" | "crash", "failed": [nodeid, ...], "ran": [nodeid, ...],
-     "missing": [nodeid, ...], "wall": seconds, "detail": "..."}
+     "cut": [nodeid, ...], "missing": [nodeid, ...], "wall": seconds, "detail": "..."}
 
 A plan with ``"before_collection": true`` is for mutants whose function also runs while the test files
 are imported or collected (a decorator applied at module level): switched on after collection, such a
@@ -47,8 +50,9 @@ import select
 import signal
 import sys
 import time
+from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, Callable
 
 import pytest
 
@@ -115,7 +119,8 @@ def pytest_collection(session: pytest.Session) -> bool | None:
                           "wall": 0.0, "detail": f"{', '.join(imported)} imported before collection"}
             else:
                 neighbours = killed_by.get(function_of(entry["id"]), [])
-                result = _fork_before_collection(session, entry, neighbours, plan.get("durations", {}))
+                result = _fork_before_collection(session, entry, neighbours, plan.get("durations", {}),
+                                                 _cut_for(entry, plan))
             if entry["id"]:
                 mine = killed_by.setdefault(function_of(entry["id"]), [])
                 mine.extend(f for f in result["failed"] if f not in mine)
@@ -127,26 +132,72 @@ def pytest_collection(session: pytest.Session) -> bool | None:
 
 
 def _fork_before_collection(session: pytest.Session, entry: dict[str, Any], neighbours: list[str],
-                            durations: dict[str, float]) -> dict[str, Any]:
-    """The entry's result, from a child that collects with its mutant on. Its cases are reported in the
-    baseline's order (``durations`` holds every baseline case, in order): the session collected nothing
-    to order them by."""
+                            durations: dict[str, float], cut: CaseCut | None) -> dict[str, Any]:
+    """The entry's result, from a child that collects with its mutant on (another for the cases left after
+    a cut one). Its cases are reported in the baseline's order (``durations`` holds every baseline case,
+    in order): the session collected nothing to order them by."""
     started = time.perf_counter()
-    read, write = os.pipe()
-    pid = os.fork()
-    if pid == 0:
-        os.close(read)
-        try:
-            os.setpgid(0, 0)
-            _STREAM.append(write)
-            _BEFORE.update(entry=entry)
-            _switch(entry["id"])
-        except BaseException:  # noqa: BLE001 - the child must never return into the session's loop
-            os._exit(70)
-        _collect_and_run(session, entry, neighbours, durations)  # exits
-    os.close(write)
-    end, heard, detail = _collect(pid, read, float(entry.get("timeout", 60.0)))
+
+    def start(cases: list[str]) -> tuple[int, int]:
+        read, write = os.pipe()
+        pid = os.fork()
+        if pid == 0:
+            os.close(read)
+            try:
+                os.setpgid(0, 0)
+                _STREAM.append(write)
+                left = {**entry, "cases": cases}
+                _BEFORE.update(entry=left)
+                _switch(entry["id"])
+            except BaseException:  # noqa: BLE001 - the child must never return into the session's loop
+                os._exit(70)
+            _collect_and_run(session, left, neighbours, durations)  # exits
+        os.close(write)
+        return pid, read
+
+    wanted = entry.get("cases")
+    end, heard, detail = _until_done(start, list(durations) if wanted is None else list(wanted), entry, cut)
     return _result(entry, end, heard, detail, {n: i for i, n in enumerate(durations)}, started)
+
+
+@dataclass
+class CaseCut:
+    """``--all-killers``: once its mutant has a killer, a case running past its own limit is cut."""
+
+    #: Each case's own limit in seconds (``harness/rows/time_limits.py`` ``MutantTimes.case_limit``); a
+    #: case not in it is never cut.
+    limits: dict[str, float]
+    #: A case of the mutant already failed (in an earlier child).
+    killed: bool = False
+
+
+def _cut_for(entry: dict[str, Any], plan: dict[str, Any]) -> CaseCut | None:
+    """The entry's case cut: only for a mutant whose every killer is wanted (``"stop": false``) when the plan
+    has limits; never for the clean check (``id`` ``""``): a case cut there would be red without a mutant,
+    so never a killer of any."""
+    limits = plan.get("case_limits")
+    return None if entry.get("stop") or not entry["id"] or not limits else CaseCut(dict(limits))
+
+
+def _until_done(start: Callable[[list[str]], tuple[int, int]], cases: list[str], entry: dict[str, Any],
+                cut: CaseCut | None) -> tuple[str, list[dict[str, Any]], str]:
+    """Run ``cases`` in children ``start`` forks (its pid and the read end of its pipe), a new child for the
+    cases left after one is cut (``CaseCut``), within the entry's one time limit: (end, heard, detail)."""
+    limit = float(entry.get("timeout", 60.0))
+    since = time.monotonic()
+    heard: list[dict[str, Any]] = []
+    while True:
+        pid, read = start(cases)
+        end, more, detail = _collect(pid, read, limit, since, cut)
+        heard.extend(more)
+        if end != "cut" or cut is None:
+            return end, heard, detail
+        cut.killed = True
+        over = {m.get("ran") or m.get("cut") for m in more}
+        cases = [c for c in cases if c not in over]
+        if not cases:
+            heard.append({"done": True})
+            return "completed", heard, ""
 
 
 def _switch(mutant: str) -> None:
@@ -198,7 +249,7 @@ def pytest_runtestloop(session: pytest.Session) -> bool | None:
     with open(plan["out"], "a", encoding="utf-8") as out:
         for entry in plan["mutants"]:
             neighbours = killed_by.get(function_of(entry["id"]), [])
-            result = _run_entry(session, items, entry, durations, neighbours)
+            result = _run_entry(session, items, entry, durations, neighbours, _cut_for(entry, plan))
             if entry["id"]:
                 mine = killed_by.setdefault(function_of(entry["id"]), [])
                 mine.extend(f for f in result["failed"] if f not in mine)
@@ -254,20 +305,24 @@ def _one_line(excinfo: Any, *args: Any, **kwargs: Any) -> str:
 
 
 def _run_entry(session: pytest.Session, items: dict[str, pytest.Item], entry: dict[str, Any],
-               durations: dict[str, float], neighbours: list[str]) -> dict[str, Any]:
+               durations: dict[str, float], neighbours: list[str], cut: CaseCut | None) -> dict[str, Any]:
     wanted = entry.get("cases")
     keep = None if wanted is None else set(wanted)
     chosen = kill_order([item for item in session.items if keep is None or item.nodeid in keep],
                         durations, neighbours)
     missing = [] if wanted is None else [i for i in wanted if i not in items]
     started = time.perf_counter()
-    read, write = os.pipe()
-    pid = os.fork()
-    if pid == 0:
-        os.close(read)
-        _child(entry["id"], chosen, write, bool(entry.get("stop", False)))
-    os.close(write)
-    end, heard, detail = _collect(pid, read, float(entry.get("timeout", 60.0)))
+
+    def start(cases: list[str]) -> tuple[int, int]:
+        read, write = os.pipe()
+        pid = os.fork()
+        if pid == 0:
+            os.close(read)
+            _child(entry["id"], [items[c] for c in cases], write, bool(entry.get("stop", False)))
+        os.close(write)
+        return pid, read
+
+    end, heard, detail = _until_done(start, [item.nodeid for item in chosen], entry, cut)
     result = _result(entry, end, heard, detail, {nodeid: index for index, nodeid in enumerate(items)}, started)
     return {**result, "missing": missing}
 
@@ -276,13 +331,18 @@ def _result(entry: dict[str, Any], end: str, heard: list[dict[str, Any]], detail
             started: float) -> dict[str, Any]:
     """The entry's JSON line from what its child said; cases in ``place``'s (collection) order, whatever
     order they ran in: the same killers read the same way."""
-    failed = sorted((m["failed"] for m in heard if "failed" in m), key=lambda n: place.get(n, len(place)))
-    ran = sorted((m["ran"] for m in heard if "ran" in m), key=lambda n: place.get(n, len(place)))
+    def ordered(names: Any) -> list[str]:
+        return sorted(dict.fromkeys(names), key=lambda n: place.get(n, len(place)))
+
+    cut = ordered(m["cut"] for m in heard if "cut" in m)  # killers too: they ran past their own limit
+    failed = ordered([*(m["failed"] for m in heard if "failed" in m), *cut])
+    ran = ordered([*(m["ran"] for m in heard if "ran" in m), *cut])
     if end == "completed" and not any(m.get("done") for m in heard):
         end, detail = "crash", "the child exited without saying it was done"
     missing = [n for m in heard for n in m.get("missing", ())]
     errors = [m["error"] for m in heard if "error" in m]
-    return {"id": entry["id"], "end": end, "failed": failed, "ran": ran, "missing": missing, "errors": errors,
+    return {"id": entry["id"], "end": end, "failed": failed, "ran": ran, "cut": cut, "missing": missing,
+            "errors": errors,
             "wall": round(time.perf_counter() - started, 4), "detail": detail}
 
 
@@ -350,6 +410,7 @@ def _run_cases(chosen: list[pytest.Item], stop: bool, done: bool = True) -> None
     for index, item in enumerate(chosen):
         # stopping early leaves this item's wider fixtures set up: the child exits without their teardown
         following = chosen[index + 1] if index + 1 < len(chosen) else None
+        _send({"start": item.nodeid})
         item.ihook.pytest_runtest_protocol(item=item, nextitem=following)
         _send({"ran": item.nodeid})
         if stop and _FAILED:
@@ -358,26 +419,47 @@ def _run_cases(chosen: list[pytest.Item], stop: bool, done: bool = True) -> None
         _send({"done": True})
 
 
-def _collect(pid: int, read: int, timeout: float) -> tuple[str, list[dict[str, Any]], str]:
-    """The child's messages, read until it exits or ``timeout`` passes (then its group is killed):
-    (end, every message heard, detail). A killed child's messages are kept: its failures stand."""
-    deadline = time.monotonic() + timeout
+def _collect(pid: int, read: int, timeout: float, since: float | None = None,
+             cut: CaseCut | None = None) -> tuple[str, list[dict[str, Any]], str]:
+    """The child's messages, read until it exits or ``timeout`` seconds after ``since`` (default: now) pass
+    (then its group is killed): (end, every message heard, detail). A killed child's messages are kept:
+    its failures stand. With a ``cut``, once a case has failed, the case running past its own limit ends
+    the child: ``"cut"``, and a ``{"cut": nodeid}`` message heard."""
+    deadline = (time.monotonic() if since is None else since) + timeout
     buffer = b""
     heard: list[dict[str, Any]] = []
+    killed = cut is not None and cut.killed
+    running: tuple[str, float] | None = None  # the case the child runs, and when it started
     while True:
-        left = deadline - time.monotonic()
+        now = time.monotonic()
+        left = deadline - now
         if left <= 0:
             _kill(pid)
             os.close(read)
             return "timeout", heard, f"no result after {timeout:g} s; its process group was killed"
-        ready, _, _ = select.select([read], [], [], min(left, 1.0))
+        wait = min(left, 1.0)
+        if cut is not None and killed and running is not None and running[0] in cut.limits:
+            over = running[1] + cut.limits[running[0]] - now
+            if over <= 0:
+                _kill(pid)
+                os.close(read)
+                heard.append({"cut": running[0]})
+                return "cut", heard, f"{running[0]} ran past its own limit of {cut.limits[running[0]]:g} s"
+            wait = min(wait, over)
+        ready, _, _ = select.select([read], [], [], wait)
         if ready:
             chunk = os.read(read, 65536)
             if not chunk:
                 break
             buffer += chunk
             *lines, buffer = buffer.split(b"\n")
-            heard.extend(_parsed(lines))
+            for message in _parsed(lines):
+                heard.append(message)
+                killed = killed or "failed" in message
+                if "start" in message:
+                    running = (message["start"], time.monotonic())
+                elif "ran" in message:
+                    running = None
     os.close(read)
     _, status = os.waitpid(pid, 0)
     code = os.waitstatus_to_exitcode(status)

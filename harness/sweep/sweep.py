@@ -53,7 +53,8 @@ from harness.rows.executor import Executor, Run, threads_per_run, underlying_err
 from harness.rows.forkserver import launcher as start_launcher
 from harness.rows.import_roots import project_names
 from harness.rows.pool import run_parallel
-from harness.rows.time_limits import SWEEP_BASELINE_LIMIT, MutantTimes, TimeLimit, mutant_rule, session_limit
+from harness.rows.time_limits import (SWEEP_BASELINE_LIMIT, MutantTimes, TimeLimit, case_rule, mutant_rule,
+                                      session_limit)
 from harness.sweep import cache as sweep_cache
 from harness.sweep.cache import mutant_digest
 from harness.sweep.equivalents import Equivalent, judge_equivalent
@@ -221,6 +222,7 @@ class Sweep:
             self.facts.update(killers="all" if self.options.all_killers else "first",
                               case_runs=sum(len(o.covered_by) for o in ran.values()),
                               time_limit=mutant_rule(),
+                              **({"case_limit": case_rule()} if self.options.all_killers else {}),
                               select=list(self.options.tests), prove=self.options.prove, jobs=self.options.jobs,
                               baseline_cases=len(baseline.cases), ran=len(ran),
                               reused=sum(1 for p in planned if p.mutant.id not in ran),
@@ -404,8 +406,11 @@ class Sweep:
         entries = check + entries
         plan, results = self.workdir / f"plan-{index}.json", self.workdir / f"results-{index}.jsonl"
         modules = sorted({module_name(f) for f in files})
-        plan.write_text(json.dumps({"out": str(results), "durations": self._durations, "mutants": entries,
-                                    "before_collection": before, "modules": modules}), encoding="utf-8")
+        # --all-killers: once a mutant is killed, each case it still runs has its own limit (time_limits.py)
+        limits = {c: self.times.case_limit(c) for c in self._all} if self.options.all_killers else {}
+        plan.write_text(json.dumps({"out": str(results), "durations": self._durations, "case_limits": limits,
+                                    "mutants": entries, "before_collection": before, "modules": modules}),
+                        encoding="utf-8")
         select = self.options.tests if union is None else tuple(dict.fromkeys(c.split("::", 1)[0] for c in union))
         env = {**SWEEP_ENV, "SEAMGATE_SWEEP_PLAN": str(plan), "PYTEST_PLUGINS": "harness.sweep.pytest_sweep"}
         timeout = session_limit(e["timeout"] for e in entries)
@@ -472,9 +477,12 @@ class Sweep:
                 f"the mutant changed what was collected; log: {log}"))
         # a child forked before collection had the margin for its collection too: its reason says so
         source = self.limit(planned.cases, before).source
+        cut = [c for c in result.get("cut", ()) if c in killers]
+        said = (f"; {len(cut)} killer(s) ran past its own limit once the mutant was killed and were cut there "
+                f"({case_rule()}): {', '.join(cut)}") if cut else ""
         if result["end"] == "timeout" and killers:  # it had failed before the limit: killed, by those cases
             return replace(base, status="killed", killers=killers, reason=(
-                f"killed before its time limit ended the run ({source})"))
+                f"killed before its time limit ended the run ({source}){said}"))
         if result["end"] == "timeout":
             return replace(base, status="timeout", reason=f"{result.get('detail', '')}; {source}")
         if result["end"] != "completed":
@@ -482,7 +490,7 @@ class Sweep:
         if result.get("missing") and not killers:  # not judged on all its cases: never a survivor
             return replace(base, status="owed", reason=f"{len(result['missing'])} reaching case(s) were not collected "
                                                        f"in the trampolined copy (e.g. {result['missing'][0]}); log: {log}")
-        return replace(base, status="killed" if killers else "survived", killers=killers)
+        return replace(base, status="killed" if killers else "survived", killers=killers, reason=said.lstrip("; "))
 
     def run_alone(self, index: int | str, one: Planned) -> dict[str, MutantOutcome]:
         """A mutant whose function ran at import or collection: a session of its own, on plain source."""

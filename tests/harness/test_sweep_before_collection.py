@@ -210,6 +210,9 @@ def test_a_timeout_of_a_mutant_switched_on_before_collection_counts_its_collecti
     """Its child's limit holds ``ALONE_MARGIN`` seconds more (it collects); the reason says the limit it had."""
     monkeypatch.setattr(time_limits, "CONSTANT", 1.0)
     monkeypatch.setattr(time_limits, "ALONE_MARGIN", 10.0)
+    # the mutant's own limit ends the spin here, not the case's (a killed mutant's cases have their own:
+    # tests/harness/test_sweep_cuts_slow_cases_of_killed_mutants.py)
+    monkeypatch.setattr(time_limits, "CASE_CONSTANT", 1000.0)
     # The child collects first the file holding the cheapest case (file_order: by baseline time). test_spin
     # sleeps in the baseline so that test_table.py (test_lookup, test_factor) surely comes first: with all three
     # instant, the file order was a coin toss, and CI's run of 0cdb7f7 put test_spin.py first (it spun to the
