@@ -53,6 +53,11 @@ IMPORT_TIME_PREFIXES = ("TORCH", "PYTORCH", "CUDA", "CUBLAS", "CUDNN", "NCCL", "
 _APPLIED_BY_CHILD = frozenset({"PYTHONPATH", "COVERAGE_PROCESS_START"})
 #: ``SEAMGATE_ZYGOTE=0`` in a run's environment: no zygote (``harness/rows/pytest_zygote.py``).
 ENV = "SEAMGATE_ZYGOTE"
+#: The modules a run's zygote imports before its first child, comma-separated (``""``: none; unset: torch and
+#: ``torch._dynamo``), less those already imported: the executor sets it empty for a project without torch.
+PRELOAD_ENV = "SEAMGATE_ZYGOTE_PRELOAD"
+#: What a zygote imports when ``PRELOAD_ENV`` is unset.
+TORCH_PRELOAD = ("torch", "torch._dynamo")
 #: The largest request a zygote takes in one message (the rest run in a real interpreter).
 MAX_REQUEST = 200_000
 

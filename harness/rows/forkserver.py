@@ -742,17 +742,26 @@ class FreshInterpreter:
         self.kill_all()
 
 
+def _without_torch(modules: tuple[str, ...]) -> tuple[str, ...]:
+    # local: this file is also the server's script (``python -I forkserver.py``), which imports nothing of ours
+    from harness.rows.preload import without_torch
+
+    return without_torch(modules)
+
+
 def fork_available() -> bool:
     """Whether this platform can fork (and the user did not turn the fork server off)."""
     return hasattr(os, "fork") and os.environ.get("SEAMGATE_NO_FORK", "") not in ("1", "true")
 
 
-def launcher(prefer_fork: bool = True, log: Path | None = None,
-             project_names: tuple[str, ...] = ()) -> ForkServer | FreshInterpreter:
+def launcher(prefer_fork: bool = True, log: Path | None = None, project_names: tuple[str, ...] = (),
+             torch: bool = True) -> ForkServer | FreshInterpreter:
     """A started launcher: the fork server where fork works, else a fresh interpreter per run.
-    ``project_names``: the project's top-level modules, whose pytest11 plugins the server never loads."""
+    ``project_names``: the project's top-level modules, whose pytest11 plugins the server never loads;
+    ``torch``: whether the project uses torch (``harness/rows/preload.py``): if not, the server does not import it."""
     if prefer_fork and fork_available():
-        return ForkServer(log=log, project_names=project_names).start()
+        return ForkServer(preload=PRELOAD if torch else _without_torch(PRELOAD), log=log,
+                          project_names=project_names).start()
     return FreshInterpreter()
 
 

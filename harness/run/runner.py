@@ -66,6 +66,7 @@ from harness.results.reuse import KeptRuns
 from harness.results.workspace import new_kept_folder
 from harness.rows.executor import Call, Executor, Run, threads_per_run
 from harness.rows.forkserver import ServerDied, launcher as start_launcher
+from harness.rows.preload import uses_torch
 from harness.rows.import_roots import project_names
 from harness.rows.pool import run_parallel
 from harness.rows.time_limits import BASELINE_TIMEOUT
@@ -323,8 +324,9 @@ class Session:
         try:
             self.say(f"judging {counted(len(selected), 'gate')}: starting the "
                      "fork server and probing the platform")
-            launcher = self.shared_launcher or self.start_launcher()
-            self.executor = Executor(launcher, self.kept, threads=threads_per_run(self.options.jobs))
+            torch = uses_torch(self.project)
+            launcher = self.shared_launcher or self.start_launcher(torch)
+            self.executor = Executor(launcher, self.kept, threads=threads_per_run(self.options.jobs), torch=torch)
             self.judging = Judging(self.project, self.options.evidence, self.copies, self.previous, self.hashing,
                                    self.executor, self.tree_guard, rows=self.rows, reach=self.reach, flaky=self.flaky)
             platform = self.probe(gates)
@@ -349,11 +351,12 @@ class Session:
             restore_signal_handlers(previous)
             shutil.rmtree(self.workdir, ignore_errors=True)
 
-    def start_launcher(self) -> Any:
-        """The fork server, its log kept with the results; one that dies starting is ENVIRONMENT."""
+    def start_launcher(self, torch: bool = True) -> Any:
+        """The fork server, its log kept with the results; one that dies starting is ENVIRONMENT. ``torch``:
+        the project uses it (``harness/rows/preload.py``), so the server imports it."""
         try:
             return start_launcher(self.options.prefer_fork, log=self.kept / "forkserver.log",
-                                  project_names=project_names(self.project))
+                                  project_names=project_names(self.project), torch=torch)
         except ServerDied as exc:
             raise EnvironmentProblem(f"the fork server (the interpreter that preloads torch and pytest) could not "
                                      f"start: {exc}. Fix what its log names (often a broken torch install), or "

@@ -51,6 +51,7 @@ from harness.results.reuse import file_hashes, run_from_data, run_to_data
 from harness.results.workspace import new_kept_folder
 from harness.rows.executor import Executor, Run, threads_per_run, underlying_error
 from harness.rows.forkserver import launcher as start_launcher
+from harness.rows.preload import uses_torch
 from harness.rows.import_roots import project_names
 from harness.rows.pool import run_parallel
 from harness.rows.time_limits import (SWEEP_BASELINE_LIMIT, MutantTimes, TimeLimit, case_rule, mutant_rule,
@@ -198,10 +199,11 @@ class Sweep:
         self.workdir = Path(tempfile.mkdtemp(prefix=f"seamgate-sweep-{os.getpid()}-"))
         try:
             self.kept = new_kept_folder(self.root, self.options.output)
+            torch = uses_torch(self.root)
             launcher = self.shared_launcher or _Lazy(lambda: start_launcher(
-                True, log=self.workdir / "forkserver.log", project_names=project_names(self.root)))
+                True, log=self.workdir / "forkserver.log", project_names=project_names(self.root), torch=torch))
             self.launcher = launcher
-            self.executor = Executor(launcher, self.kept, threads=threads_per_run(self.options.jobs))
+            self.executor = Executor(launcher, self.kept, threads=threads_per_run(self.options.jobs), torch=torch)
             hashes = _file_hashes(self.root)
             # the baseline runs in its child while this thread generates the mutants (libcst): neither
             # reads the other, and on a cold sweep each is seconds (the fork server's start, torch's import)
@@ -249,6 +251,8 @@ class Sweep:
             self.notify("baseline", "reused")
             return run_from_data(old["run"]), Reach.read(kept_reach)
         self.notify("baseline", "running")
+        if isinstance(self.launcher, _Lazy):
+            self.launcher.warm()  # the fork server's start (torch's import) overlaps the copy and the generation
         assert self.kept is not None
         reach_path = self.kept / "reach-baseline.json"
         run = self._execute(label="sweep baseline", tree=self.tree(), select=self.options.tests, env=SWEEP_ENV,
@@ -548,10 +552,24 @@ class _Lazy:
         self._start, self._launcher, self._lock = start, None, threading.Lock()
 
     def submit(self, request: dict[str, Any]) -> Any:
+        return self._started().submit(request)
+
+    def warm(self) -> None:
+        """Start the launcher now, in the background: the first run finds it started, or waits for it (a start
+        that failed there is tried again by that run, which then raises its error)."""
+        threading.Thread(target=self._started_quietly, name="sweep-launcher-start", daemon=True).start()
+
+    def _started(self) -> Any:
         with self._lock:
             if self._launcher is None:
                 self._launcher = self._start()
-        return self._launcher.submit(request)
+            return self._launcher
+
+    def _started_quietly(self) -> None:
+        try:
+            self._started()
+        except Exception:  # noqa: BLE001 - the first run starts it again and reports the error
+            pass
 
     def kill_all(self) -> None:
         if self._launcher is not None:

@@ -152,7 +152,7 @@ def test_seamgate_run_with_a_fork_server_that_cannot_start_exits_environment_quo
     python.write_text("#!/bin/sh\necho 'ImportError: libcuda.so.1: cannot open shared object file' >&2\nexit 3\n")
     os.chmod(python, 0o755)
     monkeypatch.setattr(harness.run.runner, "start_launcher",
-                        lambda prefer_fork, log, project_names=(): ForkServer(python=str(python), log=log).start(timeout=60))
+                        lambda prefer_fork, log, project_names=(), torch=True: ForkServer(python=str(python), log=log).start(timeout=60))
     from tests.harness.test_cli_plan import FILES
 
     project = write_project(tmp_path / "p", FILES)

@@ -306,7 +306,7 @@ def shared_fork_server() -> Iterator[None]:
 
     server = shared_server()
     original = runner.start_launcher
-    runner.start_launcher = lambda prefer_fork=True, log=None, project_names=(): _Borrowed(server)
+    runner.start_launcher = lambda prefer_fork=True, log=None, project_names=(), torch=True: _Borrowed(server)
     try:
         yield
     finally:
