@@ -2108,6 +2108,97 @@ with torch.cuda.graph(g):
 phase("after")
 g.replay(); sync(); vals["y"] = R(y)
 '''),
+    ("mempool and runtime", "a_mempool_takes_this_threads_allocations_and_keeps_its_freed_blocks", r'''
+import gc
+def figures(pool):
+    return [[s["segment_type"], s["total_size"], s["allocated_size"], list(s["segment_pool_id"]) == list(pool.id)]
+            for s in pool.snapshot()]
+pool = torch.cuda.MemPool()
+vals["id_is_a_user_pools"] = pool.id[0] == 0 and pool.id[1] > 0
+vals["uses"] = [pool.use_count()]
+with torch.cuda.use_mem_pool(pool):
+    vals["uses"].append(pool.use_count())
+    inside = torch.ones(1000, device="cuda")
+vals["uses"].append(pool.use_count())
+outside = torch.ones(1000, device="cuda")
+vals["after_first"] = figures(pool)
+del inside; gc.collect()
+vals["freed"] = [s["allocated_size"] for s in pool.snapshot()]
+with torch.cuda.use_mem_pool(pool):
+    again = torch.ones(1000, device="cuda")
+vals["reused"] = figures(pool)
+vals["next_id_follows"] = torch.cuda.MemPool().id == (0, pool.id[1] + 1)
+vals["sum"] = again.sum().item()
+'''),
+    ("mempool and runtime", "nested_uses_of_mempools_route_each_allocation_to_the_innermost", r'''
+a, b = torch.cuda.MemPool(), torch.cuda.MemPool()
+with torch.cuda.use_mem_pool(a):
+    x1 = torch.ones(100, device="cuda")
+    with torch.cuda.use_mem_pool(b):
+        y1 = torch.ones(100, device="cuda")
+        with torch.cuda.use_mem_pool(a):
+            x2 = torch.ones(100, device="cuda")
+        y2 = torch.ones(100, device="cuda")
+    x3 = torch.ones(100, device="cuda")
+z = torch.ones(100, device="cuda")
+def allocated(pool):
+    return sum(s["allocated_size"] for s in pool.snapshot())
+vals["a_allocated"] = allocated(a)
+vals["b_allocated"] = allocated(b)
+vals["uses"] = [a.use_count(), b.use_count()]
+vals["default_holds_z"] = any(blk["address"] == z.data_ptr() for s in torch.cuda.memory_snapshot() for blk in s["blocks"]
+                              if tuple(s["segment_pool_id"]) == (0, 0))
+'''),
+    ("mempool and runtime", "a_graph_captured_into_a_mempool_allocates_in_it", r'''
+pool = torch.cuda.MemPool()
+x = torch.ones(4, device="cuda"); sync()
+g = torch.cuda.CUDAGraph()
+phase("capture")
+with torch.cuda.graph(g, pool=pool.id):
+    y = x * 2
+    phase("capture_end")
+phase("after")
+g.replay(); sync()
+vals["y"] = R(y)
+vals["segments"] = [[s["total_size"], list(s["segment_pool_id"]) == list(pool.id)] for s in pool.snapshot()]
+vals["uses"] = pool.use_count()
+'''),
+    ("mempool and runtime", "raw_blocks_are_counted_and_freed_and_an_unknown_address_is_refused", r'''
+sync()
+base = torch.cuda.memory_allocated()
+one = torch.cuda.caching_allocator_alloc(1)
+vals["is_int"] = isinstance(one, int)
+vals["one"] = torch.cuda.memory_allocated() - base
+more = torch.cuda.caching_allocator_alloc(3000, stream=torch.cuda.current_stream())
+vals["both"] = torch.cuda.memory_allocated() - base
+torch.cuda.caching_allocator_delete(one)
+torch.cuda.caching_allocator_delete(more)
+vals["after"] = torch.cuda.memory_allocated() - base
+phase("after")
+torch.cuda.caching_allocator_delete(one)
+'''),
+    ("mempool and runtime", "the_runtime_answers_errors_handles_and_the_memory_fraction", r'''
+torch.cuda.check_error(0)
+try:
+    torch.cuda.check_error(2)
+except torch.cuda.CudaError as err:
+    vals["oom"] = E(err)
+vals["success"] = int(torch.cuda.cudart().cudaError.success)
+handle = torch.cuda.current_blas_handle()
+vals["blas_handle_stable"] = isinstance(handle, int) and handle == torch.cuda.current_blas_handle()
+vals["fraction"] = [torch.cuda.get_per_process_memory_fraction(0)]
+torch.cuda.set_per_process_memory_fraction(0.5)
+vals["fraction"].append(torch.cuda.get_per_process_memory_fraction(0))
+'''),
+    ("mempool and runtime", "stream_priorities_are_clamped_into_the_devices_range", r'''
+vals["range"] = list(torch.cuda.Stream.priority_range())
+vals["priorities"] = [torch.cuda.Stream(priority=p).priority for p in (0, -1, -2, -3, -5, -10, 3)]
+s = torch.cuda.Stream(priority=-1)
+with torch.cuda.stream(s):
+    y = torch.ones(3, device="cuda") * 2
+torch.cuda.current_stream().wait_stream(s); sync()
+vals["y"] = R(y)
+'''),
 ]
 
 #: name -> class of behaviour; the raw witness programs are class ``raw``.
