@@ -73,11 +73,3 @@ def test_no_case_is_cut_before_the_mutant_has_a_killer(tmp_path: Path, monkeypat
             if m.id.startswith("calc.ops.x_pause__mutmut_") and "+    return 1.0\n" in m.diff]
     assert len(slow) == 1, "the premise: mutmut turns pause()'s 0.0 into 1.0"
     assert (slow[0].status, slow[0].killers) == ("survived", ()), (slow[0].status, slow[0].reason)
-
-
-def test_the_case_rule_says_where_each_limit_comes_from() -> None:
-    times = time_limits.MutantTimes(durations={"a": 0.05}, every_case=("a", "b"))
-    assert times.case_limit("a") == pytest.approx(time_limits.CASE_FACTOR * 0.05 + time_limits.CASE_CONSTANT)
-    assert times.case_limit("b") == pytest.approx(time_limits.CASE_FACTOR * time_limits.UNTIMED
-                                                  + time_limits.CASE_CONSTANT)
-    assert "x the baseline's time of the case" in time_limits.case_rule()

@@ -5,8 +5,8 @@ from __future__ import annotations
 
 import pytest
 
-from harness.rows.time_limits import (BASELINE_TIMEOUT, MutantTimes, TimeLimit, baseline_limit, mutant_rule,
-                                      row_limit, session_limit)
+from harness.rows.time_limits import (BASELINE_TIMEOUT, MutantTimes, TimeLimit, baseline_limit, case_rule,
+                                      mutant_rule, row_limit, session_limit)
 from reports.outcome import CaseOutcome, RunOutcome
 
 
@@ -91,3 +91,14 @@ def test_a_mutants_limit_is_kept_to_the_millisecond() -> None:
 
 def test_a_limit_with_more_seconds_and_no_reason_says_only_the_seconds() -> None:
     assert TimeLimit(10.0, "base").plus(5.0) == TimeLimit(15.0, "base + 5 s")
+
+
+def test_a_killed_mutants_case_may_take_ten_times_its_baseline_time_plus_two_seconds_to_the_millisecond() -> None:
+    # --all-killers: 10 x 0.00012345 s + 2 s = 2.0012345 s, kept to the millisecond; an untimed case counts 1 s
+    times = MutantTimes(durations={"t::a": 0.00012345, "t::b": 0.05}, every_case=["t::a", "t::b", "t::c"])
+    assert [times.case_limit(c) for c in ("t::a", "t::b", "t::c")] == [2.001, 2.5, 12.0]
+
+
+def test_the_case_rule_in_one_line() -> None:
+    assert case_rule() == ("once a mutant is killed, each case it still runs: 10 x the baseline's time of the case "
+                           "+ 2 s; past it the case is cut and counted a killer")
