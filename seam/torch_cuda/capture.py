@@ -192,7 +192,9 @@ class CUDAGraph:
         if rt.capture_of(stream.id) is not None:
             raise cuda_errors.torch_error(cuda_errors.during_capture("Cannot register the state"),
                                           "capture_begin on a stream that is capturing")
-        self._pool = tuple(pool) if pool is not None else self._pool or (next(rt.graph_pool_ids), 0)
+        wanted = tuple(pool) if pool is not None else self._pool or (next(rt.graph_pool_ids), 0)
+        rt.refuse_recorded(wanted, "capture_begin")
+        self._pool = wanted
         capture = OpenCapture(stream, capture_error_mode, _pool(self._pool))
         capture.pool_handle = self._pool
         self._register(rt.rng)

@@ -24,6 +24,9 @@ DEFAULT_STREAM_CAPTURE = ("CUDA graphs must be captured on a non-default stream.
                           "replay them on the default stream.)")
 REPLAY_WITHOUT_CAPTURE = "Called CUDAGraph::replay without a preceding successful capture."
 PRESENT_STATE = "CUDA error: the operation cannot be performed in the present state"
+#: The caching allocator's refusal to record a second time to a pool it records to (``use_mem_pool`` or a
+#: capture), in any thread (H200, torch 2.11: ``nested_uses_of_mempools_refuse_a_pool_already_recorded_to``).
+ALREADY_RECORDING = "beginAllocateToPool: already recording to mempool_id"
 OTHER_THREAD_END = "CUDA error: attempt to terminate a thread-local capture sequence from another thread"
 INVALID_ORDINAL = "CUDA error: invalid device ordinal"
 INVALID_ARGUMENT = "CUDA error: invalid argument"

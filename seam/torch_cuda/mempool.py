@@ -54,16 +54,22 @@ def _release(rt: Any, pool_id: tuple[int, int]) -> None:
 
 
 def begin_allocate_current_thread_to_pool(device: int, pool_id: Any) -> None:
-    """``torch._C._cuda_beginAllocateCurrentThreadToPool``: this thread's allocations go to ``pool_id``."""
-    rt = runtime()
-    rt.allocator.begin_pool(tuple(pool_id))
-    rt.per_thread.pools = (*rt.per_thread.pools, tuple(pool_id))
+    """``torch._C._cuda_beginAllocateCurrentThreadToPool``: this thread's allocations go to ``pool_id``; refused
+    while ``use_mem_pool`` (in any thread) or a capture records to it."""
+    rt, pool = runtime(), tuple(pool_id)
+    rt.refuse_recorded(pool, "use_mem_pool")
+    rt.allocator.begin_pool(pool)
+    rt.recording.append(pool)
+    rt.per_thread.pools = (*rt.per_thread.pools, pool)
 
 
 def end_allocate_to_pool(device: int, pool_id: Any) -> None:
     """``torch._C._cuda_endAllocateToPool``: the thread's allocations go where they went before."""
-    per_thread = runtime().per_thread
+    rt = runtime()
+    per_thread = rt.per_thread
     pools, pool = per_thread.pools, tuple(pool_id)
+    if pool in rt.recording:
+        rt.recording.remove(pool)
     if pool in pools:  # the innermost use of it ends
         last = len(pools) - 1 - pools[::-1].index(pool)
         per_thread.pools = pools[:last] + pools[last + 1:]

@@ -15,6 +15,7 @@ import torch
 
 from seam.torch_cuda import allocator
 from seam.torch_cuda.allocator import CachingAllocator
+from seam.torch_cuda.cuda_errors import ALREADY_RECORDING, torch_error
 
 if TYPE_CHECKING:  # the runtime holds these; they import the runtime
     from seam.torch_cuda.capture import OpenCapture
@@ -153,9 +154,17 @@ class Runtime:
         self.allocator = CachingAllocator()
         #: Ids of the pools graphs make for themselves (``(n, 0)``; ``graph_pool_handle`` gives ``(0, n)``).
         self.graph_pool_ids = itertools.count(1)
+        #: The pools ``use_mem_pool`` records to now, in any thread, one entry a use (the allocator's
+        #: ``captures_underway``, with the open captures' pools): a pool in it is refused a second recording.
+        self.recording: list[tuple[int, int]] = []
         #: Raw blocks by address (``torch.cuda.caching_allocator_alloc``, ``seam.torch_cuda.mempool``): each
         #: storage keeps its memory until deleted, and goes with this runtime when the emulation ends.
         self.raw_blocks: dict[int, torch.UntypedStorage] = {}
+
+    def refuse_recorded(self, pool: tuple[int, int], what: str) -> None:
+        """CUDA's allocator refuses to record to ``pool`` while ``use_mem_pool`` or a capture records to it."""
+        if pool in self.recording or any(capture.pool_handle == pool for capture in self.captures):
+            raise torch_error(ALREADY_RECORDING, f"{what} to pool {pool}, which is already recorded to")
 
     # -- streams -------------------------------------------------------------------------------
     def current_stream(self) -> "Stream":

@@ -2130,16 +2130,14 @@ vals["reused"] = figures(pool)
 vals["next_id_follows"] = torch.cuda.MemPool().id == (0, pool.id[1] + 1)
 vals["sum"] = again.sum().item()
 '''),
-    ("mempool and runtime", "nested_uses_of_mempools_route_each_allocation_to_the_innermost", r'''
+    ("mempool and runtime", "nested_uses_of_two_mempools_route_each_allocation_to_the_innermost", r'''
 a, b = torch.cuda.MemPool(), torch.cuda.MemPool()
 with torch.cuda.use_mem_pool(a):
     x1 = torch.ones(100, device="cuda")
     with torch.cuda.use_mem_pool(b):
         y1 = torch.ones(100, device="cuda")
-        with torch.cuda.use_mem_pool(a):
-            x2 = torch.ones(100, device="cuda")
         y2 = torch.ones(100, device="cuda")
-    x3 = torch.ones(100, device="cuda")
+    x2 = torch.ones(100, device="cuda")
 z = torch.ones(100, device="cuda")
 def allocated(pool):
     return sum(s["allocated_size"] for s in pool.snapshot())
@@ -2148,6 +2146,23 @@ vals["b_allocated"] = allocated(b)
 vals["uses"] = [a.use_count(), b.use_count()]
 vals["default_holds_z"] = any(blk["address"] == z.data_ptr() for s in torch.cuda.memory_snapshot() for blk in s["blocks"]
                               if tuple(s["segment_pool_id"]) == (0, 0))
+'''),
+    ("mempool and runtime", "use_mem_pool_of_a_pool_already_recorded_to_is_refused", r'''
+a, b = torch.cuda.MemPool(), torch.cuda.MemPool()
+with torch.cuda.use_mem_pool(a):
+    with torch.cuda.use_mem_pool(b):
+        phase("after")
+        with torch.cuda.use_mem_pool(a):
+            vals["reached"] = True
+'''),
+    ("mempool and runtime", "a_capture_into_a_pool_use_mem_pool_records_to_is_refused", r'''
+pool = torch.cuda.MemPool()
+x = torch.ones(4, device="cuda"); sync()
+g = torch.cuda.CUDAGraph()
+with torch.cuda.use_mem_pool(pool):
+    phase("capture")
+    with torch.cuda.graph(g, pool=pool.id):
+        y = x * 2
 '''),
     ("mempool and runtime", "a_graph_captured_into_a_mempool_allocates_in_it", r'''
 pool = torch.cuda.MemPool()

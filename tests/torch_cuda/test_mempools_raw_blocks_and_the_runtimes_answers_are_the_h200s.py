@@ -83,3 +83,20 @@ def test_the_memory_fraction_is_kept(torch_cuda: str) -> None:
 def test_stream_priorities_are_clamped_into_the_devices_range(torch_cuda: str) -> None:
     assert torch.cuda.Stream.priority_range() == (0, -3)
     assert [torch.cuda.Stream(priority=p).priority for p in (0, -1, -3, -5, -10, 3)] == [0, -1, -3, -3, -3, 0]
+
+
+def test_a_pool_already_recorded_to_is_refused_a_second_recording(torch_cuda: str) -> None:
+    # the H200 (torch 2.11, corpus: use_mem_pool_of_a_pool_already_recorded_to_is_refused): the allocator
+    # records to a pool once at a time, nested or not, by use_mem_pool or by a capture
+    a, b = torch.cuda.MemPool(), torch.cuda.MemPool()
+    with torch.cuda.use_mem_pool(a):
+        with torch.cuda.use_mem_pool(b):
+            with pytest.raises(RuntimeError, match="^beginAllocateToPool: already recording to mempool_id"):
+                with torch.cuda.use_mem_pool(a):
+                    pass
+        x = torch.ones(4, device="cuda")
+        with pytest.raises(RuntimeError, match="^beginAllocateToPool: already recording to mempool_id"):
+            with torch.cuda.graph(torch.cuda.CUDAGraph(), pool=a.id):
+                x * 2
+    with torch.cuda.use_mem_pool(a):  # the uses ended: it may be recorded to again
+        assert torch.ones(4, device="cuda").sum().item() == 4
