@@ -184,9 +184,12 @@ class Sweep:
     # -- the whole sweep ----------------------------------------------------------------------
 
     def _execute(self, **fields: Any) -> Any:
-        """One pytest run of this sweep, on the sweep's arm (every run exports it as ``SEAM_ARMS``)."""
+        """One pytest run of this sweep, on the sweep's arm (every run exports it as ``SEAM_ARMS``). Its tree is
+        the sweep's own copy, so the run writes bytecode there (``write_bytecode``) unless told otherwise:
+        each child forked before collection then loads the test files and the trampolined module compiled
+        (and assertion-rewritten) once, not again per mutant."""
         assert self.executor is not None
-        return self.executor.execute(Run(arm=self.options.arm, **fields))
+        return self.executor.execute(Run(arm=self.options.arm, **{"write_bytecode": True, **fields}))
 
     def run(self) -> SweepResult:
         started = time.perf_counter()
@@ -510,7 +513,9 @@ class Sweep:
             # hold no case that can see it
             select = self.options.tests if one.cases is None else tuple(dict.fromkeys(
                 c.split("::", 1)[0] for c in sorted(one.cases)))
-            run = self._execute(label=f"sweep alone {one.mutant.id}", tree=tree, select=select,
+            # no bytecode written: this copy's mutated file has the size of the original whose bytecode the
+            # copy may hold, and only its modification time would tell them apart
+            run = self._execute(label=f"sweep alone {one.mutant.id}", tree=tree, select=select, write_bytecode=False,
                                 env=env, timeout=limit.seconds, only=one.cases)
         finally:
             shutil.rmtree(tree, ignore_errors=True)
