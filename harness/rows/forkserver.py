@@ -742,13 +742,6 @@ class FreshInterpreter:
         self.kill_all()
 
 
-def _without_torch(modules: tuple[str, ...]) -> tuple[str, ...]:
-    # local: this file is also the server's script (``python -I forkserver.py``), which imports nothing of ours
-    from harness.rows.preload import without_torch
-
-    return without_torch(modules)
-
-
 def fork_available() -> bool:
     """Whether this platform can fork (and the user did not turn the fork server off)."""
     return hasattr(os, "fork") and os.environ.get("SEAMGATE_NO_FORK", "") not in ("1", "true")
@@ -760,8 +753,8 @@ def launcher(prefer_fork: bool = True, log: Path | None = None, project_names: t
     ``project_names``: the project's top-level modules, whose pytest11 plugins the server never loads;
     ``torch``: whether the project uses torch (``harness/rows/preload.py``): if not, the server does not import it."""
     if prefer_fork and fork_available():
-        return ForkServer(preload=PRELOAD if torch else _without_torch(PRELOAD), log=log,
-                          project_names=project_names).start()
+        preload = PRELOAD if torch else tuple(m for m in PRELOAD if m.split(".")[0] != "torch")
+        return ForkServer(preload=preload, log=log, project_names=project_names).start()
     return FreshInterpreter()
 
 

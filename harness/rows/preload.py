@@ -4,8 +4,7 @@ The fork server imports torch (and ``torch._dynamo``) once so that no run pays i
 zygote (``harness/zygote.py``) that holds torch for the children a test starts. A project that never
 imports torch (cachetools, toolz, dateutil: issue 26's real projects) paid the server's import (3.5 s on
 this 2-core machine) before its first run and, in EVERY run, a zygote importing torch beside the session
-(a core for 2 to 3 s: the sweep of cachetools' ``_cached.py`` took 38.5 s instead of 28.9 s with the
-server alone lightened). ``uses_torch`` says yes when the project names torch in its dependency files
+(a core for 2 to 3 s; ``bench/bench_sweep_phases.py`` shows each run's time). ``uses_torch`` says yes when the project names torch in its dependency files
 (``pyproject.toml``, ``setup.py``, ``setup.cfg``, ``requirements*.txt``) or imports it in one of its
 Python files. A wrong "no" costs speed only (a run then imports torch itself), never an answer; a
 project too large to read quickly counts as a yes (``SCAN_LIMIT``).
@@ -17,8 +16,6 @@ import os
 import re
 from pathlib import Path
 
-#: The server's modules when the project uses torch (``harness/rows/forkserver.py`` ``PRELOAD``'s torch part).
-TORCH_MODULES = ("torch", "torch._dynamo")
 #: Files read at most; past it the project counts as using torch (the safe, slower answer).
 SCAN_LIMIT = 5000
 #: Folders never read: environments, caches, build output, version control.
@@ -47,11 +44,6 @@ def uses_torch(root: Path) -> bool:
             if read > SCAN_LIMIT or _IMPORTED.search(_read(Path(folder) / name)):
                 return True
     return False
-
-
-def without_torch(modules: tuple[str, ...]) -> tuple[str, ...]:
-    """``modules`` less torch's (``TORCH_MODULES``)."""
-    return tuple(m for m in modules if m not in TORCH_MODULES)
 
 
 def _read(path: Path) -> str:
