@@ -37,6 +37,7 @@ from harness.config import COUNT_ASSERTIONS_ENV
 from harness.plan.matrix import grouped_by_folder
 from harness.rows.forkserver import CHILD_SETUP_FAILED, ForkServer, FreshInterpreter
 from harness.rows.import_roots import NAMES_ENV, ROOTS_ENV, import_roots, top_level_names
+from harness.rows.preload import TorchUse
 from harness.zygote import PRELOAD_ENV as ZYGOTE_PRELOAD_ENV
 from reports.junit_in import SideFile, read_cases
 from reports.outcome import CaseOutcome, RunOutcome
@@ -200,10 +201,12 @@ class Executor:
 
     ``threads``: each run's share of the cores (``threads_per_run``), handed to it through
     ``THREAD_VARS`` (and, in a forked child, ``torch.set_num_threads``); ``None`` leaves them alone.
-    ``torch``: the project uses torch (``harness/rows/preload.py``); if not, a run's zygote does not import it.
+    ``torch``: the project uses torch (``harness/rows/preload.py``; a ``TorchUse`` is asked at the first run); if
+    not, a run's zygote does not import it.
     """
 
-    def __init__(self, launcher: Launcher, workdir: Path, threads: int | None = None, torch: bool = True) -> None:
+    def __init__(self, launcher: Launcher, workdir: Path, threads: int | None = None,
+                 torch: bool | TorchUse = True) -> None:
         self.launcher, self.workdir = launcher, workdir
         self.threads = threads
         self.torch = torch

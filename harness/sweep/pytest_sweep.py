@@ -52,7 +52,7 @@ import sys
 import time
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any, Callable, Mapping
 
 import pytest
 
@@ -165,8 +165,8 @@ class CaseCut:
     """``--all-killers``: once its mutant has a killer, a case running past its own limit is cut."""
 
     #: Each case's own limit in seconds (``harness/rows/time_limits.py`` ``MutantTimes.case_limit``); a
-    #: case not in it is never cut.
-    limits: dict[str, float]
+    #: case not in it is never cut. The plan's own mapping, shared by every entry's cut and only read.
+    limits: Mapping[str, float]
     #: A case of the mutant already failed (in an earlier child).
     killed: bool = False
 
@@ -176,7 +176,7 @@ def _cut_for(entry: dict[str, Any], plan: dict[str, Any]) -> CaseCut | None:
     has limits; never for the clean check (``id`` ``""``): a case cut there would be red without a mutant,
     so never a killer of any."""
     limits = plan.get("case_limits")
-    return None if entry.get("stop") or not entry["id"] or not limits else CaseCut(dict(limits))
+    return None if entry.get("stop") or not entry["id"] or not limits else CaseCut(limits)
 
 
 def _until_done(start: Callable[[list[str]], tuple[int, int]], cases: list[str], entry: dict[str, Any],
@@ -193,7 +193,7 @@ def _until_done(start: Callable[[list[str]], tuple[int, int]], cases: list[str],
         if end != "cut" or cut is None:
             return end, heard, detail
         cut.killed = True
-        over = {m.get("ran") or m.get("cut") for m in more}
+        over = {m[kind] for m in more for kind in ("ran", "cut") if kind in m}  # the cases it ran, or cut
         cases = [c for c in cases if c not in over]
         if not cases:
             heard.append({"done": True})

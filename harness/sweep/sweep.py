@@ -51,7 +51,7 @@ from harness.results.reuse import file_hashes, run_from_data, run_to_data
 from harness.results.workspace import new_kept_folder
 from harness.rows.executor import Executor, Run, threads_per_run, underlying_error
 from harness.rows.forkserver import launcher as start_launcher
-from harness.rows.preload import uses_torch
+from harness.rows.preload import TorchUse
 from harness.rows.import_roots import project_names
 from harness.rows.pool import run_parallel
 from harness.rows.time_limits import (SWEEP_BASELINE_LIMIT, MutantTimes, TimeLimit, case_rule, mutant_rule,
@@ -178,6 +178,8 @@ class Sweep:
         self._all: list[str] = []
         #: Each mutant row's time limit, from the baseline's case times (set when the mutants run).
         self.times = MutantTimes({}, ())
+        #: ``--all-killers``: each case's own limit once its mutant is killed (set with ``times``).
+        self._case_limits: dict[str, float] = {}
         #: Each swept file's trampolined code, made with its mutants (``generate_and_trampoline``).
         self._trampolined: dict[str, str] = {}
 
@@ -202,9 +204,9 @@ class Sweep:
         self.workdir = Path(tempfile.mkdtemp(prefix=f"seamgate-sweep-{os.getpid()}-"))
         try:
             self.kept = new_kept_folder(self.root, self.options.output)
-            torch = uses_torch(self.root)
+            torch = TorchUse(self.root)  # asked when the first run starts (a sweep reusing all asks not)
             launcher = self.shared_launcher or _Lazy(lambda: start_launcher(
-                True, log=self.workdir / "forkserver.log", project_names=project_names(self.root), torch=torch))
+                True, log=self.workdir / "forkserver.log", project_names=project_names(self.root), torch=bool(torch)))
             self.launcher = launcher
             self.executor = Executor(launcher, self.kept, threads=threads_per_run(self.options.jobs), torch=torch)
             hashes = _file_hashes(self.root)
@@ -338,6 +340,9 @@ class Sweep:
             return {}
         self._durations = {c.nodeid: c.duration for c in baseline.cases}
         self.times = MutantTimes(self._durations, self._all)
+        # --all-killers: once a mutant is killed, each case it still runs has its own limit (time_limits.py);
+        # the same for every session's plan
+        self._case_limits = {c: self.times.case_limit(c) for c in self._all} if self.options.all_killers else {}
         together = [p for p in todo if not p.alone]
         alone = [p for p in todo if p.alone]
         tramp = self.trampolined_tree({p.mutant.file for p in todo})
@@ -413,9 +418,7 @@ class Sweep:
         entries = check + entries
         plan, results = self.workdir / f"plan-{index}.json", self.workdir / f"results-{index}.jsonl"
         modules = sorted({module_name(f) for f in files})
-        # --all-killers: once a mutant is killed, each case it still runs has its own limit (time_limits.py)
-        limits = {c: self.times.case_limit(c) for c in self._all} if self.options.all_killers else {}
-        plan.write_text(json.dumps({"out": str(results), "durations": self._durations, "case_limits": limits,
+        plan.write_text(json.dumps({"out": str(results), "durations": self._durations, "case_limits": self._case_limits,
                                     "mutants": entries, "before_collection": before, "modules": modules}),
                         encoding="utf-8")
         select = self.options.tests if union is None else tuple(dict.fromkeys(c.split("::", 1)[0] for c in union))

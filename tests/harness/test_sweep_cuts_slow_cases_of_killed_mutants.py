@@ -55,15 +55,13 @@ def test_a_killed_mutants_case_past_its_own_limit_is_cut_and_counted_a_killer(
         tmp_path: Path, monkeypatch: pytest.MonkeyPatch, files: dict[str, str]) -> None:
     monkeypatch.setattr(time_limits, "CASE_CONSTANT", 1.0)
     root = write_project(tmp_path / "calc", files)
-    started = time.monotonic()
     minus = mutant(sweep(root, all_killers=True), MINUS)
-    took = time.monotonic() - started
     assert "+    return a - b\n" in minus.diff  # the premise
     assert minus.status == "killed", (minus.status, minus.reason)
+    # AFTER ran, so the 30 s wait was cut near its own limit (10 x ~0.05 s + 1 s), not waited out nor ended by
+    # the mutant's limit: a timing assertion would add nothing but a flake under load
     assert minus.killers == (FAST, WAITS, AFTER), minus.killers
     assert WAITS in minus.reason and "its own limit" in minus.reason, minus.reason
-    # the 30 s wait was cut near its limit (10 x ~0.05 s + 1 s), not waited out, nor the mutant's 10 s limit
-    assert took < 20, took
 
 
 def test_no_case_is_cut_before_the_mutant_has_a_killer(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
