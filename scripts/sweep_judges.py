@@ -24,7 +24,7 @@ last sweep in which every mutant was killed or explained (``--record`` writes it
 with ``seamgate sweep --fail-on-survivor``, the files of a group whose text differs from its record,
 or every file of the group when one of its test files, its entries of the equivalents file or the
 sweep itself differs (or no record exists). Nothing changed: nothing to sweep, exit 0. ``seamgate
-sweep`` keeps its cache in ``.seamgate/sweep-cache``, so on a machine that swept before only the
+sweep`` keeps its outcomes as rows of its run folders (``.seamgate/runs``), so on a machine that swept before only the
 changed functions' mutants run; a fresh CI machine sweeps the changed files whole.
 Equivalents: ``tests/equivalent_mutants.yaml``. Exit: the first non-zero exit of a group's sweep
 (1 for an unexplained survivor), every group swept either way.

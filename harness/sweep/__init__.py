@@ -1,1 +1,1 @@
-"""The sweep: mutmut's generated mutants as kill-matrix rows, their cache, equivalents and command."""
+"""The sweep: mutmut's generated mutants as kill-matrix rows, their kept outcomes, equivalents and command."""

@@ -52,7 +52,7 @@ def add_sweep(commands: argparse._SubParsersAction, positive_int: Any) -> None:
                         help="run every reaching case of every mutant and record every killer (the full kill matrix; "
                              "default: a mutant stops at its first killing case, as in mutmut)")
     parser.add_argument("--fresh", action="store_true",
-                        help="forget the kept outcomes (.seamgate/sweep-cache) and re-test every mutant")
+                        help="take no kept outcome or baseline (rows of .seamgate/runs) and re-test every mutant")
     parser.add_argument("--jobs", type=positive_int, default=None, metavar="N",
                         help="sessions at a time (default: [tool.seamgate] jobs)")
     parser.add_argument("--equivalents", type=Path, default=None, metavar="FILE",

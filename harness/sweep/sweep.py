@@ -8,8 +8,9 @@ unless ``--all-killers`` asks for every one.
 2. Generation: mutmut 3 makes and names the mutants of each file (``harness/sweep/mutants.py``).
 3. Planning, per mutant: the cases whose baseline reach meets the mutated function (``harness/reach/reach.py``;
    ``--prove``: every case). None -> ``no_coverage``, without running. The other cases' cells are
-   taken from the baseline and counted in ``MutantOutcome.inferred``. A mutant whose digest
-   (``harness/sweep/cache.py``) is unchanged since the last sweep is taken from the cache.
+   taken from the baseline and counted in ``MutantOutcome.inferred``. A mutant whose digest is the
+   same as a kept sweep row's is taken again (``harness/sweep/kept_outcomes.py``: rows of the kept run
+   folders, found as a gate run finds its rows; the baseline too).
 4. Running: one copy of the project whose swept files are mutmut's trampolined form; batches of
    mutants, ``--jobs`` at a time, each ONE pytest session through our executor (fork server,
    off-tree copy) that collects once and forks a child per mutant running exactly its cases
@@ -31,7 +32,6 @@ a kept run folder (``.seamgate/runs/<stamp>``, ``.seamgate/runs/latest-sweep`` p
 
 from __future__ import annotations
 
-import hashlib
 import json
 import os
 import shutil
@@ -47,8 +47,8 @@ from seam.arms import DEFAULT_ARM
 from harness.errors import CommandLineError
 from harness.project_copy import materialize
 from harness.reach.reach import Attribute, Reach, cases_reached, change_regions
-from harness.results.reuse import file_hashes, run_from_data, run_to_data
-from harness.results.workspace import new_kept_folder
+from harness.results.reuse import file_hashes
+from harness.results.workspace import new_kept_folder, reach_file_name
 from harness.rows.executor import Executor, Run, threads_per_run, underlying_error
 from harness.rows.forkserver import launcher as start_launcher
 from harness.rows.preload import TorchUse
@@ -56,8 +56,7 @@ from harness.rows.import_roots import project_names
 from harness.rows.pool import run_parallel
 from harness.rows.time_limits import (SWEEP_BASELINE_LIMIT, MutantTimes, TimeLimit, case_rule, mutant_rule,
                                       session_limit)
-from harness.sweep import cache as sweep_cache
-from harness.sweep.cache import mutant_digest
+from harness.sweep.kept_outcomes import KeptOutcomes, baseline_key, mutant_digest
 from harness.sweep.equivalents import Equivalent, judge_equivalent
 from harness.sweep.mutants import Mutant, added_lines, generate_and_trampoline, module_name, mutmut_version
 from reports.mutants import MutantOutcome, SweepResult
@@ -168,8 +167,8 @@ class Sweep:
         self.baseline_tree: Path | None = None
         self._tree_lock = threading.Lock()
         self.facts: dict[str, Any] = {}
-        #: The sweep cache being filled, and each planned mutant's digest in it.
-        self._cache: dict[str, Any] = {"mutants": {}}
+        #: The kept rows this sweep takes again and keeps (made in ``run``), and each planned mutant's digest.
+        self.outcomes: KeptOutcomes | None = None
         self._digests: dict[str, str] = {}
         #: Every mutant id, in generation order (the result's order).
         self._order: list[str] = []
@@ -197,9 +196,6 @@ class Sweep:
         started = time.perf_counter()
         version = mutmut_version()
         scope, files = scope_files(self.root, self.options.paths)
-        if self.options.fresh:
-            sweep_cache.drop(self.root)
-        cache = sweep_cache.load(self.root)
         launcher = None
         self.workdir = Path(tempfile.mkdtemp(prefix=f"seamgate-sweep-{os.getpid()}-"))
         try:
@@ -210,20 +206,21 @@ class Sweep:
             self.launcher = launcher
             self.executor = Executor(launcher, self.kept, threads=threads_per_run(self.options.jobs), torch=torch)
             hashes = _file_hashes(self.root)
+            self.outcomes = KeptOutcomes(self.root, self.kept, hashes, fresh=self.options.fresh)
             # the baseline runs in its child while this thread generates the mutants (libcst): neither
             # reads the other, and on a cold sweep each is seconds (the fork server's start, torch's import)
             pool = ThreadPoolExecutor(max_workers=1, thread_name_prefix="sweep-baseline")
             try:
-                pending = pool.submit(self.baseline, cache, hashes)
+                pending = pool.submit(self.baseline, self.outcomes)
                 generated = self.generate(files)
                 baseline, reach = pending.result()
             finally:
                 pool.shutdown(wait=False)
-            planned, decided = self.plan(generated, baseline, reach, hashes, cache)
-            self._cache, self._digests = cache, {p.mutant.id: p.digest for p in planned}
+            planned, decided = self.plan(generated, baseline, reach, hashes, self.outcomes)
+            self._digests = {p.mutant.id: p.digest for p in planned}
             ran = self.execute([p for p in planned if p.mutant.id not in decided], baseline)
             outcomes = {**decided, **ran}
-            sweep_cache.save(self.root, cache)
+            self.outcomes.save()
             ordered = [outcomes[m_id] for m_id in self._order]
             mutants = tuple(self.equivalent(o) for o in ordered)
             self.facts.update(killers="all" if self.options.all_killers else "first",
@@ -247,28 +244,25 @@ class Sweep:
 
     # -- 1. the baseline ------------------------------------------------------------------------
 
-    def baseline(self, cache: dict[str, Any], hashes: Mapping[str, str]) -> tuple[RunOutcome, Reach | None]:
-        """The selection on the working tree, with reach; taken from the cache when no file changed."""
-        digest = hashlib.sha256(json.dumps([list(self.options.tests), sorted(hashes.items()), self.options.arm]).encode()).hexdigest()
-        kept_reach = sweep_cache.cache_dir(self.root) / "reach.json"
-        old = cache.get("baseline")
-        if old and old.get("digest") == digest and kept_reach.is_file():
+    def baseline(self, kept: KeptOutcomes) -> tuple[RunOutcome, Reach | None]:
+        """The selection on the working tree, with reach; taken again from a kept run when no file changed."""
+        key = baseline_key(self.options.arm, SWEEP_ENV)
+        taken = kept.baseline(key, self.options.tests)
+        if taken is not None:
             self.notify("baseline", "reused")
-            return run_from_data(old["run"]), Reach.read(kept_reach)
+            return taken
         self.notify("baseline", "running")
         if isinstance(self.launcher, _Lazy):
             self.launcher.warm()  # the fork server's start (torch's import) overlaps the copy and the generation
         assert self.kept is not None
-        reach_path = self.kept / "reach-baseline.json"
+        reach_path = self.kept / reach_file_name(key)
         run = self._execute(label="sweep baseline", tree=self.tree(), select=self.options.tests, env=SWEEP_ENV,
                             timeout=SWEEP_BASELINE_LIMIT, reach=reach_path)
         if run.end != "completed" or any(c.kind in ("failed", "error") for c in run.cases):
             raise BaselineRed(run)
         reach = Reach.read(reach_path)
-        if reach is not None:
-            kept_reach.parent.mkdir(parents=True, exist_ok=True)
-            shutil.copyfile(reach_path, kept_reach)
-        cache["baseline"] = {"digest": digest, "run": run_to_data(run)}
+        if reach is not None:  # a baseline whose reach is unreadable is not kept: the next sweep runs it again
+            kept.keep_baseline(key, self.options.tests, run)
         return run, reach
 
     def tree(self) -> Path:
@@ -291,8 +285,8 @@ class Sweep:
         return generated
 
     def plan(self, generated: Mapping[str, tuple[str, list[Mutant]]], baseline: RunOutcome, reach: Reach | None,
-             hashes: Mapping[str, str], cache: Mapping[str, Any]) -> tuple[list[Planned], dict[str, MutantOutcome]]:
-        """Every mutant, planned; those decided without running (no coverage, cached) come back decided."""
+             hashes: Mapping[str, str], kept: KeptOutcomes) -> tuple[list[Planned], dict[str, MutantOutcome]]:
+        """Every mutant, planned; those decided without running (no coverage, kept) come back decided."""
         ids = [c.nodeid for c in baseline.cases]
         self._all = ids
         planned: list[Planned] = []
@@ -311,9 +305,9 @@ class Sweep:
                                        hashes=hashes, mutated_file=rel, source_text=source)
                 one = Planned(mutant, cases, alone, digest)
                 planned.append(one)
-                kept = cache.get("mutants", {}).get(digest)
-                if kept is not None:
-                    decided[mutant.id] = _from_cache(kept, mutant)
+                taken = kept.mutant(mutant.id, digest)
+                if taken is not None:
+                    decided[mutant.id] = _from_kept(taken, mutant)
         return planned, decided
 
     def cases_for(self, mutant: Mutant, source: str, reach: Reach | None,
@@ -380,11 +374,12 @@ class Sweep:
             self.launcher.kill_all()
 
     def remember(self, found: Mapping[str, MutantOutcome]) -> None:
-        """Keep decided outcomes in the cache as each batch ends: an interrupted sweep loses only what ran."""
+        """Keep decided outcomes as each batch ends: an interrupted sweep loses only what ran."""
+        assert self.outcomes is not None
         for mutant_id, outcome in found.items():
             if outcome.status != "owed" and mutant_id in self._digests:
-                self._cache["mutants"][self._digests[mutant_id]] = _to_cache(outcome)
-        sweep_cache.save(self.root, self._cache)
+                self.outcomes.keep_mutant(mutant_id, self._digests[mutant_id], _to_kept(outcome))
+        self.outcomes.save()
 
     def trampolined_tree(self, files: Iterable[str]) -> Path:
         """A copy of the project whose ``files`` are mutmut's trampolined form (every mutant switchable)."""
@@ -633,12 +628,12 @@ def _outcome(mutant: Mutant, status: str, **values: Any) -> MutantOutcome:
                          diff=mutant.diff, status=status, **values)  # type: ignore[arg-type]
 
 
-def _to_cache(outcome: MutantOutcome) -> dict[str, Any]:
+def _to_kept(outcome: MutantOutcome) -> dict[str, Any]:
     return {"status": outcome.status, "killers": list(outcome.killers), "covered_by": list(outcome.covered_by),
             "inferred": outcome.inferred, "reason": outcome.reason, "wall": outcome.wall}
 
 
-def _from_cache(kept: Mapping[str, Any], mutant: Mutant) -> MutantOutcome:
+def _from_kept(kept: Mapping[str, Any], mutant: Mutant) -> MutantOutcome:
     return _outcome(mutant, kept["status"], killers=tuple(kept.get("killers", ())),
                     covered_by=tuple(kept.get("covered_by", ())), inferred=int(kept.get("inferred", 0)),
                     reason=str(kept.get("reason", "")), wall=0.0)

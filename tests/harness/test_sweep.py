@@ -246,14 +246,41 @@ def test_a_bad_equivalents_file_is_refused_naming_the_entry(tmp_path: Path) -> N
         load_equivalents(tmp_path / "eq.yaml")
 
 
-def test_two_sweeps_of_one_project_keep_each_others_cached_outcomes(tmp_path: Path) -> None:
-    # each sweep loads the cache at its start and saves as its batches end: the second save must not
-    # drop what the first added meanwhile
-    from harness.sweep import cache as sweep_cache
+def test_two_sweeps_of_one_project_keep_each_others_outcomes(tmp_path: Path) -> None:
+    # each sweep keeps its rows in its own run folder as its batches end; the next looks in every kept folder
+    from harness.results.workspace import new_kept_folder
+    from harness.sweep.kept_outcomes import KeptOutcomes
 
-    first, second = sweep_cache.load(tmp_path), sweep_cache.load(tmp_path)
-    first["mutants"]["a" * 64] = {"status": "killed"}
-    sweep_cache.save(tmp_path, first)
-    second["mutants"]["b" * 64] = {"status": "survived"}
-    sweep_cache.save(tmp_path, second)
-    assert sweep_cache.load(tmp_path)["mutants"] == {"a" * 64: {"status": "killed"}, "b" * 64: {"status": "survived"}}
+    first = KeptOutcomes(tmp_path, new_kept_folder(tmp_path), {}, fresh=False)
+    second = KeptOutcomes(tmp_path, new_kept_folder(tmp_path), {}, fresh=False)
+    first.keep_mutant("m.a", "a" * 64, {"status": "killed"})
+    second.keep_mutant("m.b", "b" * 64, {"status": "survived"})
+    first.save()
+    second.save()
+    third = KeptOutcomes(tmp_path, new_kept_folder(tmp_path), {}, fresh=False)
+    assert (third.mutant("m.a", "a" * 64), third.mutant("m.b", "b" * 64)) == ({"status": "killed"}, {"status": "survived"})
+    assert third.mutant("m.a", "c" * 64) is None  # another digest: something it read changed
+    assert KeptOutcomes(tmp_path, new_kept_folder(tmp_path), {}, fresh=True).mutant("m.a", "a" * 64) is None
+
+
+def test_a_sweep_keeps_its_baseline_and_outcomes_as_rows_of_its_run_folder(tmp_path: Path) -> None:
+    """One store for gate runs and sweeps (issue 25): rows.json of the kept run folder, looked up through KeptRuns;
+    a sweep that took everything again keeps it all again, so it outlives the folders it took it from."""
+    from harness.results.reuse import KeptRuns
+    from harness.results.workspace import slug
+
+    root = write_project(tmp_path / "calc", PROJECT)
+    first = sweep(root)
+    assert not (root / ".seamgate" / "sweep-cache").exists()
+    (folder,) = KeptRuns.read(root).runs
+    rows = json.loads((folder.folder / "rows.json").read_text(encoding="utf-8"))["rows"]
+    decided = {m.id for m in first.mutants if m.status != "no_coverage"}
+    assert {label.removeprefix("sweep mutant ") for label in rows if label.startswith("sweep mutant ")} == decided
+    (baseline,) = [label for label in rows if not label.startswith("sweep mutant ")]
+    assert baseline.startswith("sweep ") and (folder.folder / f"reach-{slug(baseline.removeprefix('sweep '))}.json").is_file()
+    again = sweep(root)
+    assert again.facts["ran"] == 0
+    shutil.rmtree(folder.folder)  # the first sweep's folder goes (pruned): the second's holds what it took
+    third = sweep(root)
+    assert third.facts["ran"] == 0 and third.facts["reused"] == first.facts["ran"]
+    assert [(m.id, m.status, m.killers) for m in third.mutants] == [(m.id, m.status, m.killers) for m in first.mutants]

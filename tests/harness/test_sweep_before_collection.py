@@ -150,9 +150,9 @@ def test_the_mutants_are_generated_while_the_baseline_runs(tmp_path: Path, monke
         generated.set()
         return found
 
-    def baseline(self: Sweep, cache, hashes):  # noqa: ANN001, ANN202 - Sweep.baseline's shape
+    def baseline(self: Sweep, kept):  # noqa: ANN001, ANN202 - Sweep.baseline's shape
         seen.append(generated.wait(timeout=20.0))
-        return original_baseline(self, cache, hashes)
+        return original_baseline(self, kept)
 
     monkeypatch.setattr(Sweep, "generate", generate)
     monkeypatch.setattr(Sweep, "baseline", baseline)

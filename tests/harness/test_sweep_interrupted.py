@@ -1,5 +1,6 @@
 """A sweep's batches run in the row pool (``harness/rows/pool.py``) the gates' rows run in: an interrupt kills the
-sessions in flight, and every batch that ended before it is already in the sweep cache and was reported decided."""
+sessions in flight, and every batch that ended before it is already kept (a row of the sweep's run folder) and was
+reported decided."""
 
 from __future__ import annotations
 
@@ -10,7 +11,7 @@ import threading
 from pathlib import Path
 from typing import Any
 
-from harness.sweep import cache as sweep_cache
+from harness.sweep.kept_outcomes import KeptOutcomes, mutant_label
 from harness.sweep.cli import _interrupt
 from harness.sweep.mutants import Mutant
 from harness.sweep.sweep import Planned, Sweep, SweepOptions, _outcome
@@ -40,6 +41,9 @@ def test_an_interrupted_sweep_kills_its_sessions_and_keeps_the_batches_that_ende
                   notify=lambda event, data: events.append((event, data)))
     sweep.launcher = launcher  # as ``Sweep.run`` sets it
     sweep._digests = {"a.x_f__mutmut_1": "digest-a.py", "b.x_f__mutmut_1": "digest-b.py"}
+    sweep.kept = tmp_path / "kept"  # as ``Sweep.run`` makes them
+    sweep.kept.mkdir()
+    sweep.outcomes = KeptOutcomes(tmp_path, sweep.kept, {}, fresh=False)
     monkeypatch.setattr(sweep, "trampolined_tree", lambda files: tmp_path)
     first_decided = threading.Event()
 
@@ -67,6 +71,9 @@ def test_an_interrupted_sweep_kills_its_sessions_and_keeps_the_batches_that_ende
     finally:
         signal.signal(signal.SIGTERM, previous)
     assert launcher.killed.is_set()
-    kept = json.loads((sweep_cache.cache_dir(tmp_path) / "cache.json").read_text(encoding="utf-8"))
-    assert kept["mutants"]["digest-a.py"]["status"] == "killed" and "digest-b.py" not in kept["mutants"]
+    rows = json.loads((sweep.kept / "rows.json").read_text(encoding="utf-8"))["rows"]
+    assert rows[mutant_label("a.x_f__mutmut_1")] == {
+        "digest": "digest-a.py", "run": {"status": "killed", "killers": ["tests/test_a.py::test_a"], "covered_by": [],
+                                         "inferred": 0, "reason": "", "wall": 0.0}}
+    assert mutant_label("b.x_f__mutmut_1") not in rows
     assert [[o.id for o in data] for event, data in events if event == "decided"] == [["a.x_f__mutmut_1"]]
