@@ -12,10 +12,11 @@ import fnmatch
 import os
 import shutil
 import subprocess
-import tomllib
 from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
 
+from harness.config import load_config
+from harness.errors import ConfigError
 from mutations.errors import MutationTargetError
 from mutations.model import Mutation
 from mutations.offtree import mutated_target, write_mutated
@@ -32,7 +33,7 @@ class CopyRules:
 
     ``include``: glob patterns (relative to the project) of files copied even when git ignores them,
     e.g. a generated ``src/pkg/_version.py``; a pattern that names a folder copies every file under it. ``exclude``: glob patterns never copied. The keys are
-    validated by ``harness/config.py`` (``copy_include``, ``copy_exclude``); this reads them leniently.
+    read and validated by ``harness/config.py`` (``copy_include``, ``copy_exclude``).
     """
 
     include: tuple[str, ...] = ()
@@ -40,18 +41,13 @@ class CopyRules:
 
     @classmethod
     def load(cls, project_root: Path) -> CopyRules:
+        """The rules of ``project_root``'s ``[tool.seamgate]``, read by ``harness/config.py`` (the one reader of
+        our settings); a table it refuses gives no rules here (a command reads the settings first and says why)."""
         try:
-            data = tomllib.loads((project_root / "pyproject.toml").read_text(encoding="utf-8"))
-        except (OSError, UnicodeDecodeError, tomllib.TOMLDecodeError):
+            config = load_config(project_root)
+        except ConfigError:
             return cls()
-        table = data.get("tool", {}).get("seamgate", {})
-        table = table if isinstance(table, dict) else {}
-
-        def strings(key: str) -> tuple[str, ...]:
-            value = table.get(key, [])
-            return tuple(v for v in value if isinstance(v, str) and v) if isinstance(value, list) else ()
-
-        return cls(include=strings("copy_include"), exclude=strings("copy_exclude"))
+        return cls(include=config.copy_include, exclude=config.copy_exclude)
 
 
 def project_files(project_root: Path, rules: CopyRules | None = None) -> list[str]:
