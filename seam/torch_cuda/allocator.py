@@ -14,7 +14,12 @@ torch's ``CUDACachingAllocator``, so ``memory_allocated``, ``memory_reserved``, 
 - while a stream captures, its blocks come from the capture's private pool; that pool's segments are
   released only once no graph uses it (``release_pool``, at a graph's reset or end) and they are free;
 - each capture holds two blocks of 8 bytes on its stream in the default pool (CUDA's generator seed
-  and offset holders, H200, torch 2.11), freed with the graph.
+  and offset holders, H200, torch 2.11), freed with the graph;
+- under ``set_per_process_memory_fraction`` (``limit``), a new segment that would take what is reserved past
+  the limit is refused; outside captures the wholly free cached segments are released first and it is tried
+  once more (``num_alloc_retries``); refused, it is ``OverLimit`` (``num_ooms``), which the device says as
+  ``torch.OutOfMemoryError`` (``kinds.note_allocation``). With a limit, allocations are played at once, not
+  logged, so the refusal comes from the operation that asked.
 
 Cost: the hot path only appends to a log (``note_allocation``); a storage's death appends its weak
 reference itself (``watch``: the log's own ``append`` is the callback, so no Python frame runs), and a
@@ -163,11 +168,23 @@ class Stats:
             self.counters[key] = 0
 
 
+class OverLimit(Exception):
+    """A new segment refused under the memory fraction: its size, and the figures CUDA's refusal names."""
+
+    def __init__(self, tried: int, allowed: int, allocated: int, reserved: int) -> None:
+        super().__init__(f"a segment of {tried} bytes would pass the {allowed} bytes allowed")
+        self.tried, self.allowed, self.allocated, self.reserved = tried, allowed, allocated, reserved
+
+
 class CachingAllocator:
     """The book-keeping of one device's ``DeviceCachingAllocator``, fed by an event log."""
 
     def __init__(self) -> None:
         self.stats = Stats()
+        #: Bytes the allocator may reserve (``set_per_process_memory_fraction``); ``None``: never set.
+        self.limit: int | None = None
+        #: Whether a capture is under way (CUDA does not release cached segments to retry then).
+        self.capturing: Callable[[], bool] = lambda: False
         self.small, self.large = BlockPool(True, DEFAULT_POOL), BlockPool(False, DEFAULT_POOL)
         self.private: dict[tuple[int, int], PrivatePool] = {}
         self.freeable: set[tuple[int, int]] = set()
@@ -232,11 +249,10 @@ class CachingAllocator:
                         self.freeable.add(event[1])
 
     def record(self, action: str, address: int, size: int, stream: int) -> None:
-        """One entry of the memory history (the H200's keys; no stack frames). The caller checks that it is
-        recorded (``self.trace is not None``): the model's hot paths skip the call when it is not."""
-        assert self.trace is not None
-        self.trace.append({"action": action, "addr": address, "size": size, "stream": stream,
-                           "time_us": time.time_ns() // 1000, "frames": [], "compile_context": "",
+        """One entry of the memory history (the H200's keys; no stack frames). Only while it is recorded: the
+        callers check ``self.trace is not None`` (the model's hot paths skip the call when it is not)."""
+        self.trace.append({"action": action, "addr": address, "size": size,  # type: ignore[union-attr]
+                           "stream": stream, "time_us": time.time_ns() // 1000, "frames": [], "compile_context": "",
                            "user_metadata": ""})
 
     def read(self) -> "CachingAllocator":
@@ -276,7 +292,11 @@ class CachingAllocator:
         pool = self._pool_for(size, pool_id)
         block = self._best_fit(pool, size, stream)
         if block is None:
-            block = self._new_segment(pool, allocation_size(size), stream)
+            segment = allocation_size(size)
+            if self.limit is not None:
+                self._make_room(segment)
+                pool = self._pool_for(size, pool_id)  # releasing may have dropped a private pool
+            block = self._new_segment(pool, segment, stream)
         stats = self.stats
         already_split = block.is_split()
         remaining = block.size - size
@@ -305,6 +325,21 @@ class CachingAllocator:
         stats.allocate(pool.small, block.size, nbytes)
         if self.trace is not None:
             self.record("alloc", block.address, nbytes, stream)
+
+    def _make_room(self, segment: int) -> None:
+        """Room under ``limit`` for a new segment: there already, or after the cached segments are released when
+        no capture is under way (CUDA's ``release_cached_blocks``, then its retry); else ``OverLimit``."""
+        assert self.limit is not None
+        reserved = self.stats.arrays["reserved_bytes"][0]
+        if reserved[0] + segment <= self.limit:
+            return
+        if not self.capturing():
+            self._release_cached()
+            self.stats.counters["num_alloc_retries"] += 1
+            if reserved[0] + segment <= self.limit:
+                return
+        self.stats.counters["num_ooms"] += 1
+        raise OverLimit(segment, self.limit, self.stats.arrays["allocated_bytes"][0][0], reserved[0])
 
     @staticmethod
     def _best_fit(pool: BlockPool, size: int, stream: int) -> Block | None:
@@ -369,6 +404,11 @@ class CachingAllocator:
 
     def empty_cache(self) -> None:
         self.read()
+        self._release_cached()
+
+    def _release_cached(self) -> None:
+        """CUDA's ``release_cached_blocks``: every wholly free segment of the default pools, and of the private
+        pools no graph uses any more."""
         self.stats.counters["num_sync_all_streams"] += 1
         for pool in (self.large, self.small):
             self._release_free_segments(pool)

@@ -11,10 +11,11 @@ bfloat16 where CUDA computes them in float32). Inside ``emulate_cuda()``:
   the H200's dtypes: ``tests/fidelity/cuda_corpus.py``, class ``autocast``) to the DEVICE tensors of an
   op, each op of a list cast once before it runs, as CUDA's autocast does; every other op the CPU's lists
   name falls through (composites decompose, and their parts meet the policy);
-- host (pageable, pinned) tensors are never cast, as CUDA's autocast casts only CUDA tensors.
+- host (pageable, pinned) tensors are never cast, as CUDA's autocast casts only CUDA tensors;
+- ``binary_cross_entropy`` of device tensors is refused in torch's words (``BANNED``: CUDA's autocast bans it,
+  whatever the dtype; its ``out=`` overload and its backward are not banned: the H200, torch 2.11).
 
-Not modelled: the cast cache of weights (it saves casts, not values), ``binary_cross_entropy``'s refusal,
-and ``torch.autocast("cpu")`` regions inside the emulation (their ops are not cast: the CPU's own
+Not modelled: the cast cache of weights (it saves casts, not values), and ``torch.autocast("cpu")`` regions inside the emulation (their ops are not cast: the CPU's own
 kernels are replaced while the emulation has a registration).
 """
 
@@ -49,6 +50,13 @@ FP32 = ("acos", "asin", "cosh", "erfinv", "exp", "expm1", "log", "log10", "log2"
 #: Ops CUDA's autocast runs in the widest floating type of their tensors (``promote``).
 PROMOTE = ("addcdiv", "addcmul", "atan2", "bilinear", "cross", "dot", "vdot", "grid_sampler", "index_put",
            "tensordot", "scatter_add")
+#: Ops CUDA's autocast refuses (its ``banned`` kernels; only the default overload is registered), with torch's words.
+BANNED = {"binary_cross_entropy": (
+    "torch.nn.functional.binary_cross_entropy and torch.nn.BCELoss are unsafe to autocast.\n"
+    "Many models use a sigmoid layer right before the binary cross entropy layer.\n"
+    "In this case, combine the two layers using torch.nn.functional.binary_cross_entropy_with_logits\n"
+    "or torch.nn.BCEWithLogitsLoss.  binary_cross_entropy_with_logits and BCEWithLogits are\n"
+    "safe to autocast.")}
 _KEY = torch._C.DispatchKey.AutocastCPU
 _ELIGIBLE = (torch.float32, torch.float16, torch.bfloat16)
 
@@ -83,6 +91,16 @@ def _kernel(op: Any, policy: str) -> Any:
     return run
 
 
+def _banned(op: Any, words: str) -> Any:
+    def run(*args: Any, **kwargs: Any) -> Any:
+        if torch.is_autocast_enabled("cuda") and any(
+                isinstance(t, torch.Tensor) and is_device(t) for t in torch.utils._pytree.tree_leaves((args, kwargs))):
+            raise RuntimeError(words)
+        with torch._C._ExcludeDispatchKeyGuard(torch._C.DispatchKeySet(_KEY)):
+            return op(*args, **kwargs)
+    return run
+
+
 class _Registration:
     """The kernels of the policy under ``AutocastCPU``, while the emulation lasts (``close`` puts torch's back)."""
 
@@ -96,6 +114,9 @@ class _Registration:
         self.lib = torch.library.Library("aten", "IMPL")
         policy = {**dict.fromkeys(LOWER, "lower"), **dict.fromkeys(FP32, "fp32"), **dict.fromkeys(PROMOTE, "promote")}
         done: set[str] = set()
+        for name, words in BANNED.items():
+            self.lib.impl(name, _banned(getattr(torch.ops.aten, name).default, words), "AutocastCPU")
+            done.add(f"aten::{name}")
         for name, kind in policy.items():
             packet = getattr(torch.ops.aten, name, None)
             if packet is None:

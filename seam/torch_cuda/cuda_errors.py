@@ -95,12 +95,19 @@ def _size(n: int) -> str:
     return f"{n / 2**30:.2f} GiB"
 
 
-def out_of_memory(tried: int, total: int, free: int, allocated: int, reserved: int) -> Exception:
-    """``torch.OutOfMemoryError`` in the caching allocator's words, with the emulator's reason below."""
+def out_of_memory(tried: int, total: int, free: int, allocated: int, reserved: int, *,
+                  allowed: int | None = None) -> Exception:
+    """``torch.OutOfMemoryError`` in the caching allocator's words (torch 2.11 on the H200), with the emulator's
+    reason below. The process's memory in use is what the allocator reserved (the emulated device runs no CUDA
+    context); ``allowed``: the memory fraction's bound (``set_per_process_memory_fraction``), named when set."""
+    why = (f"the {tried} bytes asked for would take what is reserved past the {allowed} bytes the memory fraction "
+           "allows" if allowed is not None else f"the CPU could not allocate the {tried} bytes asked for on the device")
     return torch.OutOfMemoryError(
         f"CUDA out of memory. Tried to allocate {_size(tried)}. GPU 0 has a total capacity of {_size(total)} of "
-        f"which {_size(free)} is free. Of the allocated memory {_size(allocated)} is allocated by PyTorch, and "
-        f"{_size(max(0, reserved - allocated))} is reserved by PyTorch but unallocated. If reserved but unallocated "
-        "memory is large try setting PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True to avoid fragmentation.  "
-        "See documentation for Memory Management  (https://pytorch.org/docs/stable/notes/cuda.html#environment-variables)"
-        f"\n(seamgate's CUDA emulator: the CPU could not allocate the {tried} bytes asked for on the device)")
+        f"which {_size(free)} is free. Including non-PyTorch memory, this process has {_size(reserved)} memory in "
+        f"use. {f'{_size(allowed)} allowed; ' if allowed is not None else ''}Of the allocated memory "
+        f"{_size(allocated)} is allocated by PyTorch, and {_size(max(0, reserved - allocated))} is reserved by "
+        "PyTorch but unallocated. If reserved but unallocated memory is large try setting "
+        "PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True to avoid fragmentation.  See documentation for Memory "
+        "Management  (https://docs.pytorch.org/docs/stable/notes/cuda.html#optimizing-memory-usage-with-pytorch-cuda-alloc-conf)"
+        f"\n(seamgate's CUDA emulator: {why})")

@@ -16,8 +16,9 @@ from typing import Any, Literal
 
 import torch
 
-from seam.torch_cuda import allocator
+from seam.torch_cuda import allocator, cuda_errors
 from seam.torch_cuda.allocator import DEFAULT_POOL, key_of
+from seam.torch_cuda.device import TOTAL_MEMORY
 from seam.torch_cuda.runtime import runtime
 
 MemoryKind = Literal["device", "pinned", "pageable"]
@@ -163,14 +164,22 @@ def model_key(storage: torch.UntypedStorage) -> int | None:
 
 def note_allocation(rt: Any, key: int, nbytes: int, ref: Any) -> None:
     """Tell the allocator model of a new device block on the current stream (into the pool of the
-    capture that stream is part of, at once; outside captures through its log)."""
+    capture that stream is part of, at once; outside captures through its log, or at once under a memory
+    fraction, whose refusal is CUDA's ``torch.OutOfMemoryError`` from the operation that asked)."""
     stream = rt.current_stream()
     capture = rt.capture_of(stream.id) if rt.captures else None
-    if capture is None:
+    alloc = rt.allocator
+    try:
+        if capture is not None:
+            alloc.malloc_now(key, nbytes, stream.cuda_stream, capture.pool_handle, ref)
+            return
         pool = rt.per_thread.pools[-1] if rt.per_thread.pools else DEFAULT_POOL  # ``use_mem_pool``
-        rt.allocator.note_allocation(key, nbytes, stream.cuda_stream, pool, ref)
-    else:
-        rt.allocator.malloc_now(key, nbytes, stream.cuda_stream, capture.pool_handle, ref)
+        alloc.note_allocation(key, nbytes, stream.cuda_stream, pool, ref)
+        if alloc.limit is not None:
+            alloc.flush()  # played now: this allocation's refusal is raised here
+    except allocator.OverLimit as over:
+        raise cuda_errors.out_of_memory(over.tried, TOTAL_MEMORY, TOTAL_MEMORY - over.reserved, over.allocated,
+                                        over.reserved, allowed=over.allowed) from None
 
 
 def kind_of(tensor: torch.Tensor) -> MemoryKind:

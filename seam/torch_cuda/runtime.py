@@ -152,6 +152,8 @@ class Runtime:
         self.pools: dict[tuple[int, int], Any] = {}
         #: The caching allocator's book-keeping: what ``torch.cuda.memory_stats`` reports.
         self.allocator = CachingAllocator()
+        # CUDA's ``captures_underway``: captures and ``use_mem_pool`` recordings (no cached segment released then)
+        self.allocator.capturing = lambda: bool(self.captures or self.recording)
         #: Ids of the pools graphs make for themselves (``(n, 0)``; ``graph_pool_handle`` gives ``(0, n)``).
         self.graph_pool_ids = itertools.count(1)
         #: The pools ``use_mem_pool`` records to now, in any thread, one entry a use (the allocator's

@@ -5,10 +5,12 @@
   words) and the profiler switches;
 - ``torch.cuda.current_blas_handle()``: one stable handle per thread, as cuBLAS's;
 - ``torch.cuda.Stream.priority_range()``; priorities clamped into it, as CUDA does;
-- ``set_per_process_memory_fraction`` / ``get_per_process_memory_fraction``: kept and checked as torch does
-  (the fraction does not bound the emulated memory).
+- ``set_per_process_memory_fraction`` / ``get_per_process_memory_fraction``: kept and checked as torch does, and
+  the fraction of the emulated device's memory bounds what the allocator reserves (``allocator.py``, ``limit``);
+- ``torch.cuda.host_memory_stats()`` and its resets: the H200's answers under torch 2.11 (no figures, even
+  after pinned allocations; the resets answer ``None``).
 
-Not modelled: ``torch.cuda.host_memory_stats()`` (the pinned allocator's figures), host registration.
+Not modelled: host registration.
 """
 
 from __future__ import annotations
@@ -18,6 +20,9 @@ import threading
 from typing import Any
 
 import torch
+
+from seam.torch_cuda.device import TOTAL_MEMORY
+from seam.torch_cuda.runtime import runtime
 
 #: The H200's stream priority range (lowest, greatest) as torch reports it, torch 2.11.
 PRIORITY_RANGE = (0, -3)
@@ -77,12 +82,24 @@ _fraction = [1.0]
 
 
 def set_memory_fraction(fraction: float, device: int = 0) -> None:
-    """``torch._C._cuda_setMemoryFraction`` (torch's Python wrapper has checked the type and range)."""
+    """``torch._C._cuda_setMemoryFraction`` (torch's Python wrapper has checked the type and range): as CUDA's
+    allocator, from now on it reserves at most this fraction of the device (``set_fraction`` stays on)."""
     _fraction[0] = float(fraction)
+    runtime().allocator.limit = int(fraction * TOTAL_MEMORY)
 
 
 def get_memory_fraction(device: int = 0) -> float:
     return _fraction[0]
+
+
+def host_memory_stats() -> dict[str, Any]:
+    """``torch._C._cuda_hostMemoryStats``: empty, as torch 2.11 answers on the H200."""
+    return {}
+
+
+def reset_host_memory_stats() -> None:
+    """``torch._C._cuda_resetPeakHostMemoryStats`` and ``_cuda_resetAccumulatedHostMemoryStats``."""
+    return None
 
 
 def reset() -> None:
@@ -93,7 +110,9 @@ def reset() -> None:
 def patches() -> list[tuple[Any, str, Any]]:
     """What ``emulate_cuda()`` puts in place (``install.py``)."""
     functions = {"_cudart": CUDART, "_cuda_getCurrentBlasHandle": current_blas_handle,
-                 "_cuda_setMemoryFraction": set_memory_fraction, "_cuda_getMemoryFraction": get_memory_fraction}
+                 "_cuda_setMemoryFraction": set_memory_fraction, "_cuda_getMemoryFraction": get_memory_fraction,
+                 "_cuda_hostMemoryStats": host_memory_stats, "_cuda_resetPeakHostMemoryStats": reset_host_memory_stats,
+                 "_cuda_resetAccumulatedHostMemoryStats": reset_host_memory_stats}
     out: list[tuple[Any, str, Any]] = [(torch._C, name, value) for name, value in functions.items()]
     out.append((torch.cuda, "_cudart", CUDART))
     return out

@@ -1776,6 +1776,28 @@ for dt in (torch.bfloat16, torch.float16):
             ("add_low_fp32", lambda: low + x), ("cat_low_fp32", lambda: torch.cat([low, x])),
             ("host_matmul", lambda: host @ host), ("mean_low", lambda: low.mean()))}
 '''),
+    ("autocast", "binary_cross_entropy_is_refused_under_autocast_its_out_and_backward_are_not", r'''
+import torch.nn.functional as F
+torch.manual_seed(0)
+a = torch.rand(4, device="cuda"); b = torch.rand(4, device="cuda")
+def outcome(f):
+    try:
+        r = f()
+        return "ran on " + str(r.device.type)
+    except RuntimeError as err:
+        return [type(err).__name__, str(err)]
+with torch.autocast("cuda"):
+    vals["functional"] = outcome(lambda: F.binary_cross_entropy(a, b))
+    vals["module"] = outcome(lambda: torch.nn.BCELoss()(a, b))
+    vals["half"] = outcome(lambda: F.binary_cross_entropy(a.half(), b.half()))
+    vals["host"] = outcome(lambda: F.binary_cross_entropy(a.cpu(), b.cpu()))
+    vals["with_logits"] = outcome(lambda: F.binary_cross_entropy_with_logits(a, b))
+    vals["out_overload"] = outcome(lambda: torch.ops.aten.binary_cross_entropy.out(a, b, out=torch.empty(0, device="cuda")))
+    vals["backward"] = outcome(lambda: torch.ops.aten.binary_cross_entropy_backward(torch.ones((), device="cuda"), a, b))
+    with torch.autocast("cuda", enabled=False):
+        vals["disabled"] = outcome(lambda: F.binary_cross_entropy(a, b))
+vals["outside"] = R(F.binary_cross_entropy(a, b))
+'''),
     ("autocast", "autocast_in_a_graph_and_its_gradients", r'''
 m = torch.nn.Linear(4, 4).cuda(); x = torch.randn(2, 4, device="cuda")
 s = torch.cuda.Stream(); s.wait_stream(torch.cuda.current_stream())
@@ -2213,6 +2235,59 @@ with torch.cuda.stream(s):
     y = torch.ones(3, device="cuda") * 2
 torch.cuda.current_stream().wait_stream(s); sync()
 vals["y"] = R(y)
+'''),
+    ("mempool and runtime", "the_pinned_allocators_figures", r'''
+vals["before"] = torch.cuda.host_memory_stats()
+pinned = torch.empty(3 * 2**20, pin_memory=True)
+small = torch.ones(100).pin_memory()
+vals["after"] = torch.cuda.host_memory_stats()
+vals["resets"] = [torch.cuda.reset_peak_host_memory_stats(), torch.cuda.reset_accumulated_host_memory_stats()]
+vals["nested"] = torch.cuda.host_memory_stats_as_nested_dict()
+vals["pinned"] = [pinned.is_pinned(), small.is_pinned()]
+'''),
+    ("allocator", "a_memory_fraction_bounds_what_the_allocator_reserves", r'''
+import re
+def words(err):  # the sizes differ between the H200 and the emulated device
+    return type(err).__name__ + ": " + re.sub(r"\d+(\.\d+)? (GiB|MiB|KiB|bytes)", "N", str(err).splitlines()[0])
+total = torch.cuda.get_device_properties(0).total_memory
+def dev(n):
+    return torch.empty(int(n), dtype=torch.uint8, device="cuda")
+torch.cuda.empty_cache()
+torch.cuda.set_per_process_memory_fraction(0.01)
+try:
+    vals["small"] = dev(1000).numel()
+    try:
+        dev(0.02 * total); vals["over"] = "allocated"
+    except torch.OutOfMemoryError as err:
+        vals["over"] = words(err)
+    vals["under"] = dev(0.005 * total).numel() > 0
+    stats = torch.cuda.memory_stats()
+    held = [dev(0.004 * total), dev(0.004 * total)]
+    try:
+        dev(0.004 * total); vals["third"] = "allocated"
+    except torch.OutOfMemoryError as err:
+        vals["third"] = words(err)
+    del held
+    vals["cached_held"] = torch.cuda.memory_reserved() >= 0.008 * total
+    big = dev(0.009 * total)
+    after = torch.cuda.memory_stats()
+    vals["released_then"] = [torch.cuda.memory_reserved() <= 0.01 * total,
+                             after["num_alloc_retries"] - stats["num_alloc_retries"], after["num_ooms"] - stats["num_ooms"],
+                             after["num_sync_all_streams"] > stats["num_sync_all_streams"]]
+    del big
+    g = torch.cuda.CUDAGraph()
+    phase("capture")
+    try:
+        with torch.cuda.graph(g):
+            dev(0.02 * total)
+        vals["in_capture"] = "allocated"
+    except torch.OutOfMemoryError as err:
+        vals["in_capture"] = words(err)
+    phase("after")
+    vals["capturing_after"] = torch.cuda.is_current_stream_capturing()
+    vals["works_on"] = R(torch.ones(2, device="cuda") * 3)
+finally:
+    torch.cuda.set_per_process_memory_fraction(1.0)
 '''),
 ]
 

@@ -80,6 +80,16 @@ def test_the_memory_fraction_is_kept(torch_cuda: str) -> None:
         torch.cuda.set_per_process_memory_fraction(1.0)
 
 
+def test_the_pinned_allocators_figures_are_the_h200s(torch_cuda: str) -> None:
+    # torch 2.11 on the H200: empty, before and after pinned allocations, and the resets answer None
+    assert torch.cuda.host_memory_stats() == {}
+    pinned = torch.empty(3 * 2**20, pin_memory=True)
+    assert pinned.is_pinned() and torch.cuda.host_memory_stats() == {}
+    assert torch.cuda.reset_peak_host_memory_stats() is None
+    assert torch.cuda.reset_accumulated_host_memory_stats() is None
+    assert torch.cuda.host_memory_stats_as_nested_dict() == {}
+
+
 def test_stream_priorities_are_clamped_into_the_devices_range(torch_cuda: str) -> None:
     assert torch.cuda.Stream.priority_range() == (0, -3)
     assert [torch.cuda.Stream(priority=p).priority for p in (0, -1, -3, -5, -10, 3)] == [0, -1, -3, -3, -3, 0]
