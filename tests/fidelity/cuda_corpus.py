@@ -1778,8 +1778,7 @@ for dt in (torch.bfloat16, torch.float16):
 '''),
     ("autocast", "binary_cross_entropy_is_refused_under_autocast_its_out_and_backward_are_not", r'''
 import torch.nn.functional as F
-torch.manual_seed(0)
-a = torch.rand(4, device="cuda"); b = torch.rand(4, device="cuda")
+a = torch.tensor([0.2, 0.5, 0.7, 0.9], device="cuda"); b = torch.tensor([0.0, 1.0, 0.5, 1.0], device="cuda")
 def outcome(f):
     try:
         r = f()
@@ -2247,8 +2246,9 @@ vals["pinned"] = [pinned.is_pinned(), small.is_pinned()]
 '''),
     ("allocator", "a_memory_fraction_bounds_what_the_allocator_reserves", r'''
 import re
-def words(err):  # the sizes differ between the H200 and the emulated device
-    return type(err).__name__ + ": " + re.sub(r"\d+(\.\d+)? (GiB|MiB|KiB|bytes)", "N", str(err).splitlines()[0])
+def words(err):  # the sizes differ between the H200 and the emulated device; other processes on a shared GPU
+    line = re.sub(r"\d+(\.\d+)? (GiB|MiB|KiB|bytes)", "N", str(err).splitlines()[0])  # (the corpus runs 8 at once)
+    return type(err).__name__ + ": " + re.sub(r"Process \d+ has N memory in use\. ", "", line)
 total = torch.cuda.get_device_properties(0).total_memory
 def dev(n):
     return torch.empty(int(n), dtype=torch.uint8, device="cuda")
