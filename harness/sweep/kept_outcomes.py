@@ -6,8 +6,8 @@ its baseline and one for each decided mutant, each under the DIGEST of what it d
 looks each up in every kept run folder, newest first (``KeptRuns``: how a gate run finds its rows), and
 takes the newest row whose digest is the same. A sweep running beside another keeps its own folder, so
 neither loses the other's outcomes; an interrupted sweep has kept every batch that ended. ``--fresh``
-takes nothing kept (and keeps what it decides). The folders are ``.seamgate/runs``'s, of which the newest
-10 stay: a sweep keeps again, in its own folder, every row it took, so the newest sweep's scope is whole.
+takes nothing kept (and keeps what it decides). The folders are ``.seamgate/runs``'s (and a ``--output``
+folder that an earlier sweep kept rows in), of which the newest 10 stay: a sweep keeps again, in its own folder, every row it took, so the newest sweep's scope is whole.
 
 The baseline's row is keyed as a gate run's baseline row: a ``RowKey`` of the working tree on the sweep's
 arm under the sweep's environment, with the same digest rule (``reuse.digest`` over every project file)
@@ -36,7 +36,8 @@ from seam.arms import DEFAULT_ARM
 from harness.gates.model import SourceState
 from harness.plan.matrix import RowKey
 from harness.reach.reach import Reach
-from harness.results.reuse import KeptRuns, digest, files_read, run_from_data, run_to_data, write_kept_rows
+from harness.results.reuse import (ROWS_FILE, KeptRun, KeptRuns, digest, files_read, run_from_data, run_to_data,
+                                   write_kept_rows)
 from harness.results.workspace import reach_file_name
 from reports.outcome import RunOutcome
 
@@ -59,8 +60,10 @@ class KeptOutcomes:
 
     def __init__(self, project: Path, folder: Path, hashes: Mapping[str, str], *, fresh: bool) -> None:
         self.folder, self.hashes = folder, dict(hashes)
-        #: Every kept run folder, newest first (none with ``--fresh``).
-        self.kept_runs = KeptRuns() if fresh else KeptRuns.read(project)
+        #: Every kept run folder, newest first (none with ``--fresh``); first, ``folder`` itself when an earlier
+        #: sweep kept rows there (``--output DIR`` given again: DIR is not under ``.seamgate/runs``).
+        own = [KeptRun(folder)] if (folder / ROWS_FILE).is_file() else []
+        self.kept_runs = KeptRuns() if fresh else KeptRuns([*own, *KeptRuns.read(project).runs])
         #: The rows this sweep keeps: those it took again and those it decided, by label.
         self.rows: dict[str, dict[str, Any]] = {}
         self._lock = threading.Lock()  # batches end on the pool's threads

@@ -284,3 +284,12 @@ def test_a_sweep_keeps_its_baseline_and_outcomes_as_rows_of_its_run_folder(tmp_p
     third = sweep(root)
     assert third.facts["ran"] == 0 and third.facts["reused"] == first.facts["ran"]
     assert [(m.id, m.status, m.killers) for m in third.mutants] == [(m.id, m.status, m.killers) for m in first.mutants]
+
+
+def test_a_sweep_kept_in_an_output_folder_finds_its_rows_there_again(tmp_path: Path) -> None:
+    # --output DIR is not under .seamgate/runs; a sweep given the same DIR again takes its rows from there
+    root = write_project(tmp_path / "calc", PROJECT)
+    first = sweep(root, output=tmp_path / "out")
+    assert (tmp_path / "out" / "rows.json").is_file()
+    again = sweep(root, output=tmp_path / "out")
+    assert again.facts["ran"] == 0 and again.facts["reused"] == first.facts["ran"]
