@@ -17,7 +17,11 @@ in this session, then the rest cheapest first by their baseline ``durations``. W
 (``--all-killers``) every case runs and every killer is recorded; there, once a case of the mutant has
 failed, a case still running past its own limit (``case_limits``: ``harness/rows/time_limits.py``) is
 cut: its child's group is killed, the case is a killer (``cut``), and a new child runs the cases left
-(``_until_done``). It writes one JSON line to ``out``::
+(``_until_done``). Before that, such a case running past ``PARK_AT`` of its own limit is PARKED: its child runs
+on alone to the case's end or its limit (the same verdict: failed, passed, or cut), while a new child runs the
+cases left and the session goes on to its next mutants; the mutant's line is written when its parked cases
+have ended (``Parked``, ``Pending``). A case that waits on its own timeouts (cachetools' threading tests under a
+mutant that breaks the locking) then costs the session no wall time. It writes one JSON line to ``out``::
 
     {"id": ..., "end": "completed" | "timeout" | "crash", "failed": [nodeid, ...], "ran": [nodeid, ...],
      "cut": [nodeid, ...], "missing": [nodeid, ...], "wall": seconds, "detail": "..."}
@@ -113,28 +117,37 @@ def pytest_collection(session: pytest.Session) -> bool | None:
     imported = sorted(name for name in plan.get("modules", ()) if name in sys.modules)
     killed_by: dict[str, list[str]] = {}
     with open(plan["out"], "a", encoding="utf-8") as out:
+        emit = _emitter(out, killed_by)
         for entry in plan["mutants"]:
             if imported:
-                result = {"id": entry["id"], "end": "imported", "failed": [], "ran": [], "missing": [],
-                          "wall": 0.0, "detail": f"{', '.join(imported)} imported before collection"}
+                emit({"id": entry["id"], "end": "imported", "failed": [], "ran": [], "missing": [],
+                      "wall": 0.0, "detail": f"{', '.join(imported)} imported before collection"})
             else:
                 neighbours = killed_by.get(function_of(entry["id"]), [])
-                result = _fork_before_collection(session, entry, neighbours, plan.get("durations", {}),
-                                                 _cut_for(entry, plan))
-            if entry["id"]:
-                mine = killed_by.setdefault(function_of(entry["id"]), [])
-                mine.extend(f for f in result["failed"] if f not in mine)
-            out.write(json.dumps(result) + "\n")
-            out.flush()
+                _fork_before_collection(session, entry, neighbours, plan.get("durations", {}),
+                                        _cut_for(entry, plan), emit)
+        _drain_parked()
     _BEFORE["done"] = True
     session.items = []
     return True
 
 
+def _emitter(out: Any, killed_by: dict[str, list[str]]) -> Callable[[dict[str, Any]], None]:
+    """Write an entry's result line, and keep its killers for its neighbours' order (``kill_order``)."""
+    def emit(result: dict[str, Any]) -> None:
+        if result["id"]:
+            mine = killed_by.setdefault(function_of(result["id"]), [])
+            mine.extend(f for f in result["failed"] if f not in mine)
+        out.write(json.dumps(result) + "\n")
+        out.flush()
+    return emit
+
+
 def _fork_before_collection(session: pytest.Session, entry: dict[str, Any], neighbours: list[str],
-                            durations: dict[str, float], cut: CaseCut | None) -> dict[str, Any]:
-    """The entry's result, from a child that collects with its mutant on (another for the cases left after
-    a cut one). Its cases are reported in the baseline's order (``durations`` holds every baseline case,
+                            durations: dict[str, float], cut: CaseCut | None,
+                            emit: Callable[[dict[str, Any]], None]) -> None:
+    """The entry's result, emitted, from a child that collects with its mutant on (another for the cases left
+    after a cut or parked one). Its cases are reported in the baseline's order (``durations`` holds every baseline case,
     in order): the session collected nothing to order them by."""
     started = time.perf_counter()
 
@@ -156,8 +169,9 @@ def _fork_before_collection(session: pytest.Session, entry: dict[str, Any], neig
         return pid, read
 
     wanted = entry.get("cases")
-    end, heard, detail = _until_done(start, list(durations) if wanted is None else list(wanted), entry, cut)
-    return _result(entry, end, heard, detail, {n: i for i, n in enumerate(durations)}, started)
+    end, heard, detail, parked = _until_done(start, list(durations) if wanted is None else list(wanted), entry, cut)
+    place = {n: i for i, n in enumerate(durations)}
+    _settle(parked, end, heard, detail, lambda e, h, d: emit(_result(entry, e, h, d, place, started)))
 
 
 @dataclass
@@ -180,24 +194,29 @@ def _cut_for(entry: dict[str, Any], plan: dict[str, Any]) -> CaseCut | None:
 
 
 def _until_done(start: Callable[[list[str]], tuple[int, int]], cases: list[str], entry: dict[str, Any],
-                cut: CaseCut | None) -> tuple[str, list[dict[str, Any]], str]:
+                cut: CaseCut | None) -> tuple[str, list[dict[str, Any]], str, list[Parked]]:
     """Run ``cases`` in children ``start`` forks (its pid and the read end of its pipe), a new child for the
-    cases left after one is cut (``CaseCut``), within the entry's one time limit: (end, heard, detail)."""
+    cases left after one is cut or parked (``CaseCut``), within the entry's one time limit: (end, heard, detail,
+    the children left running a parked case)."""
     limit = float(entry.get("timeout", 60.0))
     since = time.monotonic()
     heard: list[dict[str, Any]] = []
+    parked: list[Parked] = []
     while True:
         pid, read = start(cases)
-        end, more, detail = _collect(pid, read, limit, since, cut)
+        end, more, detail, park = _collect(pid, read, limit, since, cut)
         heard.extend(more)
-        if end != "cut" or cut is None:
-            return end, heard, detail
+        if park is not None:
+            parked.append(park)
+        if end not in ("cut", "parked") or cut is None:
+            return end, heard, detail, parked
         cut.killed = True
-        over = {m[kind] for m in more for kind in ("ran", "cut") if kind in m}  # the cases it ran, or cut
+        # the cases it ran, cut or left running (parked)
+        over = {m[kind] for m in more for kind in ("ran", "cut", "parked") if kind in m}
         cases = [c for c in cases if c not in over]
         if not cases:
             heard.append({"done": True})
-            return "completed", heard, ""
+            return "completed", heard, "", parked
 
 
 def _switch(mutant: str) -> None:
@@ -247,14 +266,11 @@ def pytest_runtestloop(session: pytest.Session) -> bool | None:
     #: Killers of the mutants decided so far in this session, by function (``module.x_f``), newest last.
     killed_by: dict[str, list[str]] = {}
     with open(plan["out"], "a", encoding="utf-8") as out:
+        emit = _emitter(out, killed_by)
         for entry in plan["mutants"]:
             neighbours = killed_by.get(function_of(entry["id"]), [])
-            result = _run_entry(session, items, entry, durations, neighbours, _cut_for(entry, plan))
-            if entry["id"]:
-                mine = killed_by.setdefault(function_of(entry["id"]), [])
-                mine.extend(f for f in result["failed"] if f not in mine)
-            out.write(json.dumps(result) + "\n")
-            out.flush()
+            _run_entry(session, items, entry, durations, neighbours, _cut_for(entry, plan), emit)
+        _drain_parked()
     return True
 
 
@@ -305,7 +321,8 @@ def _one_line(excinfo: Any, *args: Any, **kwargs: Any) -> str:
 
 
 def _run_entry(session: pytest.Session, items: dict[str, pytest.Item], entry: dict[str, Any],
-               durations: dict[str, float], neighbours: list[str], cut: CaseCut | None) -> dict[str, Any]:
+               durations: dict[str, float], neighbours: list[str], cut: CaseCut | None,
+               emit: Callable[[dict[str, Any]], None]) -> None:
     wanted = entry.get("cases")
     keep = None if wanted is None else set(wanted)
     chosen = kill_order([item for item in session.items if keep is None or item.nodeid in keep],
@@ -322,9 +339,10 @@ def _run_entry(session: pytest.Session, items: dict[str, pytest.Item], entry: di
         os.close(write)
         return pid, read
 
-    end, heard, detail = _until_done(start, [item.nodeid for item in chosen], entry, cut)
-    result = _result(entry, end, heard, detail, {nodeid: index for index, nodeid in enumerate(items)}, started)
-    return {**result, "missing": missing}
+    end, heard, detail, parked = _until_done(start, [item.nodeid for item in chosen], entry, cut)
+    place = {nodeid: index for index, nodeid in enumerate(items)}
+    _settle(parked, end, heard, detail,
+            lambda e, h, d: emit({**_result(entry, e, h, d, place, started), "missing": missing}))
 
 
 def _result(entry: dict[str, Any], end: str, heard: list[dict[str, Any]], detail: str, place: dict[str, int],
@@ -420,11 +438,13 @@ def _run_cases(chosen: list[pytest.Item], stop: bool, done: bool = True) -> None
 
 
 def _collect(pid: int, read: int, timeout: float, since: float | None = None,
-             cut: CaseCut | None = None) -> tuple[str, list[dict[str, Any]], str]:
+             cut: CaseCut | None = None) -> tuple[str, list[dict[str, Any]], str, Parked | None]:
     """The child's messages, read until it exits or ``timeout`` seconds after ``since`` (default: now) pass
-    (then its group is killed): (end, every message heard, detail). A killed child's messages are kept:
-    its failures stand. With a ``cut``, once a case has failed, the case running past its own limit ends
-    the child: ``"cut"``, and a ``{"cut": nodeid}`` message heard."""
+    (then its group is killed): (end, every message heard, detail, the child if parked). A killed child's
+    messages are kept: its failures stand. With a ``cut``, once a case has failed, the case running past
+    ``PARK_AT`` of its own limit is left to run on (``"parked"``, a ``{"parked": nodeid}`` message heard)
+    while the session holds fewer than ``MAX_PARKED``, else at its limit it ends the child (``"cut"``, a
+    ``{"cut": nodeid}`` message heard). Parked children are watched meanwhile (``_watch_parked``)."""
     deadline = (time.monotonic() if since is None else since) + timeout
     buffer = b""
     heard: list[dict[str, Any]] = []
@@ -436,18 +456,24 @@ def _collect(pid: int, read: int, timeout: float, since: float | None = None,
         if left <= 0:
             _kill(pid)
             os.close(read)
-            return "timeout", heard, f"no result after {timeout:g} s; its process group was killed"
-        wait = min(left, 1.0)
+            return "timeout", heard, f"no result after {timeout:g} s; its process group was killed", None
+        wait = min(left, 1.0, *(p.deadline - now for p in _PARKED))
         if cut is not None and killed and running is not None and running[0] in cut.limits:
-            over = running[1] + cut.limits[running[0]] - now
+            own = cut.limits[running[0]]
+            over = running[1] + own - now
             if over <= 0:
                 _kill(pid)
                 os.close(read)
                 heard.append({"cut": running[0]})
-                return "cut", heard, f"{running[0]} ran past its own limit of {cut.limits[running[0]]:g} s"
-            wait = min(wait, over)
-        ready, _, _ = select.select([read], [], [], wait)
-        if ready:
+                return "cut", heard, f"{running[0]} ran past its own limit of {own:g} s", None
+            park_in = running[1] + PARK_AT * own - now
+            if park_in <= 0 and len(_PARKED) < MAX_PARKED:
+                heard.append({"parked": running[0]})
+                return "parked", heard, "", Parked(pid, read, running[0], running[1] + own, own, buffer)
+            wait = min(wait, over, park_in if park_in > 0 else over)
+        ready, _, _ = select.select([read, *(p.read for p in _PARKED)], [], [], max(0.0, wait))
+        _watch_parked(set(ready))
+        if read in ready:
             chunk = os.read(read, 65536)
             if not chunk:
                 break
@@ -469,8 +495,111 @@ def _collect(pid: int, read: int, timeout: float, since: float | None = None,
         pass
     if code != 0:
         why = f"killed by signal {-code}" if code < 0 else f"exited {code} before writing its result"
-        return "crash", heard, why
-    return "completed", heard, ""
+        return "crash", heard, why, None
+    return "completed", heard, "", None
+
+
+#: ``--all-killers``: a killed mutant's case still running after this share of its own limit is parked.
+PARK_AT = 0.25
+#: Parked children a session holds at most; past it a slow case is waited for (and cut) as before.
+MAX_PARKED = 4
+
+
+@dataclass
+class Pending:
+    """An entry whose line waits for its parked cases: what its other children said, and how to finish."""
+
+    end: str
+    heard: list[dict[str, Any]]
+    detail: str
+    #: Parked cases not ended yet.
+    waiting: int
+    #: ``(end, heard, detail) ->`` the entry's line written.
+    finish: Callable[[str, list[dict[str, Any]], str], None]
+
+
+@dataclass
+class Parked:
+    """A child left running one case of a killed mutant (``_collect``), watched until the case ends."""
+
+    pid: int
+    read: int
+    case: str
+    #: When the case reaches its own limit (then it is cut, a killer), and that limit.
+    deadline: float
+    limit: float
+    #: What the child sent after its last whole message when it was parked.
+    buffer: bytes = b""
+    owner: Pending | None = None
+
+
+#: This session's parked children.
+_PARKED: list[Parked] = []
+
+
+def _settle(parked: list[Parked], end: str, heard: list[dict[str, Any]], detail: str,
+            finish: Callable[[str, list[dict[str, Any]], str], None]) -> None:
+    """Finish an entry now, or, when cases of it are parked, once the last of them has ended."""
+    if not parked:
+        finish(end, heard, detail)
+        return
+    pending = Pending(end, heard, detail, len(parked), finish)
+    for child in parked:
+        child.owner = pending
+        _PARKED.append(child)
+        _take(child, b"")  # what it had already sent may hold the case's end
+
+
+def _watch_parked(ready: set[int]) -> None:
+    """Read the parked children that sent something (``ready``), and cut those whose case reached its limit."""
+    now = time.monotonic()
+    for child in list(_PARKED):
+        if child.read in ready:
+            chunk = os.read(child.read, 65536)
+            if not chunk:
+                _ended(child, crash=f"{child.case}: its child exited before the case ended")
+                continue
+            _take(child, chunk)
+        elif now >= child.deadline:
+            _ended(child, message={"cut": child.case})
+
+
+def _take(child: Parked, chunk: bytes) -> None:
+    """The parked child's messages about ITS case, until the case ended (the child then goes on: it is killed)."""
+    child.buffer += chunk
+    *lines, child.buffer = child.buffer.split(b"\n")
+    for message in _parsed(lines):
+        if message.get("failed") == child.case:
+            assert child.owner is not None
+            child.owner.heard.append(message)
+        elif message.get("ran") == child.case:
+            _ended(child, message=message)
+            return
+
+
+def _ended(child: Parked, message: dict[str, Any] | None = None, crash: str = "") -> None:
+    """The parked case ended (``message``: ran, or cut at its limit) or its child died (``crash``)."""
+    _kill(child.pid)
+    os.close(child.read)
+    if child in _PARKED:
+        _PARKED.remove(child)
+    owner = child.owner
+    assert owner is not None
+    if message is not None:
+        owner.heard.append(message)
+    if crash and owner.end == "completed":
+        owner.end, owner.detail = "crash", crash
+    owner.waiting -= 1
+    if owner.waiting == 0:
+        owner.finish(owner.end, owner.heard, owner.detail)
+
+
+def _drain_parked() -> None:
+    """Wait for every parked case to end (the session's last entries are done)."""
+    while _PARKED:
+        wait = max(0.0, min(child.deadline for child in _PARKED) - time.monotonic())
+        ready, _, _ = select.select([child.read for child in _PARKED], [], [], min(wait, 1.0))
+        _watch_parked(set(ready))
 
 
 def _parsed(lines: list[bytes]) -> list[dict[str, Any]]:
