@@ -7,7 +7,8 @@ looks each up in every kept run folder, newest first (``KeptRuns``: how a gate r
 takes the newest row whose digest is the same. A sweep running beside another keeps its own folder, so
 neither loses the other's outcomes; an interrupted sweep has kept every batch that ended. ``--fresh``
 takes nothing kept (and keeps what it decides). The folders are ``.seamgate/runs``'s (and a ``--output``
-folder that an earlier sweep kept rows in), of which the newest 10 stay: a sweep keeps again, in its own folder, every row it took, so the newest sweep's scope is whole.
+folder that an earlier sweep kept rows in), of which the newest 10 stay: a sweep keeps again, in its own
+folder, every row it took, so the newest sweep's scope is whole.
 
 The baseline's row is keyed as a gate run's baseline row: a ``RowKey`` of the working tree on the sweep's
 arm under the sweep's environment, with the same digest rule (``reuse.digest`` over every project file)

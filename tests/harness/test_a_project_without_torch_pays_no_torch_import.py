@@ -116,8 +116,7 @@ def test_a_sweep_that_reuses_every_outcome_does_not_ask(tmp_path: Path, monkeypa
         asked.append(root)
         return answer(root)
 
-    monkeypatch.setattr(preload, "uses_torch", counting)
-    monkeypatch.setattr(sweep_module, "uses_torch", counting, raising=False)  # where a sweep imported it by name
+    monkeypatch.setattr(preload, "uses_torch", counting)  # TorchUse asks through the module
     root = write_project(tmp_path / "calc", {**PLAIN, "pyproject.toml": "[tool.seamgate]\n"})
     options = sweep_module.SweepOptions(paths=(str(root / "calc"),), jobs=1, progress="off")
     first = sweep_module.Sweep(root, options).run()
