@@ -84,9 +84,12 @@ _fraction = [1.0]
 
 def set_memory_fraction(fraction: float, device: int = 0) -> None:
     """``torch._C._cuda_setMemoryFraction`` (torch's Python wrapper has checked the type and range): as CUDA's
-    allocator, from now on it reserves at most this fraction of the device (``set_fraction`` stays on)."""
+    allocator, from now on it reserves at most this fraction of the device (``set_fraction`` stays on). What was
+    allocated before is played into the model first, without the limit: it stays, and counts as reserved."""
     _fraction[0] = float(fraction)
-    runtime().allocator.limit = int(fraction * TOTAL_MEMORY)
+    allocator = runtime().allocator
+    allocator.flush()
+    allocator.limit = int(fraction * TOTAL_MEMORY)
 
 
 def get_memory_fraction(device: int = 0) -> float:

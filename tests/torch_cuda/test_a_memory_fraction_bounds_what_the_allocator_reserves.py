@@ -75,3 +75,25 @@ def test_inside_a_capture_the_refusal_leaves_the_graph_context(bounded: int) -> 
             device_bytes(2 * FRACTION * bounded)
     assert not torch.cuda.is_current_stream_capturing()
     assert torch.ones(2, device="cuda").sum().item() == 2.0
+
+
+def test_a_fraction_set_after_an_allocation_refuses_the_next_segment_not_the_earlier_one(torch_cuda: str) -> None:
+    """What was allocated before the fraction was set stays allocated, and counts as reserved: the NEXT new
+    segment is refused, naming its own size. (The emulated allocator defers its book-keeping: it once played the
+    earlier allocation under the new limit, refused it instead and lost the rest of that batch.)"""
+    torch.cuda.empty_cache()
+    total = torch.cuda.get_device_properties(0).total_memory
+    before = torch.cuda.memory_allocated()
+    earlier = device_bytes(2 * FRACTION * total)
+    torch.cuda.set_per_process_memory_fraction(FRACTION)
+    try:
+        with pytest.raises(torch.OutOfMemoryError, match=r"allowed; ") as refused:
+            device_bytes(FRACTION * total / 2)  # alone within the fraction; with `earlier` reserved, past it
+        value, unit = re.search(r"Tried to allocate ([\d.]+) (GiB|MiB)", str(refused.value)).groups()
+        asked = float(value) * (2**30 if unit == "GiB" else 2**20)
+        assert abs(asked - FRACTION * total / 2) <= 0.01 * 2**30, str(refused.value).splitlines()[0]
+        assert torch.cuda.memory_allocated() - before >= earlier.numel()
+    finally:
+        torch.cuda.set_per_process_memory_fraction(1.0)
+        del earlier
+        torch.cuda.empty_cache()
