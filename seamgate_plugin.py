@@ -84,16 +84,6 @@ def pytest_unconfigure(config: pytest.Config) -> None:
         emulation.__exit__(None, None, None)
 
 
-@pytest.hookimpl(tryfirst=True)
-def pytest_runtest_setup(item: pytest.Item) -> None:
-    """Under the emulated device every test starts from a fresh device: no stream left current, no
-    capture left open, the device's generator seeded afresh."""
-    if getattr(item.config, "_seamgate_emulation", None) is not None:
-        from seam.torch_cuda.runtime import reset
-
-        reset()
-
-
 def _names_an_arm(item: pytest.Item) -> bool:
     """``@pytest.mark.arm(X)`` with X one of OUR arms (a project's own ``arm`` marker is not ours)."""
     return any(m.args and m.args[0] in KNOWN_ARMS for m in item.iter_markers("arm"))

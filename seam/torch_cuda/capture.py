@@ -84,7 +84,7 @@ class _PooledKinds:
         if kind == "device" and c.born_kind == "pinned":
             kind = "pinned"  # a device-to-host copy into pinned memory (``to("cpu", non_blocking=True)``)
         if kind == "device":
-            c.pool.place(tensor, c.ops.refs, c.recorder._born)
+            c.pool.place(tensor, c.recorder._born)
         REGISTRY.mark(tensor, kind)
 
     @staticmethod
@@ -151,6 +151,10 @@ def is_current_stream_capturing() -> bool:
     return rt.capture_of(rt.current_stream().id) is not None
 
 
+def _holders(state: DeviceRng) -> tuple[tuple[str, int, int], ...]:
+    return (("rng-holder", id(state), 0), ("rng-holder", id(state), 1))
+
+
 class CUDAGraph:
     """``torch.cuda.CUDAGraph`` on the emulated device."""
 
@@ -174,6 +178,8 @@ class CUDAGraph:
         self._dumped = False
         #: Its pool was begun in the allocator model (released at reset or when the graph dies).
         self._pool_begun = False
+        #: Generator states this graph is registered with, holding their seed and offset holders (``_hold``).
+        self._holding: list[Any] = []
         return self
 
     def __init__(self, keep_graph: bool = False) -> None:
@@ -200,27 +206,25 @@ class CUDAGraph:
         self._register(rt.rng)
         for state, _ in self._rng_states:
             state.capture_prologue()
-        # CUDA's seed and offset holders: two 8-byte blocks on the capturing stream, in the default pool
-        # (H200, torch 2.11: ``a_capture_allocates_into_the_graphs_private_pool``), freed with the graph.
         allocator = rt.allocator
         allocator.before_read["graphs"] = functools.partial(free_graph_held, rt)
-        for holder in self._holders():
-            allocator.note_allocation(holder, 8, stream.cuda_stream, DEFAULT_POOL, None)
         allocator.begin_pool(self._pool)
         self._pool_begun = True
         self._capture = capture
         rt.captures.append(capture)
 
-    def _holders(self) -> tuple[tuple[str, int, int], ...]:
-        return (("rng-holder", id(self), 0), ("rng-holder", id(self), 1))
-
     def _release_memory(self) -> None:
-        """The graph's memory goes back: its holders freed, its pool freeable once no graph uses it."""
-        if getattr(self, "_pool_begun", False) and self._runtime is runtime():
-            allocator = self._runtime.allocator
-            for holder in self._holders():
-                allocator.note_free(holder)
-            allocator.release_pool(self._pool)
+        """The graph's memory goes back: its generator states' holders freed when no other graph holds them, its
+        pool freeable once no graph uses it."""
+        if self._runtime is runtime():
+            for state in getattr(self, "_holding", ()):
+                state.graphs -= 1
+                if state.graphs == 0:
+                    for holder in _holders(state):
+                        self._runtime.allocator.note_free(holder)
+            if getattr(self, "_pool_begun", False):
+                self._runtime.allocator.release_pool(self._pool)
+        self._holding = []
         self._pool_begun = False
 
     def register_generator_state(self, generator: Any) -> None:
@@ -237,6 +241,21 @@ class CUDAGraph:
     def _register(self, state: DeviceRng) -> None:
         if all(kept is not state for kept, _ in self._rng_states):
             self._rng_states.append([state, 0])
+        self._hold(state)
+
+    def _hold(self, state: DeviceRng) -> None:
+        """CUDA's ``register_graph``: a generator state's seed and offset holders (two 8-byte device blocks, on the
+        current stream, in the default pool) are made when the first graph registers with it and freed when the
+        last one is reset or dies: one pair a STATE, however many graphs (H200, torch 2.11, device probe of
+        session 14; ``a_capture_allocates_into_the_graphs_private_pool``)."""
+        if any(held is state for held in self._holding):
+            return
+        self._holding.append(state)
+        state.graphs += 1
+        if state.graphs == 1:
+            rt = runtime()
+            for holder in _holders(state):
+                rt.allocator.note_allocation(holder, 8, rt.current_stream().cuda_stream, DEFAULT_POOL, None)
 
     def capture_end(self) -> None:
         rt = runtime()
@@ -270,6 +289,9 @@ class CUDAGraph:
         capture.pool.graph_refs[id(self)] = capture.ops.refs
         draws = capture.draws
         graph.ops = [_SeededOp.of(op, *draws[id(op)]) if id(op) in draws else op for op in graph.ops]
+        # The ended capture lingers in a reference cycle until the collector runs: its list lets go of the recorded
+        # operations now (the graph holds them), so a graph dropped later frees their tensors at once (``_drop_graph``).
+        list.clear(capture.ops)
         self._graph = graph
         self._instantiated = not self.keep_graph  # CUDA instantiates at the end unless the graph is kept
 
@@ -323,7 +345,7 @@ class CUDAGraph:
             for capture in runtime().refusing_captures():
                 capture.invalidate("the reset of another graph")
             warnings.warn("CUDA warning: operation not permitted when stream is capturing", UserWarning, stacklevel=2)
-        self._graph = None
+        self._drop_graph()
         self._rng_states = []
         self._instantiated = False
         self._dumped = False
@@ -366,9 +388,19 @@ class CUDAGraph:
                 for capture in runtime().refusing_captures():
                     capture.invalidate("the release of another graph")
                 self._forget_pool_refs()
+            self._drop_graph()
             self._release_memory()
         except Exception:
             pass
+
+    def _drop_graph(self) -> None:
+        """The captured graph goes at once, as CUDA destroys it: its recorded operations let go of the tensors they
+        hold now, not when the collector next breaks the graph's reference cycle (until then the memory figures
+        counted a dead graph's inputs as in use; H200, session 14: ``two_successive``)."""
+        graph = getattr(self, "_graph", None)
+        if graph is not None:
+            graph.ops.clear()
+        self._graph = None
 
 
 class graph(torch.cuda.graphs.graph):  # type: ignore[misc,name-defined]

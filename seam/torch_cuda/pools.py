@@ -64,11 +64,10 @@ class Pool:
         #: Per graph (by id): the storage references its recorded operations hold.
         self.graph_refs: dict[int, collections.Counter[int]] = {}
 
-    def _held(self, key: int, extra: collections.Counter[int], born: dict[int, Any]) -> int:
-        return (1 + sum(c.get(key, 0) for c in self.graph_refs.values()) + extra.get(key, 0) + (1 if key in born else 0)
-                + alias_refs(key))
+    def _held(self, key: int, born: dict[int, Any]) -> int:
+        return 1 + graphs_hold(key) + (1 if key in born else 0) + alias_refs(key)
 
-    def place(self, t: torch.Tensor, open_refs: collections.Counter[int], born: dict[int, Any]) -> None:
+    def place(self, t: torch.Tensor, born: dict[int, Any]) -> None:
         """Serve the memory of ``t`` (just made in a capture of this pool) from a free block, or keep
         its storage as a new block."""
         own = t.untyped_storage()
@@ -77,7 +76,7 @@ class Pool:
             key = id(block)
             if block is own or _size_class(block.nbytes()) != _size_class(need) or block.nbytes() < need:
                 continue
-            if _use_count(block._cdata) != self._held(key, open_refs, born):
+            if _use_count(block._cdata) != self._held(key, born):
                 continue
             ref = block_ref(block)
             note_allocation(runtime(), key_of(ref), need, ref)
@@ -93,15 +92,23 @@ class Pool:
         self.graph_refs.pop(graph_key, None)
 
 
+def graphs_hold(key: int) -> int:
+    """The references on storage ``key`` that graphs hold: the recorded operations of EVERY graph, ended or
+    being captured, whatever pool it allocates from (a GPU's graph holds no memory: a block another graph only
+    reads is freed when its last tensor dies; H200, session 14: ``two_successive``)."""
+    rt = runtime()
+    held = sum(refs.get(key, 0) for pool in rt.pools.values() for refs in pool.graph_refs.values())
+    return held + sum(capture.ops.refs.get(key, 0) for capture in rt.captures)
+
+
 def free_graph_held(rt: Any) -> None:
     """Free, in the allocator model, every pool block that nothing but graphs (and the pool) holds:
     on a GPU its block went back to the pool when the last tensor on it died."""
     active = rt.allocator.active
     for pool in rt.pools.values():
         capture = next((c for c in rt.captures if c.pool is pool), None)
-        refs = capture.ops.refs if capture is not None else collections.Counter()
         born = capture.recorder._born if capture is not None else {}
         for storage in pool.blocks:
             key = model_key(storage)
-            if key in active and _use_count(storage._cdata) == pool._held(id(storage), refs, born):
+            if key in active and _use_count(storage._cdata) == pool._held(id(storage), born):
                 rt.allocator.free_held(key)

@@ -57,6 +57,9 @@ class DeviceRng:
         #: The seed and base offset the last replay (or the capture) read: recorded draws use them.
         self.seed_extragraph = self.seed
         self.offset_extragraph = 0
+        #: Graphs registered with this state: while any is, its seed and offset holders are allocated
+        #: (``capture.CUDAGraph._hold``).
+        self.graphs = 0
 
     def manual_seed(self, seed: int) -> None:
         self.seed, self.offset = int(seed) & 0xFFFFFFFFFFFFFFFF, 0

@@ -2,9 +2,9 @@
 
 A library activates it once (breakable- and piecewise-cuda-graphs' debug mode keeps a module flag,
 ``_gpu_trace_initialized``) and registers its callbacks once; every later capture in the process
-relies on them firing. Under ``pytest --emulate-cuda`` each test starts on a fresh emulated device, so
-the trace must outlive the device that was current when it was activated, as it outlives any test
-on a GPU. The check runs in a child: turning the trace on cannot be undone in the process that does it.
+relies on them firing. Two ``emulate_cuda()`` blocks one after the other each start on a fresh emulated
+device (``pytest --emulate-cuda`` keeps one device for the session), so the trace must outlive the device
+that was current when it was activated, as it outlives any test on a GPU. The check runs in a child: turning the trace on cannot be undone in the process that does it.
 """
 
 from __future__ import annotations
