@@ -25,7 +25,7 @@ from torch.utils._python_dispatch import TorchDispatchMode
 
 from seam.capture_guard import COPY_OPS, check_copy
 from seam.errors import CaptureError, PageableCopyError
-from seam.torch_cuda import cuda_errors, generators, philox
+from seam.torch_cuda import cuda_errors, generators, philox, workspaces
 from seam.torch_cuda.device import mem_get_info, memory_allocated, memory_reserved
 from seam.torch_cuda.kinds import _ATTR as _KIND
 from seam.torch_cuda.kinds import is_device, kind_of, mark_unmarked
@@ -237,6 +237,8 @@ class DeviceMode(TorchDispatchMode):
                     mark_unmarked(result, "device")  # one new tensor, the common case: ``_mark_new`` inline
                 else:
                     _mark_new(result, "device", info.fresh)
+            if info.blas:
+                workspaces.note(rt, func, args, kwargs)  # after the result, as on a GPU
             return result
         except RuntimeError as err:  # zero-cost while nothing is raised (the hot path pays nothing)
             oom = _device_out_of_memory(err, args, kwargs)

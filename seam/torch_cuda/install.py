@@ -29,7 +29,7 @@ import torch.cuda.random
 import torch.cuda.streams
 
 from seam.torch_cuda import (allocator, autocast, capture, device, generators, kinds, memory_history, mempool,
-                              runtime_api, serialization, streams)
+                              runtime_api, serialization, streams, workspaces)
 from seam.torch_cuda.dispatch import DeviceMode
 from seam.torch_cuda.generic import GENERIC_PATCHES
 from seam.torch_cuda.kinds import storage_at
@@ -110,8 +110,8 @@ def _patches() -> list[tuple[Any, str, Any]]:
         (torch._C, "_activate_gpu_trace", activate_gpu_trace),
         (torch._C, "_host_emptyCache", _host_empty_cache),
         (torch._C, "_cuda_sleep", streams.sleep),
-        # No cuBLAS workspaces to free or resize on the emulated device.
-        (torch._C, "_cuda_clearCublasWorkspaces", _noop),
+        # cuBLAS workspaces are freed in the allocator model (``workspaces.py``); their sizes are read when made.
+        (torch._C, "_cuda_clearCublasWorkspaces", workspaces.clear),
         (torch._C, "_cuda_resetCublasWorkspaceSize", _noop),
         (torch._C, "_cuda_resetCublasLtWorkspaceSize", _noop),
         (torch._C, "_construct_storage_from_data_pointer", _storage_from_pointer),

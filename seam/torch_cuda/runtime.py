@@ -146,6 +146,9 @@ class Runtime:
         self.blas_threads: set[int] = set()
         #: Threads whose cuDNN handle exists (made by a convolution outside any capture).
         self.cudnn_threads: set[int] = set()
+        #: cuBLAS workspaces (by thread and stream) and cuBLASLt ones (by stream) allocated so far
+        #: (``seam.torch_cuda.workspaces``).
+        self.workspaces: dict[tuple[Any, ...], None] = {}
         #: The device's generator: ``torch.cuda.manual_seed`` seeds it; device random ops draw from it.
         self.rng = DeviceRng(torch.initial_seed())
         #: Whether ``torch._C._activate_gpu_trace()`` was called (then the callbacks fire).

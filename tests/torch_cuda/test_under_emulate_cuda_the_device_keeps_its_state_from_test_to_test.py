@@ -28,7 +28,7 @@ def test_1_leaves_state_on_the_device():
     (x[:10].reshape(1, 10) @ x[:10].reshape(10, 1)).sum()  # this thread's cuBLAS handle, made outside any capture
     del x
     LEFT["reserved"] = torch.cuda.memory_reserved()
-    assert LEFT["reserved"] > 0 and torch.cuda.memory_allocated() == 0
+    assert LEFT["reserved"] > 0  # (the 32 MiB cuBLAS workspace stays allocated too, as on a GPU)
     torch.cuda.manual_seed(5)
     torch.rand(3, device="cuda")
     LEFT["rng"] = torch.cuda.get_rng_state()
