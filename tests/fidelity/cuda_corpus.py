@@ -1567,6 +1567,65 @@ torch.cuda.empty_cache(); snap("emptied_with_c_alive")
 del c; snap("c_freed")
 torch.cuda.empty_cache(); snap("emptied")
 '''),
+    ("allocator", "a_generator_states_holders_are_one_pair_however_many_graphs_register", r'''
+import gc
+K = ("active.all.current", "active_bytes.all.current", "segment.all.current")
+def st():
+    s = torch.cuda.memory_stats(); return [s.get(k, 0) for k in K]
+sync(); base = st()
+def delta(): return [y - x for x, y in zip(base, st())]
+def task(graph):
+    s = torch.cuda.Stream()
+    with torch.cuda.stream(s):
+        graph.capture_begin(); torch.rand(1, device="cuda"); graph.capture_end()
+    torch.cuda.current_stream().wait_stream(s); graph.replay()
+gs = [torch.cuda.CUDAGraph() for _ in range(3)]
+task(gs[0]); vals["one"] = delta()
+task(gs[1]); vals["two"] = delta()
+task(gs[2]); vals["three"] = delta()
+del gs[0]; gc.collect(); vals["one_deleted"] = delta()
+gs[0].reset(); vals["second_reset"] = delta()
+del gs; gc.collect(); vals["all_gone"] = delta()
+state = torch.cuda.default_generators[0].clone_state()
+g = torch.cuda.CUDAGraph(); g.register_generator_state(state); vals["second_state_registered"] = delta()
+task(g); vals["captured_with_two_states"] = delta()
+del g; gc.collect(); vals["two_state_graph_gone"] = delta()
+'''),
+    ("allocator", "two_successive_graphs_hold_no_memory_of_their_own", r'''
+def segs(names):
+    return [[list(x["segment_pool_id"]), names.get(x["stream"], "other"), x["total_size"],
+             [(b["size"], b["state"]) for b in x["blocks"]]] for x in sorted(torch.cuda.memory_snapshot(), key=lambda x: x["address"])]
+s = torch.cuda.Stream(); sync()
+names = {0: "default", s.cuda_stream: "s"}
+torch.cuda.empty_cache()
+def f(t, val):
+    x = t.clone() + val; y = t.clone() + val; return x + y
+def R(label):
+    st = torch.cuda.memory_stats()
+    vals[label] = [st.get("reserved_bytes.all.current", 0), st.get("active.all.current", 0), segs(names)]
+for share in ("no", "pool", "handle"):
+    g0 = torch.cuda.CUDAGraph(); g1 = torch.cuda.CUDAGraph()
+    R(share + "_graphs_made")
+    a = torch.ones((1000,), device="cuda")
+    s.wait_stream(torch.cuda.current_stream())
+    with torch.cuda.stream(s):
+        args = (torch.cuda.graph_pool_handle(),) if share == "handle" else ()
+        g0.capture_begin(*args); b = a.clone()
+        for _ in range(5): b = f(b, 1)
+        g0.capture_end(); R(share + "_g0_captured")
+        g1.capture_begin(*((g0.pool(),) if share == "pool" else args))
+        for _ in range(5): b = f(b, 1)
+        g1.capture_end(); R(share + "_g1_captured")
+    torch.cuda.current_stream().wait_stream(s)
+    c = a.clone()
+    for _ in range(2): c = f(c, 3)
+    g0.replay()
+    for _ in range(2): c = f(c, 3)
+    g1.replay()
+    for _ in range(2): c = f(c, 3)
+    sync(); vals[share + "_sums"] = [b.sum().item(), c.sum().item()]
+    R(share + "_end")
+'''),
     ("allocator", "peaks_and_their_reset_are_exact", r'''
 sync()
 a = torch.empty(3 << 20, dtype=torch.uint8, device="cuda")
