@@ -17,16 +17,24 @@ LT_WORKSPACE = 1 << 20
 RESULT = 64 * 64 * 4
 
 
+def blocks_on(stream: torch.cuda.Stream) -> list[int]:
+    return sorted(b["size"] for seg in torch.cuda.memory_snapshot() if seg["stream"] == stream.cuda_stream
+                  for b in seg["blocks"] if b["state"] == "active_allocated")
+
+
 def allocated_by(product, stream: torch.cuda.Stream) -> int:
-    """Bytes ``product()`` leaves allocated on ``stream``, its result included."""
+    """Bytes ``product()`` leaves allocated on ``stream``, its result included: the blocks of that stream alone
+    (``memory_allocated()`` counts the whole process, where an earlier test's tensor may die meanwhile)."""
     stream.wait_stream(torch.cuda.current_stream())
     with torch.cuda.stream(stream):
-        before = torch.cuda.memory_allocated()
+        before = blocks_on(stream)
         result = product()
         torch.cuda.synchronize()
-        grown = torch.cuda.memory_allocated() - before
+        after = blocks_on(stream)
     del result
-    return grown
+    for size in before:
+        after.remove(size)
+    return sum(after)
 
 
 def test_the_first_product_on_a_stream_takes_a_workspace_and_the_next_does_not(torch_cuda: str) -> None:

@@ -16,13 +16,17 @@ import torch
 
 def test_an_allocation_of_the_freed_owners_size_takes_its_memory(torch_cuda: str) -> None:
     numel = 4099  # an odd size no other block of this test has
-    owner = torch.full((numel,), 7.0, device="cuda")
-    storage = owner.untyped_storage()
-    address = storage.data_ptr()
-    alias = torch._C._construct_storage_from_data_pointer(address, owner.device, storage.nbytes())
-    del owner, storage
-    gc.collect()
-    reused = torch.empty(numel, device="cuda")
+    # On a stream of its own: the caching allocator hands out free blocks per stream, best fit first, and on
+    # the default stream a free block that earlier tests left (of a size between this request and the freed
+    # block merged with its free neighbours) would be the better fit (H200, session 14).
+    with torch.cuda.stream(torch.cuda.Stream()):
+        owner = torch.full((numel,), 7.0, device="cuda")
+        storage = owner.untyped_storage()
+        address = storage.data_ptr()
+        alias = torch._C._construct_storage_from_data_pointer(address, owner.device, storage.nbytes())
+        del owner, storage
+        gc.collect()
+        reused = torch.empty(numel, device="cuda")
     assert reused.data_ptr() == address
     reused.fill_(3.0)
     view = torch._C._construct_CUDA_Tensor_From_Storage_And_Metadata(
