@@ -126,14 +126,9 @@ def _our_fixture(metafunc: pytest.Metafunc, name: str) -> bool:
 def torch_cuda(request: pytest.FixtureRequest) -> Iterator[str]:
     """The test runs once per arm against ``torch.cuda`` itself: on ``cpu-emulated`` inside
     ``emulate_cuda()``, on ``cuda`` on the GPU (OWED without one). The value is the arm's name."""
-    from seam.pytest_plugin import arm_unavailable_reason, on_arm
+    from seam.pytest_plugin import torch_cuda_for
 
-    arm = request.param
-    reason = arm_unavailable_reason(arm)
-    if reason is not None:
-        pytest.skip(f"OWED: {reason}")
-    with on_arm(arm):
-        yield arm
+    yield from torch_cuda_for(request.param)
 
 
 @pytest.fixture

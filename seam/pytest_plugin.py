@@ -63,13 +63,19 @@ def real_cuda_available() -> bool:
 
 @contextlib.contextmanager
 def on_arm(arm: str) -> Iterator[None]:
-    """``torch.cuda`` as ``arm`` has it: emulated on ``cpu-emulated``, the hardware on ``cuda``."""
+    """``torch.cuda`` as ``arm`` has it: emulated on ``cpu-emulated``, the hardware on ``cuda``; initialised on both
+    (on a GPU every test but a process's first finds CUDA initialised; a fresh emulated device is not, as a fresh
+    process's CUDA is not: ``torch.cuda.init()`` makes the two arms start alike)."""
+    import torch
+
     if arm == "cpu-emulated":
         from seam.torch_cuda import emulate_cuda
 
         with emulate_cuda():
+            torch.cuda.init()
             yield
     else:
+        torch.cuda.init()
         yield
 
 
@@ -137,7 +143,12 @@ def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
 def torch_cuda(request: pytest.FixtureRequest) -> Iterator[str]:
     """The test runs once per arm against ``torch.cuda`` itself: on ``cpu-emulated`` inside
     ``emulate_cuda()``, on ``cuda`` on the GPU (OWED without one). The value is the arm's name."""
-    arm = request.param
+    yield from torch_cuda_for(request.param)
+
+
+def torch_cuda_for(arm: str) -> Iterator[str]:
+    """The ``torch_cuda`` fixture's body, which ``seamgate_plugin``'s fixture runs too: OWED (a skip saying so)
+    where the arm cannot run, else the test runs inside the arm (``on_arm``)."""
     reason = arm_unavailable_reason(arm)
     if reason is not None:
         pytest.skip(f"OWED: {reason}")

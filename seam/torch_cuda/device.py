@@ -68,25 +68,30 @@ def device_count() -> int:
 
 
 def current_device() -> int:
+    lazy_init()
     return 0
 
 
 def set_device(device: Any) -> None:
     _check_index(device)
+    lazy_init()
 
 
 def get_device_name(device: Any = None) -> str:
     _check_index(device)
+    lazy_init()
     return NAME
 
 
 def get_device_capability(device: Any = None) -> tuple[int, int]:
     _check_index(device)
+    lazy_init()
     return CAPABILITY
 
 
 def get_device_properties(device: Any = None) -> DeviceProperties:
     _check_properties_index(device)
+    lazy_init()
     return DeviceProperties()
 
 
@@ -95,11 +100,18 @@ def get_arch_list() -> list[str]:
 
 
 def is_initialized() -> bool:
-    return True
+    """``torch.cuda.is_initialized``: False on a fresh device until something initialises CUDA (``lazy_init``)."""
+    return runtime().initialized
 
 
 def lazy_init() -> None:
-    """``torch.cuda._lazy_init``: nothing to start (torch's C++ factories call it before a cuda op)."""
+    """``torch.cuda._lazy_init``: the device is initialised from now on. As on the H200 (torch 2.11, device probe
+    of session 14): a query of the current or default stream, ``synchronize``, ``mem_get_info``, the device's
+    properties, name or capability, ``current_device``/``set_device``, ``get_rng_state``, ``initial_seed``,
+    ``reset_peak_memory_stats`` and a device tensor initialise; making a ``Stream``, ``Event`` or ``CUDAGraph``,
+    ``graph_pool_handle``, ``manual_seed``, the memory figures and ``empty_cache`` do not, and until then
+    ``memory_stats()`` is empty."""
+    runtime().initialized = True
 
 
 class device:
@@ -139,6 +151,7 @@ def max_memory_reserved(device: Any = None) -> int:
 
 
 def reset_peak_memory_stats(device: Any = None) -> None:
+    lazy_init()
     runtime().allocator.read().stats.reset_peak()
 
 
@@ -160,11 +173,13 @@ def empty_cache() -> None:
 
 
 def mem_get_info(device: Any = None) -> tuple[int, int]:
+    lazy_init()
     return max(0, TOTAL_MEMORY - memory_reserved()), TOTAL_MEMORY
 
 
 def memory_stats(device: Any = None) -> dict[str, int]:
-    return _stats()
+    """Empty before the device is initialised, as torch's (``memory_stats_as_nested_dict``)."""
+    return _stats() if runtime().initialized else {}
 
 
 def memory_snapshot(mempool_id: Any = None, *args: Any, **kwargs: Any) -> list[dict[str, Any]]:
@@ -196,10 +211,12 @@ def seed() -> None:
 
 
 def initial_seed() -> int:
+    lazy_init()
     return runtime().rng.seed
 
 
 def get_rng_state(device: Any = "cuda") -> torch.Tensor:
+    lazy_init()
     return runtime().rng.get_state()
 
 

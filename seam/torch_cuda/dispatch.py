@@ -258,6 +258,7 @@ class DeviceMode(TorchDispatchMode):
                 target = "device"
                 device = CPU
             if target == "device":
+                runtime().initialized = True  # a device tensor initialises CUDA (torch's ``device_lazy_init``)
                 if getattr(device, "index", None) not in (None, 0):
                     raise cuda_errors.cuda_error(cuda_errors.INVALID_ORDINAL, f"{device}: the emulated machine has "
                                                  "one device, cuda:0")

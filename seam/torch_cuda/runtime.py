@@ -140,6 +140,8 @@ class Runtime:
         #: The legacy default stream (``cuda_stream == 0``), where no capture may begin.
         self.default_stream = _make_default_stream()
         self.per_thread = _PerThread()
+        #: Whether CUDA is initialised (``device.lazy_init``): a fresh device is not.
+        self.initialized = False
         #: Open captures, in begin order (CUDA allows several, on different streams).
         self.captures: list[OpenCapture] = []
         #: Threads whose cuBLAS handle exists (made by a matmul outside any capture).

@@ -235,11 +235,15 @@ def stream(s: Stream | None) -> StreamContext:
 
 
 def current_stream(device: Any = None) -> Stream:
-    return runtime().current_stream()
+    rt = runtime()
+    rt.initialized = True  # torch's ``_lazy_init``
+    return rt.current_stream()
 
 
 def default_stream(device: Any = None) -> Stream:
-    return runtime().default_stream
+    rt = runtime()
+    rt.initialized = True
+    return rt.default_stream
 
 
 def set_stream(s: Stream | None) -> None:
@@ -249,6 +253,7 @@ def set_stream(s: Stream | None) -> None:
 
 def synchronize(device: Any = None) -> None:
     rt = runtime()
+    rt.initialized = True
     refuse_host_wait("cudaDeviceSynchronize", capturing_stream=bool(rt.captures))
     rt.fire("DeviceSynchronizationCallbacks")
 

@@ -26,6 +26,7 @@ from typing import Any
 import torch
 
 from seam.torch_cuda.kinds import note_allocation
+from seam.torch_cuda.runtime import runtime
 
 aten = torch.ops.aten
 _ADDMM = aten.addmm.default
@@ -80,8 +81,6 @@ def note(rt: Any, func: Any, args: tuple[Any, ...], kwargs: dict[str, Any]) -> N
 
 def clear() -> None:
     """``torch._C._cuda_clearCublasWorkspaces``: every workspace freed (their segments stay cached)."""
-    from seam.torch_cuda.runtime import runtime
-
     rt = runtime()
     for key in rt.workspaces:
         rt.allocator.note_free(key)
