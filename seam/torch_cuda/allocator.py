@@ -179,6 +179,10 @@ class OverLimit(Exception):
 class CachingAllocator:
     """The book-keeping of one device's ``DeviceCachingAllocator``, fed by an event log."""
 
+    #: The ``before_read`` hook that only a figure read runs: the blocks it frees are the default pool's, which no
+    #: capture's allocation (``malloc_now``) can take.
+    FIGURES_ONLY = "default-pool blocks only graphs read"
+
     def __init__(self) -> None:
         self.stats = Stats()
         #: Bytes the allocator may reserve (``set_per_process_memory_fraction``); ``None``: never set.
@@ -255,11 +259,13 @@ class CachingAllocator:
                            "stream": stream, "time_us": time.time_ns() // 1000, "frames": [], "compile_context": "",
                            "user_metadata": ""})
 
-    def read(self) -> "CachingAllocator":
-        """The model with every event so far played, and every block only graphs hold freed."""
+    def read(self, *, figures: bool = True) -> "CachingAllocator":
+        """The model with every event so far played, and every block only graphs hold freed (with
+        ``figures=False``: not the hook named ``FIGURES_ONLY``, whose blocks an allocation cannot take)."""
         self.flush()
-        for hook in list(self.before_read.values()):
-            hook()
+        for name, hook in list(self.before_read.items()):
+            if figures or name != self.FIGURES_ONLY:
+                hook()
         return self
 
     def free_held(self, key: Hashable) -> None:
@@ -271,7 +277,7 @@ class CachingAllocator:
 
     def malloc_now(self, key: Hashable, nbytes: int, stream: int, pool: tuple[int, int], owner: Any) -> None:
         """Allocate at once: in a capture, after every block only graphs hold is freed."""
-        self.read()
+        self.read(figures=False)
         self._malloc(key, nbytes, stream, pool, owner)
 
     # -- the model --------------------------------------------------------------------------------------

@@ -24,7 +24,7 @@ from seam.fork_ledger import ForkLedger
 from seam.torch_cuda import cuda_errors, generators
 from seam.torch_cuda.kinds import REGISTRY
 from seam.torch_cuda.allocator import DEFAULT_POOL
-from seam.torch_cuda.pools import CountingOps, Pool, free_graph_held
+from seam.torch_cuda.pools import CountingOps, Pool, free_default_pool_held, free_graph_held
 from seam.torch_cuda.runtime import DeviceRng, runtime
 from seam.torch_cuda.streams import Stream
 
@@ -208,6 +208,7 @@ class CUDAGraph:
             state.capture_prologue()
         allocator = rt.allocator
         allocator.before_read["graphs"] = functools.partial(free_graph_held, rt)
+        allocator.before_read[allocator.FIGURES_ONLY] = functools.partial(free_default_pool_held, rt)
         allocator.begin_pool(self._pool)
         self._pool_begun = True
         self._capture = capture

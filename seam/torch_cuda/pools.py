@@ -15,12 +15,13 @@ are CUDA's 512-byte rounding; a block is reused only by an allocation of its siz
 from __future__ import annotations
 
 import collections
+import weakref
 from typing import Any, Callable
 
 import torch
 from torch.utils._pytree import tree_leaves
 
-from seam.torch_cuda.allocator import key_of
+from seam.torch_cuda.allocator import DEFAULT_POOL, key_of
 from seam.torch_cuda.kinds import alias_refs, block_ref, model_key, note_allocation
 from seam.torch_cuda.runtime import runtime
 
@@ -32,15 +33,25 @@ def _size_class(nbytes: int) -> int:
     return max(1, (nbytes + _ROUND - 1) // _ROUND)
 
 
-def storage_refs(items: Any) -> collections.Counter[int]:
-    """How many tensors among ``items`` (any nesting) refer to each storage, by storage id."""
-    refs: collections.Counter[int] = collections.Counter()
-    seen: set[int] = set()
-    for leaf in tree_leaves(items):
-        if isinstance(leaf, torch.Tensor) and id(leaf) not in seen:  # one tensor named twice holds one reference
-            seen.add(id(leaf))
-            refs[id(leaf.untyped_storage())] += 1
-    return refs
+class Holds(collections.Counter):  # type: ignore[type-arg]
+    """The storage references a graph's recorded operations hold, by storage id, and a weak reference to each
+    storage (the held memory's owner, looked at when the figures are read: ``free_graph_held``)."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.storages: dict[int, weakref.ref[torch.UntypedStorage]] = {}
+
+    def add(self, items: Any) -> None:
+        """Count the references the tensors among ``items`` (any nesting) hold: one a tensor, however often named."""
+        seen: set[int] = set()
+        for leaf in tree_leaves(items):
+            if isinstance(leaf, torch.Tensor) and id(leaf) not in seen:
+                seen.add(id(leaf))
+                storage = leaf.untyped_storage()
+                key = id(storage)
+                self[key] += 1
+                if key not in self.storages:
+                    self.storages[key] = weakref.ref(storage)
 
 
 class CountingOps(list):  # type: ignore[type-arg]
@@ -48,10 +59,10 @@ class CountingOps(list):  # type: ignore[type-arg]
 
     def __init__(self) -> None:
         super().__init__()
-        self.refs: collections.Counter[int] = collections.Counter()
+        self.refs = Holds()
 
     def append(self, op: Any) -> None:
-        self.refs.update(storage_refs((op.args, op.kwargs, op.outputs)))
+        self.refs.add((op.args, op.kwargs, op.outputs))
         super().append(op)
 
 
@@ -62,7 +73,7 @@ class Pool:
         self.blocks: list[torch.UntypedStorage] = []
         self._ids: set[int] = set()
         #: Per graph (by id): the storage references its recorded operations hold.
-        self.graph_refs: dict[int, collections.Counter[int]] = {}
+        self.graph_refs: dict[int, Holds] = {}
 
     def _held(self, key: int, born: dict[int, Any]) -> int:
         return 1 + graphs_hold(key) + (1 if key in born else 0) + alias_refs(key)
@@ -92,13 +103,17 @@ class Pool:
         self.graph_refs.pop(graph_key, None)
 
 
+def _all_holds(rt: Any) -> list[Holds]:
+    """What every graph holds, ended or being captured, whatever pool it allocates from."""
+    return [refs for pool in rt.pools.values() for refs in pool.graph_refs.values()] + [
+        capture.ops.refs for capture in rt.captures]
+
+
 def graphs_hold(key: int) -> int:
     """The references on storage ``key`` that graphs hold: the recorded operations of EVERY graph, ended or
     being captured, whatever pool it allocates from (a GPU's graph holds no memory: a block another graph only
     reads is freed when its last tensor dies; H200, session 14: ``two_successive``)."""
-    rt = runtime()
-    held = sum(refs.get(key, 0) for pool in rt.pools.values() for refs in pool.graph_refs.values())
-    return held + sum(capture.ops.refs.get(key, 0) for capture in rt.captures)
+    return sum(refs.get(key, 0) for refs in _all_holds(runtime()))
 
 
 def free_graph_held(rt: Any) -> None:
@@ -111,4 +126,27 @@ def free_graph_held(rt: Any) -> None:
         for storage in pool.blocks:
             key = model_key(storage)
             if key in active and _use_count(storage._cdata) == pool._held(id(storage), born):
+                rt.allocator.free_held(key)
+
+
+def free_default_pool_held(rt: Any) -> None:
+    """Free, in the allocator model, every DEFAULT-pool block (made outside any capture) that nothing but graphs
+    holds: the caching allocator frees it when its last tensor dies, whichever live graph still reads it. A
+    figures-only hook (``CachingAllocator.FIGURES_ONLY``): a capture's allocation never takes a default-pool block,
+    so ``malloc_now`` does not pay for it."""
+    holds = _all_holds(rt)
+    if not holds:
+        return
+    active = rt.allocator.active
+    total: collections.Counter[int] = collections.Counter()
+    for refs in holds:
+        total.update(refs)
+    for refs in holds:
+        for sid, ref in refs.storages.items():
+            storage = ref()
+            key = None if storage is None else model_key(storage)
+            block = active.get(key)
+            # 1: the Python object of the storage (``storage`` here), as ``Pool._held`` counts the pool's
+            if (block is not None and block.pool.pool_id == DEFAULT_POOL
+                    and _use_count(storage._cdata) == 1 + total[sid] + alias_refs(sid)):
                 rt.allocator.free_held(key)

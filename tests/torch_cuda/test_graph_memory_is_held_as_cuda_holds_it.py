@@ -6,9 +6,9 @@
   (``test_memory_stats_of_multiple_generators_and_graphs``; the emulator had made a pair a capture);
 - a graph holds no memory: a tensor that only a graph reads (an earlier graph's output, read by a later graph's
   capture) is freed when its last tensor dies, and a dropped graph's inputs are freed at once, not when the
-  collector next runs (``test_graph_two_successive``; the emulator had kept both blocks active). Not yet: a
-  DEFAULT-pool tensor deleted while a live graph still reads it stays active on the emulated device (freed on a
-  GPU; docs/torch-cuda.md, known gaps).
+  collector next runs (``test_graph_two_successive``; the emulator had kept both blocks active), and so is a
+  DEFAULT-pool tensor deleted while a live graph still reads it (session 15: it had stayed active until the graph
+  went).
 Both arms; the figures are differences, so what earlier tests left on the device does not count."""
 
 from __future__ import annotations
@@ -95,3 +95,21 @@ def test_a_block_only_graphs_read_is_freed_when_its_last_tensor_dies(torch_cuda:
     del a, g0  # a's last tensor and the only graph that reads it: freed now, not at the next collection
     assert delta(base) == [-1, -a_bytes]
     # (A replay of g1 now reads g0's output block, freed and never written: undefined on a GPU, NaN here.)
+
+
+def test_a_default_pool_tensor_deleted_while_a_live_graph_reads_it_is_freed(torch_cuda: str) -> None:
+    side = torch.cuda.Stream()
+    a = torch.ones(1000, device="cuda")  # allocated outside any capture: the default pool
+    a_bytes = -(-a.untyped_storage().nbytes() // 512) * 512
+    graph = torch.cuda.CUDAGraph()
+    side.wait_stream(torch.cuda.current_stream())
+    with torch.cuda.stream(side):
+        graph.capture_begin()
+        b = a * 2
+        graph.capture_end()
+    torch.cuda.current_stream().wait_stream(side)
+    gc.collect()
+    base = held()
+    del a  # the graph still reads it, and stays alive: on a GPU the block is freed all the same
+    assert delta(base) == [-1, -a_bytes]
+    assert b.shape == (1000,) and graph.pool() is not None
