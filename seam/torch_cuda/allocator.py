@@ -199,6 +199,9 @@ class CachingAllocator:
         #: Called before a figure is read, by name: each frees the blocks that only graphs or aliases
         #: still hold (``pools.free_graph_held``, ``kinds.free_alias_held``).
         self.before_read: dict[str, Callable[[], None]] = {}
+        #: Runs the graph replays in flight before a figure is read (``in_flight.settle``: the operations they
+        #: hold are theirs until they ran).
+        self.settle: Callable[[], None] = lambda: None
         #: ``torch.cuda.memory._record_memory_history``'s trace, oldest first (``None``: not recording): what
         #: ``_snapshot()["device_traces"]`` shows (``memory_history.py``).
         self.trace: collections.deque[dict[str, Any]] | None = None
@@ -262,6 +265,7 @@ class CachingAllocator:
     def read(self, *, figures: bool = True) -> "CachingAllocator":
         """The model with every event so far played, and every block only graphs hold freed (with
         ``figures=False``: not the hook named ``FIGURES_ONLY``, whose blocks an allocation cannot take)."""
+        self.settle()
         self.flush()
         for name, hook in list(self.before_read.items()):
             if figures or name != self.FIGURES_ONLY:

@@ -17,11 +17,10 @@ import warnings
 from typing import Any
 
 import torch
-from torch.utils._python_dispatch import _disable_current_modes
 
 from seam.emulator import CaptureRecorder, EmulatedGraph, RecordedOp
 from seam.fork_ledger import ForkLedger
-from seam.torch_cuda import cuda_errors, generators
+from seam.torch_cuda import cuda_errors, generators, in_flight
 from seam.torch_cuda.kinds import REGISTRY
 from seam.torch_cuda.allocator import DEFAULT_POOL
 from seam.torch_cuda.pools import CountingOps, Pool, free_default_pool_held, free_graph_held
@@ -187,6 +186,7 @@ class CUDAGraph:
 
     def capture_begin(self, pool: Any = None, capture_error_mode: str = "global", **kwargs: Any) -> None:
         rt = runtime()
+        in_flight.settle(rt)  # what replays in flight hold is theirs until they ran: not the capture's to take
         if self._graph is not None or self._capture is not None:
             raise cuda_errors.torch_error(cuda_errors.ALREADY_CAPTURED, "capture_begin on a graph that holds a capture")
         if capture_error_mode not in _MODES:
@@ -336,10 +336,10 @@ class CUDAGraph:
         for state, increment in self._rng_states:
             state.replay_prologue(increment)
         self._instantiated = True  # a kept graph's first replay instantiates it
-        # On a GPU a replay dispatches no tensor operation: no mode (the emulator's or a user's)
-        # sees the re-issued work.
-        with _disable_current_modes():
-            self._graph.replay()
+        # On a GPU a replay launches the graph and returns; it dispatches no tensor operation: no mode (the
+        # emulator's or a user's) sees the re-issued work, which runs when the device next acts (``in_flight``).
+        rt = runtime()
+        in_flight.issue(rt, rt.current_stream().id, self._graph.ops, any(n for _, n in self._rng_states))
 
     def reset(self) -> None:
         if self._graph is not None and runtime().refusing_captures():

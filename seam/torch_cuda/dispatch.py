@@ -25,7 +25,7 @@ from torch.utils._python_dispatch import TorchDispatchMode
 
 from seam.capture_guard import COPY_OPS, check_copy
 from seam.errors import CaptureError, PageableCopyError
-from seam.torch_cuda import cuda_errors, generators, philox, workspaces
+from seam.torch_cuda import cuda_errors, generators, in_flight, philox, workspaces
 from seam.torch_cuda.device import mem_get_info, memory_allocated, memory_reserved
 from seam.torch_cuda.kinds import _ATTR as _KIND
 from seam.torch_cuda.kinds import is_device, kind_of, mark_unmarked
@@ -226,6 +226,8 @@ class DeviceMode(TorchDispatchMode):
             if host_in and not info.mixed_ok:
                 raise _mixed_devices(func, info, args, kwargs)
             rt = runtime()
+            if rt.in_flight:
+                in_flight.settle(rt)  # the replays launched before this operation run first
             if rt.captures or info.seeded:
                 result = self._run_on_device(func, types, args, kwargs, None, True, info)
             else:  # no capture open on any stream: nothing to record or route, at most a handle to note
@@ -248,6 +250,7 @@ class DeviceMode(TorchDispatchMode):
 
     def _placed(self, func: Any, types: Any, args: tuple[Any, ...], kwargs: dict[str, Any], info: _OpInfo) -> Any:
         """An operation with a ``device=`` or ``pin_memory=`` argument: a factory, a copy to a device."""
+        in_flight.settle(runtime())
         target: str | None = None
         device = kwargs.get("device")
         if device is not None:

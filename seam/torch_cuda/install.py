@@ -28,13 +28,13 @@ import torch.cuda.memory
 import torch.cuda.random
 import torch.cuda.streams
 
-from seam.torch_cuda import (allocator, autocast, capture, device, generators, kinds, memory_history, mempool,
-                              runtime_api, serialization, streams, workspaces)
+from seam.torch_cuda import (allocator, autocast, capture, device, generators, in_flight, kinds, memory_history,
+                              mempool, runtime_api, serialization, streams, workspaces)
 from seam.torch_cuda.dispatch import DeviceMode
 from seam.torch_cuda.generic import GENERIC_PATCHES
 from seam.torch_cuda.kinds import storage_at
 from seam.torch_cuda.ordinals import ordinal_patches
-from seam.torch_cuda.runtime import DEVICE, activate_gpu_trace, reset
+from seam.torch_cuda.runtime import DEVICE, activate_gpu_trace, reset, runtime
 from seam.torch_cuda.tensor_methods import TENSOR_PATCHES
 from seam.torch_cuda.threads import THREAD_PATCHES
 
@@ -192,6 +192,7 @@ class _Installation:
         self.env.clear()
 
     def remove(self) -> None:
+        in_flight.settle(runtime())  # the replays launched in the emulation finish in it
         allocator.allocation_hook = None
         try:
             self.mode.__exit__(None, None, None)

@@ -7,13 +7,14 @@ a seed) reaches the next.
 
 from __future__ import annotations
 
+import functools
 import itertools
 import threading
 from typing import TYPE_CHECKING, Any, Callable
 
 import torch
 
-from seam.torch_cuda import allocator
+from seam.torch_cuda import allocator, in_flight
 from seam.torch_cuda.allocator import CachingAllocator
 from seam.torch_cuda.cuda_errors import ALREADY_RECORDING, torch_error
 
@@ -162,6 +163,9 @@ class Runtime:
         self.allocator = CachingAllocator()
         # CUDA's ``captures_underway``: captures and ``use_mem_pool`` recordings (no cached segment released then)
         self.allocator.capturing = lambda: bool(self.captures or self.recording)
+        #: Graph replays launched and not yet run (``in_flight``).
+        self.in_flight: list[Any] = []
+        self.allocator.settle = functools.partial(in_flight.settle, self)
         #: Ids of the pools graphs make for themselves (``(n, 0)``; ``graph_pool_handle`` gives ``(0, n)``).
         self.graph_pool_ids = itertools.count(1)
         #: The pools ``use_mem_pool`` records to now, in any thread, one entry a use (the allocator's

@@ -17,7 +17,8 @@ import re
 import torch
 import torch.serialization
 
-from seam.torch_cuda import kinds
+from seam.torch_cuda import in_flight, kinds
+from seam.torch_cuda.runtime import runtime
 
 #: Before torch's own entries (the CPU tagger is priority 10 and would claim every emulated storage).
 PRIORITY = 0
@@ -29,7 +30,9 @@ def _untyped(storage: object) -> torch.UntypedStorage:
 
 
 def tag(storage: object) -> str | None:
-    """``cuda:0`` for emulated device memory (the emulated machine has one device), else torch's taggers decide."""
+    """``cuda:0`` for emulated device memory (the emulated machine has one device), else torch's taggers decide.
+    torch reads the storage's bytes next, with no tensor operation: the replays in flight run first."""
+    in_flight.settle(runtime())
     return "cuda:0" if kinds.storage_kind(_untyped(storage)) == "device" else None
 
 

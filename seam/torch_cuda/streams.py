@@ -14,7 +14,7 @@ from typing import Any
 
 import torch
 
-from seam.torch_cuda import cuda_errors, runtime_api
+from seam.torch_cuda import cuda_errors, in_flight, runtime_api
 from seam.torch_cuda.runtime import DEVICE, new_handle, register_default_stream, runtime
 
 
@@ -81,10 +81,12 @@ class Stream:
 
     def query(self) -> bool:
         refuse_host_wait("cudaStreamQuery", capturing_stream=runtime().capture_of(self.id) is not None)
+        in_flight.settle(runtime())
         return True
 
     def synchronize(self) -> None:
         refuse_host_wait("cudaStreamSynchronize", capturing_stream=runtime().capture_of(self.id) is not None)
+        in_flight.settle(runtime())
         runtime().fire("StreamSynchronizationCallbacks", self.cuda_stream)
 
     def __eq__(self, other: object) -> bool:
@@ -146,6 +148,7 @@ class Event:
         rt = runtime()
         stream = stream if stream is not None else rt.current_stream()
         rt.fire("EventWaitCallbacks", self.cuda_event, stream.cuda_stream)
+        in_flight.settle(rt)  # the waiting stream's next work runs after the replays in flight
         if self.stream is None:
             return  # CUDA: waiting on an event never recorded is a no-op
         waiter = rt.capture_of(stream.id)
@@ -167,11 +170,13 @@ class Event:
     def query(self) -> bool:
         self._refuse_if_captured("cudaEventQuery")
         refuse_host_wait("cudaEventQuery")
+        in_flight.settle(runtime())
         return True
 
     def synchronize(self) -> None:
         self._refuse_if_captured("cudaEventSynchronize")
         refuse_host_wait("cudaEventSynchronize")
+        in_flight.settle(runtime())
         runtime().fire("EventSynchronizationCallbacks", self.cuda_event)
 
     def elapsed_time(self, end_event: "Event") -> float:
@@ -255,6 +260,7 @@ def synchronize(device: Any = None) -> None:
     rt = runtime()
     rt.initialized = True
     refuse_host_wait("cudaDeviceSynchronize", capturing_stream=bool(rt.captures))
+    in_flight.settle(rt)
     rt.fire("DeviceSynchronizationCallbacks")
 
 

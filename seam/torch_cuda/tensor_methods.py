@@ -18,6 +18,7 @@ from typing import Any, Iterator
 import torch
 from torch.overrides import handle_torch_function, has_torch_function_unary
 
+from seam.torch_cuda import in_flight
 from seam.torch_cuda.kinds import is_device, kind_of, mark
 from seam.torch_cuda.runtime import CPU, DEVICE, runtime
 
@@ -136,6 +137,7 @@ def tolist(self: torch.Tensor) -> Any:
         # A device-to-pageable copy first: torch refuses it on the capturing stream (H200: ``tolist``),
         # and CUDA's global mode refuses it elsewhere.
         return _base_tolist(cpu(self))
+    in_flight.settle(runtime())  # torch reads the memory itself, with no tensor operation
     return _base_tolist(self)
 
 
@@ -169,6 +171,7 @@ def deepcopy(self: torch.Tensor, memo: dict[int, Any]) -> torch.Tensor:
     emulator's own storage clones (a capture's saved bytes) stay unmarked. A pinned tensor's copy is
     pageable, as torch's is.
     """
+    in_flight.settle(runtime())  # the storage's clone is no tensor operation
     copied = _base_deepcopy(self, memo)
     if isinstance(copied, torch.Tensor) and is_device(self) and kind_of(copied) == "pageable":
         mark(copied, "device")
@@ -184,6 +187,7 @@ def _printing(base: Any) -> Any:
 
             rt = runtime()
             refuse_host_wait("printing a device tensor", capturing_stream=rt.capture_of(rt.current_stream().id) is not None)
+        in_flight.settle(runtime())
         return base(self, *args, **kwargs)
     return show
 

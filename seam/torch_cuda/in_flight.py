@@ -1,0 +1,60 @@
+"""Graph replays in flight: a replay is issued to its stream and runs when the device next has to act.
+
+On a GPU ``replay()`` launches the graph and returns; its kernels run while the host goes on. Two replays
+launched one after the other on streams that nothing orders run CONCURRENTLY, and when their graphs share
+a memory pool (``pool=g0.pool()``, one ``graph_pool_handle()``) each overwrites the other's intermediates:
+PyTorch's ``test_graph_concurrent_replay`` expects both results corrupted then, and intact when the pools
+are separate. The emulator keeps the last replays issued in flight and runs them when anything else
+happens on the device: any operation (``dispatch``), a stream or event wait, record, query or synchronize,
+a figure read, a capture, a reset, leaving the emulation (``settle``). Replays issued back to back on
+DIFFERENT streams, with nothing between them, run interleaved, one recorded operation of each in turn:
+separate memory gives the sequential result, shared memory the corruption a GPU shows. A replay on a
+stream that already has one in flight, or one whose graph draws random numbers (its generator's offsets
+are set at launch), runs after those in flight, as in-order streams run it.
+
+Not modelled: an eager operation racing a replay on another stream (it runs after the replay).
+"""
+
+from __future__ import annotations
+
+import itertools
+from typing import Any, Sequence
+
+import torch
+from torch.utils._python_dispatch import _disable_current_modes
+
+
+class Replay:
+    """One replay in flight: its stream and its recorded operations."""
+
+    __slots__ = ("stream", "ops")
+
+    def __init__(self, stream: int, ops: Sequence[Any]) -> None:
+        self.stream, self.ops = stream, tuple(ops)
+
+
+def issue(rt: Any, stream: int, ops: Sequence[Any], draws: bool) -> None:
+    """Launch a graph's operations on ``stream``: they run at the next ``settle``, beside the replays in flight
+    on other streams; after those on its own stream. A replay that ``draws`` random numbers runs at once (its
+    draws read the generator's offsets of its launch, which the next seed or draw would move)."""
+    if rt.in_flight and (draws or any(r.stream == stream for r in rt.in_flight)):
+        settle(rt)
+    rt.in_flight.append(Replay(stream, ops))
+    if draws:
+        settle(rt)
+
+
+def settle(rt: Any) -> None:
+    """Run every replay in flight: one alone in order, several interleaved an operation each in turn."""
+    if not rt.in_flight:
+        return
+    batch, rt.in_flight = rt.in_flight, []
+    with _disable_current_modes(), torch.no_grad():
+        if len(batch) == 1:
+            for op in batch[0].ops:
+                op.run()
+            return
+        for step in itertools.zip_longest(*(r.ops for r in batch)):
+            for op in step:
+                if op is not None:
+                    op.run()
