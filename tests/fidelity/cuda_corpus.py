@@ -1593,8 +1593,8 @@ del g; gc.collect(); vals["two_state_graph_gone"] = delta()
 '''),
     ("allocator", "two_successive_graphs_hold_no_memory_of_their_own", r'''
 def segs(names):
-    return [[list(x["segment_pool_id"]), names.get(x["stream"], "other"), x["total_size"],
-             [(b["size"], b["state"]) for b in x["blocks"]]] for x in sorted(torch.cuda.memory_snapshot(), key=lambda x: x["address"])]
+    return sorted([list(x["segment_pool_id"]), names.get(x["stream"], "other"), x["total_size"],
+                   [[b["size"], b["state"]] for b in x["blocks"]]] for x in torch.cuda.memory_snapshot())
 s = torch.cuda.Stream(); sync()
 names = {0: "default", s.cuda_stream: "s"}
 torch.cuda.empty_cache()
