@@ -39,11 +39,6 @@ EXCEPTIONS: dict[str, str] = {
         "the figures agree; two tensors made one after the other lie 256 KiB apart on the H200 (one segment) "
         "and a request takes the merged block's address there, where the CPU allocator places them "
         "(the placement is not modelled)."),
-    "two_successive_graphs_hold_no_memory_of_their_own": (
-        "every figure agrees (reserved bytes, active blocks, each segment's pool, stream, size and blocks at 19 "
-        "points); the program lists the segments by ADDRESS, and the H200 placed the default stream's segment "
-        "above the side stream's, the emulator below (the placement is not modelled). Owed: the program lists "
-        "them by pool and stream instead (both arms to be run again)."),
     "debug_dump_writes_the_captured_graph": (
         "torch 2.11 on the H200 warns `DEBUG: calling debug_dump()` and writes no file for a graph not kept; "
         "the emulator writes the DOT file as torch 2.13 (this machine's) does. Which one torch 2.11 gives on "
