@@ -22,7 +22,7 @@ import functools
 import time
 import weakref
 from dataclasses import dataclass, field
-from typing import Any, Callable
+from typing import Any, Callable, Iterator
 
 import torch
 from torch.utils._pytree import tree_leaves, tree_map
@@ -142,9 +142,16 @@ class EmulatedGraph(RawGraph):
         RawGraph.__init__(self)
 
     def replay(self) -> None:
+        for _ in self.steps():
+            pass
+
+    def steps(self) -> Iterator[None]:
+        """The replay, one recorded operation a step (``seam.torch_cuda.in_flight`` runs two graphs' steps in
+        turn, as a GPU runs two replays that nothing orders at once)."""
         with torch.no_grad():
             for op in self.ops:
                 op.run()
+                yield
 
     def native_release(self) -> Callable[[], None]:
         ops = self.ops  # not ``self``: a deferred release must not keep the whole segment alive

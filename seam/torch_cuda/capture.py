@@ -339,7 +339,7 @@ class CUDAGraph:
         # On a GPU a replay launches the graph and returns; it dispatches no tensor operation: no mode (the
         # emulator's or a user's) sees the re-issued work, which runs when the device next acts (``in_flight``).
         rt = runtime()
-        in_flight.issue(rt, rt.current_stream().id, self._graph.ops, any(n for _, n in self._rng_states))
+        in_flight.issue(rt, rt.current_stream().id, self._graph, any(n for _, n in self._rng_states))
 
     def reset(self) -> None:
         if self._graph is not None and runtime().refusing_captures():
@@ -400,6 +400,8 @@ class CUDAGraph:
         counted a dead graph's inputs as in use; H200, session 14: ``two_successive``)."""
         graph = getattr(self, "_graph", None)
         if graph is not None:
+            if getattr(self, "_runtime", None) is runtime():
+                in_flight.settle_before_drop(runtime(), graph)
             graph.ops.clear()
         self._graph = None
 

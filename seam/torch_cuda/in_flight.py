@@ -18,28 +18,28 @@ Not modelled: an eager operation racing a replay on another stream (it runs afte
 from __future__ import annotations
 
 import itertools
-from typing import Any, Sequence
+from typing import Any
 
 import torch
 from torch.utils._python_dispatch import _disable_current_modes
 
 
 class Replay:
-    """One replay in flight: its stream and its recorded operations."""
+    """One replay in flight: its stream and its graph (``seam.emulator.EmulatedGraph``)."""
 
-    __slots__ = ("stream", "ops")
+    __slots__ = ("stream", "graph")
 
-    def __init__(self, stream: int, ops: Sequence[Any]) -> None:
-        self.stream, self.ops = stream, tuple(ops)
+    def __init__(self, stream: int, graph: Any) -> None:
+        self.stream, self.graph = stream, graph
 
 
-def issue(rt: Any, stream: int, ops: Sequence[Any], draws: bool) -> None:
-    """Launch a graph's operations on ``stream``: they run at the next ``settle``, beside the replays in flight
-    on other streams; after those on its own stream. A replay that ``draws`` random numbers runs at once (its
-    draws read the generator's offsets of its launch, which the next seed or draw would move)."""
+def issue(rt: Any, stream: int, graph: Any, draws: bool) -> None:
+    """Launch ``graph`` on ``stream``: it runs at the next ``settle``, beside the replays in flight on other
+    streams; after those on its own stream. A replay that ``draws`` random numbers runs at once (its draws read
+    the generator's offsets of its launch, which the next seed or draw would move)."""
     if rt.in_flight and (draws or any(r.stream == stream for r in rt.in_flight)):
         settle(rt)
-    rt.in_flight.append(Replay(stream, ops))
+    rt.in_flight.append(Replay(stream, graph))
     if draws:
         settle(rt)
 
@@ -51,10 +51,19 @@ def settle(rt: Any) -> None:
     batch, rt.in_flight = rt.in_flight, []
     with _disable_current_modes(), torch.no_grad():
         if len(batch) == 1:
-            for op in batch[0].ops:
-                op.run()
+            batch[0].graph.replay()
             return
-        for step in itertools.zip_longest(*(r.ops for r in batch)):
-            for op in step:
-                if op is not None:
-                    op.run()
+        runs = [r.graph.steps() for r in batch]
+        try:
+            for _ in itertools.zip_longest(*runs):
+                pass
+        finally:
+            for run in reversed(runs):  # an unfinished one (an operation raised) leaves its grad mode now
+                run.close()
+
+
+def settle_before_drop(rt: Any, graph: Any) -> None:
+    """A graph about to go (reset, or its ``CUDAGraph`` dropped): its launched replays run first, as CUDA
+    finishes a launched graph whose executable is destroyed."""
+    if any(r.graph is graph for r in rt.in_flight):
+        settle(rt)
