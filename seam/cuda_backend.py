@@ -26,6 +26,22 @@ def memory_kind(t: torch.Tensor) -> MemoryKind:
     return "pinned" if t.is_pinned() else "pageable"
 
 
+def _end_allocation_to_pool(pool: Any) -> None:
+    """After a ``capture_end`` CUDA refused: end the caching allocator's capture into ``pool`` ourselves.
+
+    torch's ``CUDAGraph::capture_end`` raises at ``cudaStreamEndCapture`` (an unjoined fork, an invalidated
+    capture) BEFORE it tells the allocator the capture ended (torch 2.11): the allocator then counts a capture
+    underway for the rest of the process, and neither ``empty_cache`` nor an out-of-memory retry releases a cached
+    segment again (H200, session 15: after the fidelity corpus's unjoined-fork program, the memory-fraction tests
+    of the same process failed). The emulated device ends it with the capture, so there is nothing to end there."""
+    from seam.torch_cuda import is_emulating
+
+    if pool is None or is_emulating():
+        return
+    with contextlib.suppress(RuntimeError):  # not recording to it (a torch that ended it itself)
+        torch._C._cuda_endAllocateToPool(torch.cuda.current_device(), pool)
+
+
 class CudaGraph(RawGraph):
     """One captured segment: a ``torch.cuda.CUDAGraph``."""
 
@@ -53,6 +69,8 @@ class CudaBackend(Backend):
             raise CaptureUnsupportedError("CudaBackend needs a CUDA device (torch.cuda.is_available() is False)")
         self.device = torch.device(device)
         self._open: torch.cuda.CUDAGraph | None = None
+        #: The pool the open capture allocates from (``_end_allocation_to_pool`` needs it when CUDA refuses the end).
+        self._open_pool: Any = None
         self._guard: CaptureGuard | None = None
         self._host_reads: HostReadGuard | None = None
         super().__init__()
@@ -121,7 +139,7 @@ class CudaBackend(Backend):
         graph = torch.cuda.CUDAGraph()
         with torch.cuda.stream(queue.native):
             graph.capture_begin(pool=pool)
-        self._open = graph
+        self._open, self._open_pool = graph, pool
         self._guard = CaptureGuard(memory_kind, torch.cuda.is_current_stream_capturing)
         self._guard.__enter__()
         self._host_reads = HostReadGuard(memory_kind, torch.cuda.is_current_stream_capturing,
@@ -140,11 +158,13 @@ class CudaBackend(Backend):
         return graph
 
     def _native_end_capture(self, queue: Queue) -> RawGraph:
+        pool = self._open_pool
         graph = self._close()
         try:
             with torch.cuda.stream(queue.native):
                 graph.capture_end()
         except RuntimeError as err:
+            _end_allocation_to_pool(pool)
             text = str(err).lower()
             if "unjoined" in text:
                 raise UnjoinedForkError(
@@ -160,10 +180,13 @@ class CudaBackend(Backend):
         return CudaGraph(graph)
 
     def _native_abort_capture(self, queue: Queue) -> None:
+        pool = self._open_pool
         graph = self._close()
-        with contextlib.suppress(RuntimeError):
+        try:
             with torch.cuda.stream(queue.native):
                 graph.capture_end()
+        except RuntimeError:
+            _end_allocation_to_pool(pool)
         with contextlib.suppress(RuntimeError):
             graph.reset()
 
