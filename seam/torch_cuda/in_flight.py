@@ -5,12 +5,13 @@ launched one after the other on streams that nothing orders run CONCURRENTLY, an
 a memory pool (``pool=g0.pool()``, one ``graph_pool_handle()``) each overwrites the other's intermediates:
 PyTorch's ``test_graph_concurrent_replay`` expects both results corrupted then, and intact when the pools
 are separate. The emulator keeps the last replays issued in flight and runs them when anything else
-happens on the device: any operation (``dispatch``), a stream or event wait, record, query or synchronize,
-a figure read, a capture, a reset, leaving the emulation (``settle``). Replays issued back to back on
+happens on the device: any operation (``dispatch``), a stream or event wait, query or synchronize, a
+figure read, a capture, a reset, leaving the emulation, a read torch makes with no tensor operation
+(``settle``). Replays issued back to back on
 DIFFERENT streams, with nothing between them, run interleaved, one recorded operation of each in turn:
 separate memory gives the sequential result, shared memory the corruption a GPU shows. A replay on a
-stream that already has one in flight, or one whose graph draws random numbers (its generator's offsets
-are set at launch), runs after those in flight, as in-order streams run it.
+stream that already has one in flight runs after those in flight, as in-order streams run it; one whose
+graph draws random numbers runs at once (its generator's offsets are set at launch).
 
 Not modelled: an eager operation racing a replay on another stream (it runs after the replay).
 """
