@@ -96,6 +96,9 @@ def test_a_replay_in_flight_has_run_before_anything_reads_the_device(torch_cuda:
     assert c.sum().item() == SIZE * 156
 
 
+# tolist, repr and save are red without their settle (tensor_methods, serialization); deepcopy passed without its
+# own: torch's deepcopy runs a tensor operation (settling) before the storage's clone, so that case guards the read,
+# not the settle in tensor_methods.deepcopy.
 @pytest.mark.parametrize("read", ["tolist", "repr", "deepcopy", "save"])
 def test_reads_without_a_tensor_operation_see_the_replay(torch_cuda: str, read: str, tmp_path) -> None:
     import copy
