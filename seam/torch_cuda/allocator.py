@@ -45,6 +45,8 @@ DEFAULT_POOL = (0, 0)
 ARRAYS = ("allocation", "segment", "active", "inactive_split", "allocated_bytes", "reserved_bytes",
           "active_bytes", "inactive_split_bytes", "requested_bytes")
 TYPES = ("all", "small_pool", "large_pool")
+#: The four fields of each figure, in the order of its list.
+FIELDS = ("current", "peak", "allocated", "freed")
 FLUSH_AT = 20000
 _ALLOC, _FREE, _BEGIN, _RELEASE = range(4)
 #: Called with the address of every new device allocation while ``torch.cuda._gpu_trace`` is on
@@ -145,14 +147,26 @@ class Stats:
             stat[0] -= amount
             stat[3] += amount
 
-    def flat(self) -> dict[str, int]:
-        out: dict[str, int] = {"max_split_size": -1, **self.counters}
+    def nested(self) -> dict[str, Any]:
+        """The figures as torch's allocator hands them to Python (``torch._C._cuda_memoryStats``,
+        ``_accelerator_getDeviceStats``): counters, then per figure and pool type a dict of the four fields."""
+        out: dict[str, Any] = {**self.counters, "max_split_size": -1}
         for name, arr in self.arrays.items():
-            for kind, stat in zip(TYPES, arr):
-                out.update({f"{name}.{kind}.{field}": value
-                            for field, value in zip(("current", "peak", "allocated", "freed"), stat)})
-        for name, stat in self.oversize.items():
-            out.update({f"{name}.{field}": value for field, value in zip(("current", "peak", "allocated", "freed"), stat)})
+            out[name] = {kind: dict(zip(FIELDS, stat)) for kind, stat in zip(TYPES, arr)}
+        out.update({name: dict(zip(FIELDS, stat)) for name, stat in self.oversize.items()})
+        return out
+
+    def flat(self) -> dict[str, int]:
+        """``torch.cuda.memory_stats()``: the nested figures' keys joined with dots, sorted."""
+        out: dict[str, int] = {}
+
+        def walk(prefix: str, value: Any) -> None:
+            if isinstance(value, dict):
+                for key, inner in value.items():
+                    walk(f"{prefix}.{key}" if prefix else key, inner)
+            else:
+                out[prefix] = value
+        walk("", self.nested())
         return dict(sorted(out.items()))
 
     def reset_peak(self) -> None:

@@ -172,6 +172,10 @@ def empty_cache() -> None:
     rt.allocator.empty_cache()
 
 
+def empty_host_cache() -> None:
+    """``torch._C._host_emptyCache`` (``torch.accelerator.empty_host_cache``): no pinned-memory cache to empty."""
+
+
 def mem_get_info(device: Any = None) -> tuple[int, int]:
     lazy_init()
     return max(0, TOTAL_MEMORY - memory_reserved()), TOTAL_MEMORY

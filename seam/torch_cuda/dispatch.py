@@ -26,7 +26,7 @@ from torch.utils._python_dispatch import TorchDispatchMode
 from seam.capture_guard import COPY_OPS, check_copy
 from seam.errors import CaptureError, PageableCopyError
 from seam.torch_cuda import cuda_errors, generators, in_flight, philox, workspaces
-from seam.torch_cuda.device import mem_get_info, memory_allocated, memory_reserved
+from seam.torch_cuda.device import lazy_init, mem_get_info, memory_allocated, memory_reserved
 from seam.torch_cuda.kinds import _ATTR as _KIND
 from seam.torch_cuda.kinds import is_device, kind_of, mark_unmarked
 from seam.torch_cuda.runtime import CPU, runtime
@@ -250,18 +250,20 @@ class DeviceMode(TorchDispatchMode):
 
     def _placed(self, func: Any, types: Any, args: tuple[Any, ...], kwargs: dict[str, Any], info: _OpInfo) -> Any:
         """An operation with a ``device=`` or ``pin_memory=`` argument: a factory, a copy to a device."""
-        in_flight.settle(runtime())
+        rt = runtime()
+        if rt.in_flight:
+            in_flight.settle(rt)
         target: str | None = None
         device = kwargs.get("device")
         if device is not None:
             target = "device" if _is_cuda(device) else "host"
-            if target == "host" and func is _TO_COPY and not runtime().per_thread.host_copy and is_device(args[0]):
+            if target == "host" and func is _TO_COPY and not rt.per_thread.host_copy and is_device(args[0]):
                 # torch's C++ converting with the tensor's own options (``softmax(dtype=)``): the CPU named is
                 # where the emulated memory lives, and on a GPU the result stays on the device
                 target = "device"
                 device = CPU
             if target == "device":
-                runtime().initialized = True  # a device tensor initialises CUDA (torch's ``device_lazy_init``)
+                lazy_init()  # a device tensor initialises CUDA (torch's ``device_lazy_init``)
                 if getattr(device, "index", None) not in (None, 0):
                     raise cuda_errors.cuda_error(cuda_errors.INVALID_ORDINAL, f"{device}: the emulated machine has "
                                                  "one device, cuda:0")

@@ -28,13 +28,13 @@ import torch.cuda.memory
 import torch.cuda.random
 import torch.cuda.streams
 
-from seam.torch_cuda import (allocator, autocast, capture, device, generators, in_flight, kinds, memory_history,
-                              mempool, runtime_api, serialization, streams, workspaces)
+from seam.torch_cuda import (accelerator, allocator, autocast, capture, device, generators, in_flight, kinds,
+                              memory_history, mempool, runtime_api, serialization, streams, workspaces)
 from seam.torch_cuda.dispatch import DeviceMode
 from seam.torch_cuda.generic import GENERIC_PATCHES
 from seam.torch_cuda.kinds import storage_at
 from seam.torch_cuda.ordinals import ordinal_patches
-from seam.torch_cuda.runtime import DEVICE, activate_gpu_trace, reset, runtime
+from seam.torch_cuda.runtime import activate_gpu_trace, reset, runtime
 from seam.torch_cuda.tensor_methods import TENSOR_PATCHES
 from seam.torch_cuda.threads import THREAD_PATCHES
 
@@ -44,10 +44,6 @@ AUTOSTART = Path(__file__).resolve().parent / "autostart"
 _MISSING = object()
 #: What ``torch.version.cuda`` says under emulation: a parseable version, as some libraries parse it.
 EMULATED_CUDA_VERSION = "13.0"
-
-
-def _host_empty_cache() -> None:
-    """``torch._C._host_emptyCache``: no pinned-memory cache to empty."""
 
 
 def _storage_from_pointer(data_ptr: int, device_: Any, nbytes: int) -> torch.UntypedStorage:
@@ -108,7 +104,7 @@ def _patches() -> list[tuple[Any, str, Any]]:
                if hasattr(torch.cuda.nvtx, name))
     out.extend([
         (torch._C, "_activate_gpu_trace", activate_gpu_trace),
-        (torch._C, "_host_emptyCache", _host_empty_cache),
+        (torch._C, "_host_emptyCache", device.empty_host_cache),
         (torch._C, "_cuda_sleep", streams.sleep),
         # cuBLAS workspaces are freed in the allocator model (``workspaces.py``); their sizes are read when made.
         (torch._C, "_cuda_clearCublasWorkspaces", workspaces.clear),
@@ -128,15 +124,7 @@ def _patches() -> list[tuple[Any, str, Any]]:
     out.append((torch, "Generator", generators.Generator))
     out.append((torch.backends.cuda, "is_built", lambda: True))
     out.append((torch.version, "cuda", EMULATED_CUDA_VERSION))
-    accelerator = getattr(torch, "accelerator", None)
-    if accelerator is not None:
-        acc = {"is_available": device.is_available, "device_count": device.device_count,
-               "current_accelerator": lambda check_available=False: DEVICE.__class__("cuda"),
-               "current_device_index": device.current_device, "current_device_idx": device.current_device,
-               "set_device_index": device.set_device, "set_device_idx": device.set_device,
-               "current_stream": streams.current_stream, "set_stream": streams.set_stream,
-               "synchronize": streams.synchronize}
-        out.extend((accelerator, name, value) for name, value in acc.items() if hasattr(accelerator, name))
+    out.extend(accelerator.patches())
     out.extend(TENSOR_PATCHES)
     out.extend(ordinal_patches())
     out.append(serialization.registry_patch())

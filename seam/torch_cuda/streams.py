@@ -15,6 +15,7 @@ from typing import Any
 import torch
 
 from seam.torch_cuda import cuda_errors, in_flight, runtime_api
+from seam.torch_cuda.device import lazy_init
 from seam.torch_cuda.runtime import DEVICE, new_handle, register_default_stream, runtime
 
 
@@ -88,6 +89,17 @@ class Stream:
         refuse_host_wait("cudaStreamSynchronize", capturing_stream=runtime().capture_of(self.id) is not None)
         in_flight.settle(runtime())
         runtime().fire("StreamSynchronizationCallbacks", self.cuda_stream)
+
+    def __enter__(self) -> "Stream":
+        """``with s:``, ``torch.Stream``'s own context protocol (``torch.accelerator`` code writes ``with stream,
+        graph:``): ``s`` is current until the block ends, then the stream before it again."""
+        context = StreamContext(self)
+        self.__dict__.setdefault("_contexts", []).append(context)
+        context.__enter__()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.__dict__["_contexts"].pop().__exit__(*exc)
 
     def __eq__(self, other: object) -> bool:
         return isinstance(other, Stream) and other.cuda_stream == self.cuda_stream
@@ -240,15 +252,13 @@ def stream(s: Stream | None) -> StreamContext:
 
 
 def current_stream(device: Any = None) -> Stream:
-    rt = runtime()
-    rt.initialized = True  # torch's ``_lazy_init``
-    return rt.current_stream()
+    lazy_init()
+    return runtime().current_stream()
 
 
 def default_stream(device: Any = None) -> Stream:
-    rt = runtime()
-    rt.initialized = True
-    return rt.default_stream
+    lazy_init()
+    return runtime().default_stream
 
 
 def set_stream(s: Stream | None) -> None:
@@ -257,8 +267,8 @@ def set_stream(s: Stream | None) -> None:
 
 
 def synchronize(device: Any = None) -> None:
+    lazy_init()
     rt = runtime()
-    rt.initialized = True
     refuse_host_wait("cudaDeviceSynchronize", capturing_stream=bool(rt.captures))
     in_flight.settle(rt)
     rt.fire("DeviceSynchronizationCallbacks")
