@@ -17,7 +17,6 @@ CUDA (here: ``"global"``, the ``CUDAGraph`` default) is read from torch's API, n
 
 from __future__ import annotations
 
-import gc
 from typing import Any
 
 import torch
@@ -25,6 +24,8 @@ import torch
 from seam.torch_cuda import capture, device, streams
 from seam.torch_cuda.runtime import DEVICE, runtime
 
+#: torch's ``torch.accelerator.Graph`` (torch >= 2.12), taken before any emulation replaces the name; else None.
+_TORCH_GRAPH = getattr(getattr(torch, "accelerator", None), "Graph", None)
 #: ``torch.accelerator.Graph``'s capture modes, and what each is on CUDA.
 _MODES = {"default": "global", "global": "global", "thread_local": "thread_local", "relaxed": "relaxed"}
 
@@ -116,17 +117,11 @@ class Graph:
     def debug_dump(self, path: str) -> None:
         self._cuda_graph.debug_dump(path)
 
-    def __enter__(self) -> None:
-        torch.accelerator.synchronize()
-        if torch.compiler.config.force_cudagraph_gc:
-            gc.collect()
-        torch.accelerator.empty_cache()
-        if hasattr(torch.accelerator, "empty_host_cache"):
-            torch.accelerator.empty_host_cache()
-        self.capture_begin()
-
-    def __exit__(self, *exc_info: object) -> None:
-        self.capture_end()
+    if _TORCH_GRAPH is not None:
+        # torch's own entry and exit, whatever this torch's are (they call public names only: synchronize,
+        # empty_cache, ``self.capture_begin()``, ``self.capture_end()``), so a torch that changes them is followed.
+        __enter__ = _TORCH_GRAPH.__enter__
+        __exit__ = _TORCH_GRAPH.__exit__
 
 
 Graph.__module__, Graph.__qualname__ = "torch.accelerator.graphs", "Graph"

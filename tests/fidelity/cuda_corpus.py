@@ -1940,6 +1940,55 @@ with torch.cuda.graph(g):
     torch.accelerator.synchronize()
     phase("capture_end")
 '''),
+    ("accelerator", "torch_accelerator_memory_figures_are_torch_cudas", r'''
+vals["stats_before_init"] = len(torch.accelerator.memory_stats())
+vals["allocated_before_init"] = torch.accelerator.memory_allocated()
+vals["initialised_by_reading"] = torch.cuda.is_initialized()
+x = torch.ones(1000, device="cuda"); sync()
+vals["same_stats"] = torch.accelerator.memory_stats() == torch.cuda.memory_stats()
+vals["allocated"] = torch.accelerator.memory_allocated()
+vals["reserved"] = torch.accelerator.memory_reserved()
+vals["peaks"] = [torch.accelerator.max_memory_allocated(), torch.accelerator.max_memory_reserved()]
+free, total = torch.accelerator.get_memory_info()  # free is the whole device's: other processes move it
+vals["memory_info"] = [0 <= free <= total, total == torch.cuda.mem_get_info()[1]]
+del x
+torch.accelerator.reset_peak_memory_stats()
+vals["peak_after_reset"] = torch.accelerator.max_memory_allocated()
+torch.accelerator.reset_accumulated_memory_stats()
+vals["freed_after_reset"] = torch.accelerator.memory_stats()["allocation.all.freed"]
+torch.accelerator.empty_cache()
+vals["reserved_after_empty_cache"] = torch.accelerator.memory_reserved()
+'''),
+    ("accelerator", "torch_accelerator_refuses_another_device_and_the_capability_query", r'''
+x = torch.ones(4, device="cuda"); sync()
+calls = {"memory_stats_7": lambda: torch.accelerator.memory_stats(7),
+         "memory_stats_cpu": lambda: torch.accelerator.memory_stats("cpu"),
+         "synchronize_5": lambda: torch.accelerator.synchronize(5),
+         "set_device_index_5": lambda: torch.accelerator.set_device_index(5),
+         "set_device_index_minus_1": lambda: torch.accelerator.set_device_index(-1),
+         "device_capability": lambda: torch.accelerator.get_device_capability()}
+for name, call in calls.items():
+    try:
+        call()
+        vals[name] = "ok"
+    except Exception as e:
+        vals[name] = E(e)
+vals["still_works"] = R(x + 1)
+'''),
+    ("accelerator", "torch_accelerator_device_index_and_a_stream_as_a_context", r'''
+with torch.accelerator.device_index(0):
+    vals["index_inside"] = torch.accelerator.current_device_index()
+x = torch.ones(4, device="cuda"); sync()
+s = torch.cuda.Stream()
+s.wait_stream(torch.cuda.current_stream())
+with s as entered:
+    vals["entered_is_the_stream"] = entered is s
+    vals["current_is_it"] = torch.cuda.current_stream() == s
+    y = x * 3
+vals["default_again"] = torch.cuda.current_stream() == torch.cuda.default_stream()
+torch.cuda.current_stream().wait_stream(s); sync()
+vals["y"] = R(y)
+'''),
     # ---- errors raised by the body --------------------------------------------------------------
     ("body errors", "a_value_error_in_the_graph_context_reaches_the_caller_and_the_next_capture_works", r'''
 x = torch.ones(4, device="cuda"); sync()
