@@ -11,6 +11,9 @@ import re
 import pytest
 import torch
 
+# The caching allocator's figures and words: on the cuda arm in a process of their own (conftest.py).
+pytestmark = pytest.mark.own_process
+
 FRACTION = 0.01
 
 

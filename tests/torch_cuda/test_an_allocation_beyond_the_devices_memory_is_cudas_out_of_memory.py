@@ -7,6 +7,9 @@ from __future__ import annotations
 import pytest
 import torch
 
+# The caching allocator's figures and words: on the cuda arm in a process of their own (conftest.py).
+pytestmark = pytest.mark.own_process
+
 TOO_BIG = 2**40  # 4 TiB of float32: more than any device has
 
 

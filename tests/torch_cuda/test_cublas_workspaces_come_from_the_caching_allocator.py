@@ -10,7 +10,11 @@ from __future__ import annotations
 
 import threading
 
+import pytest
 import torch
+
+# The caching allocator's figures and words: on the cuda arm in a process of their own (conftest.py).
+pytestmark = pytest.mark.own_process
 
 WORKSPACE = 32 << 20
 LT_WORKSPACE = 1 << 20

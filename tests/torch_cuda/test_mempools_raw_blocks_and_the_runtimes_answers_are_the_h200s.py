@@ -16,6 +16,9 @@ import torch
 
 from seam.torch_cuda import child_environment
 
+# The caching allocator's figures and words: on the cuda arm in a process of their own (conftest.py).
+pytestmark = pytest.mark.own_process
+
 
 def _pool_figures(pool: torch.cuda.MemPool) -> list[tuple[str, int, int, tuple[int, int]]]:
     return [(s["segment_type"], s["total_size"], s["allocated_size"], tuple(s["segment_pool_id"])) for s in pool.snapshot()]

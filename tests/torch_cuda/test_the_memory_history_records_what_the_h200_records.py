@@ -7,7 +7,11 @@ from __future__ import annotations
 
 import gc
 
+import pytest
 import torch
+
+# The caching allocator's figures and words: on the cuda arm in a process of their own (conftest.py).
+pytestmark = pytest.mark.own_process
 
 
 def _trace() -> list[tuple[str, int]]:

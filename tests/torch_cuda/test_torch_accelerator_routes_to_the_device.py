@@ -10,6 +10,9 @@ from __future__ import annotations
 import pytest
 import torch
 
+# The caching allocator's figures and words: on the cuda arm in a process of their own (conftest.py).
+pytestmark = pytest.mark.own_process
+
 needs_graph = pytest.mark.skipif(not hasattr(torch.accelerator, "Graph"),
                                  reason=f"torch {torch.__version__} has no torch.accelerator.Graph (torch >= 2.12)")
 
