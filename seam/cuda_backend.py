@@ -134,6 +134,11 @@ class CudaBackend(Backend):
         return torch.cuda.graph_pool_handle()
 
     def _native_begin_capture(self, queue: Queue, pool: Any) -> None:
+        # A capture given no pool gets a private one of its own, as torch would make it, but one whose id is known
+        # here: after a capture_end CUDA refuses, ``_end_allocation_to_pool`` needs it (H200, session 16: a capture
+        # begun with no pool and refused at its end left the allocator counting it underway; tests/seam's
+        # invalidated-capture test, then empty_cache released nothing for the rest of the process).
+        pool = self.new_pool() if pool is None else pool
         # Work queued on other streams before the capture must not race into it.
         queue.native.wait_stream(torch.cuda.current_stream(self.device))
         graph = torch.cuda.CUDAGraph()

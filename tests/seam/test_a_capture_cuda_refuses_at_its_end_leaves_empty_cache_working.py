@@ -4,7 +4,8 @@ torch's ``CUDAGraph.capture_end`` raises at ``cudaStreamEndCapture`` before it t
 the capture ended (torch 2.11), so the allocator counts a capture underway for the rest of the process: neither
 ``empty_cache()`` nor an out-of-memory retry releases a cached segment again. Found on the H200 (session 15):
 after the fidelity corpus's unjoined-fork program ran in the same process, the memory-fraction tests failed.
-``CudaBackend`` ends the allocator's capture itself when CUDA refuses the end. Both arms (the emulated device never
+``CudaBackend`` ends the allocator's capture itself when CUDA refuses the end; since session 16 also for a
+capture begun with no pool (it now gets a pool whose id is known: the H200 showed that form leaking). Both arms (the emulated device never
 leaked it), each in a fresh child: raw ``torch.cuda`` tests of this suite refuse captures too, and leak it as
 torch does, so only a process of its own shows what the seam leaves."""
 
@@ -16,17 +17,15 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 from seam.torch_cuda import child_environment
 
 ROOT = Path(__file__).resolve().parents[2]
 
-CHILD = """
-import json, pytest, torch
-from seam import BreakableGraph, CaptureMode, CudaBackend, GraphCaptureScope, UnjoinedForkError
-
-backend = CudaBackend()
-x = backend.to_device(torch.zeros(1))
-q, side = backend.default_queue(), backend.new_queue()
+REFUSED = {
+    # Through GraphCaptureScope (its BreakableGraph gives every segment a pool).
+    "scope": """
 with pytest.raises(UnjoinedForkError):
     with GraphCaptureScope(backend, q, BreakableGraph(backend, CaptureMode.FULL)):
         backend.wait_event(side, backend.record_event(q))
@@ -35,6 +34,34 @@ with pytest.raises(UnjoinedForkError):
         backend.wait_event(q, backend.record_event(side))
         with backend.use_queue(side):
             x.add_(1)  # after the join: the side stream is forked again, and never joined
+""",
+    # A bare begin_capture with no pool, invalidated and then refused at its end (H200, session 16: the first state
+    # after which empty_cache released nothing was tests/seam's invalidated-capture test, which captures so).
+    "begin-without-a-pool": """
+backend.begin_capture(q)
+try:
+    with backend.use_queue(q):
+        with pytest.raises(CaptureSyncError):
+            backend.synchronize()
+        backend.wait_event(side, backend.record_event(q))
+    with backend.use_queue(side), torch.no_grad():
+        x.add_(1)  # forked work, never joined back
+    with pytest.raises(CaptureInvalidatedError):
+        backend.end_capture(q)
+finally:
+    backend.abort_capture(q)
+""",
+}
+
+CHILD = """
+import json, pytest, torch
+from seam import (BreakableGraph, CaptureInvalidatedError, CaptureMode, CaptureSyncError, CudaBackend,
+                  GraphCaptureScope, UnjoinedForkError)
+
+backend = CudaBackend()
+x = backend.to_device(torch.zeros(1))
+q, side = backend.default_queue(), backend.new_queue()
+@REFUSED@
 backend.synchronize()
 torch.cuda.empty_cache()
 before = torch.cuda.memory_reserved()
@@ -46,10 +73,12 @@ print(json.dumps([grew >= 96 << 20, torch.cuda.memory_reserved() - before]))
 """
 
 
-def test_after_an_unjoined_fork_is_refused_empty_cache_still_releases_a_freed_segment(torch_cuda: str) -> None:
+@pytest.mark.parametrize("refused", sorted(REFUSED))
+def test_after_an_unjoined_fork_is_refused_empty_cache_still_releases_a_freed_segment(torch_cuda: str,
+                                                                                     refused: str) -> None:
     env = child_environment(os.environ)
     env["PYTHONPATH"] = os.pathsep.join(filter(None, [str(ROOT), env.get("PYTHONPATH", "")]))
-    done = subprocess.run([sys.executable, "-c", CHILD], env=env, capture_output=True, text=True, timeout=120, cwd=ROOT)
+    done = subprocess.run([sys.executable, "-c", CHILD.replace("@REFUSED@", REFUSED[refused])], env=env, capture_output=True, text=True, timeout=120, cwd=ROOT)
     assert done.returncode == 0, done.stderr[-1500:]
     grew, left = json.loads(done.stdout.strip().splitlines()[-1])
     assert grew and left == 0  # the 96 MiB segment was made, and went back
