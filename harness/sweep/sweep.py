@@ -503,7 +503,7 @@ class Sweep:
         limit = self.times.collecting(one.cases, child=False)
         shutil.copytree(self.tree(), tree, symlinks=True)
         try:
-            (tree / one.mutant.file).write_text(one.mutant.text, encoding="utf-8")
+            write_mutant(tree / one.mutant.file, one.mutant.text)
             # by default the session stops at its first failure, as a batch's child does
             env = SWEEP_ENV if self.options.all_killers else {
                 **SWEEP_ENV, "SEAMGATE_SWEEP_STOP_FIRST": "1", "PYTEST_PLUGINS": "harness.sweep.pytest_sweep"}
@@ -581,6 +581,20 @@ class _Lazy:
     def close(self) -> None:
         if self._launcher is not None:
             self._launcher.close()
+
+
+def write_mutant(path: Path, text: str) -> None:
+    """Write a mutant's source over ``path`` in a copy, and drop the copy's bytecode of that file.
+
+    A mutant has the size of the original, and a copy's bytecode of the original (the baseline's, copied in)
+    records the original's size and modification time to the second: a mutant written within that second
+    would be read from the ORIGINAL's bytecode, and its session would judge the original code (a false
+    survivor: ``tests/harness/test_sweep_before_collection.py`` failed so about half the time on this
+    machine, session 16). Not writing bytecode in the mutant's session does not stop it reading old bytecode.
+    """
+    path.write_text(text, encoding="utf-8")
+    for stale in (path.parent / "__pycache__").glob(f"{path.stem}.*.pyc"):
+        stale.unlink()
 
 
 def _settling(future: Future[Any], compute: Callable[[], Any]) -> Callable[[], dict[str, MutantOutcome]]:
