@@ -6,8 +6,9 @@ the caching allocator is the process's, and raw torch (2.11) leaves it counting 
 the process once CUDA refuses a capture's end (an unjoined fork: ``docs/torch-cuda.md``, known gaps), which this
 suite's own raw ``torch.cuda`` tests and the real subjects' tests do on purpose; after that, ``empty_cache()``
 releases nothing, an out-of-memory message names memory "allocated in private pools", and a memory snapshot has
-crashed the process (H200, session 16: the cuda arm in file order drivers, fidelity, seam, subjects, torch_cuda).
-The emulated arm runs in this process (its device is made fresh for each test).
+crashed the process (H200, session 16: the cuda arm in file order drivers, fidelity, seam, subjects, torch_cuda; the
+first such state came from the seam's own CudaBackend, fixed in 0794eb4, but raw torch's refusals leak it as torch
+does). The emulated arm runs in this process (its device is made fresh for each test).
 """
 
 from __future__ import annotations
