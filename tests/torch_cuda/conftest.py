@@ -27,8 +27,11 @@ from seam.torch_cuda import emulate_cuda
 ROOT = Path(__file__).resolve().parents[2]
 #: Set in the child a module's cases run in: there they run as written.
 OWN = "SEAMGATE_OWN_PROCESS"
-#: Per module file: node id -> (outcome, message) of its cuda cases in their own process.
-_RESULTS: dict[str, dict[str, tuple[str, str]]] = {}
+#: The arms whose cases run in a process of their own, comma-separated (default: cuda; the mechanism's own test
+#: names cpu-emulated, where a planted module's cases can run on any machine).
+ARMS = "SEAMGATE_OWN_PROCESS_ARMS"
+#: Per (module file, arm): node id -> (outcome, message) of its cases of that arm in their own process.
+_RESULTS: dict[tuple[str, str], dict[str, tuple[str, str]]] = {}
 
 
 def pytest_configure(config: pytest.Config) -> None:
@@ -42,12 +45,14 @@ def emulated() -> Iterator[None]:
         yield
 
 
-def _run_module(path: Path) -> dict[str, tuple[str, str]]:
-    """The module's cuda cases run alone in a fresh interpreter: node id -> (outcome, message)."""
+def _run_module(path: Path, arm: str) -> dict[str, tuple[str, str]]:
+    """The module's cases of ``arm`` run alone in a fresh interpreter: node id -> (outcome, message)."""
     relative = path.relative_to(ROOT).as_posix()
     with tempfile.TemporaryDirectory() as scratch:
         report = Path(scratch) / "junit.xml"
-        env = {**os.environ, OWN: "1", "SEAM_ARMS": "cuda", "SEAM_EMULATE_CUDA": "0",
+        # not emulated as a whole (the emulated arm's fixture emulates each case): SEAM_EMULATE_CUDA=0 also where
+        # this process is inside an emulated case's block
+        env = {**os.environ, OWN: "1", "SEAM_ARMS": arm, "SEAM_EMULATE_CUDA": "0",
                "PYTHONPATH": os.pathsep.join(filter(None, [str(ROOT), os.environ.get("PYTHONPATH", "")]))}
         done = run_python(["-m", "pytest", "-q", "-p", "no:cacheprovider", f"--junitxml={report}", relative],
                           env=env, cwd=ROOT, timeout=600)
@@ -69,16 +74,18 @@ def _run_module(path: Path) -> dict[str, tuple[str, str]]:
 
 
 def pytest_pyfunc_call(pyfuncitem: pytest.Function) -> Any:
-    """A ``cuda`` case of an ``own_process`` module: its outcome is the one it had in the module's own process."""
+    """A case of an ``own_process`` module on an arm of ``ARMS`` (cuda): its outcome is the one it had in the module's
+    own process."""
     if pyfuncitem.get_closest_marker("own_process") is None or os.environ.get(OWN) == "1":
         return None
     callspec = getattr(pyfuncitem, "callspec", None)
-    if callspec is None or callspec.params.get("torch_cuda") != "cuda":
+    arm = None if callspec is None else callspec.params.get("torch_cuda")
+    if arm not in os.environ.get(ARMS, "cuda").split(","):
         return None
     path = Path(str(pyfuncitem.path)).resolve()
-    results = _RESULTS.get(str(path))
+    results = _RESULTS.get((str(path), arm))
     if results is None:
-        results = _RESULTS[str(path)] = _run_module(path)
+        results = _RESULTS[(str(path), arm)] = _run_module(path, arm)
     outcome, message = results.get(pyfuncitem.nodeid, ("missing", "the case did not run in the module's own process"))
     if outcome == "passed":
         return True
