@@ -3,13 +3,16 @@
 Targets (issue 24): plain eager work inside ``emulate_cuda()``, outside any capture, costs at most
 1.5x the same work on plain CPU torch; a replay of a ``torch.cuda.CUDAGraph`` captured under the
 emulator costs at most 1.5x the emulated eager forward. One process, one machine, interleaved
-rounds, ratios of medians. The model is a small MLP decoder step written against ``torch.cuda``
+rounds, ratios of medians of each round's MEAN call: work the emulator does once every so many calls
+(the allocator model plays its log every ``FLUSH_AT`` events, several times in each round) is paid by the
+calls it serves, where a median of single calls would leave it out; the median over rounds keeps a
+round that another process disturbed from moving the figure. The model is a small MLP decoder step written against ``torch.cuda``
 (``--hidden`` sets its size: the smaller it is, the more the per-operation cost of the emulator's
 dispatch shows; the figure is printed with the size it was measured at). The same forward under a
 dispatch mode that only calls each operation is measured beside them: the floor that any emulation
 at torch's dispatcher pays, which no work in the emulator can remove.
 
-    python bench/bench_torch_cuda.py [--hidden 512] [--layers 4] [--batch 8] [--reps 200] [--json FILE]
+    python bench/bench_torch_cuda.py [--hidden 512] [--layers 4] [--batch 8] [--reps 200] [--rounds 7] [--json FILE]
     python bench/bench_torch_cuda.py --per-aten-op [--hidden 64]   # each aten call of the forward alone
 """
 
@@ -81,6 +84,14 @@ def _per_aten_op(hidden: int, reps: int, rounds: int = 9) -> dict[str, dict[str,
     return {op: {k: round(min(v), 2) for k, v in by.items()} for op, by in seen.items()}
 
 
+def _mean_us(fn: Callable[[], object], reps: int) -> float:
+    """The mean time of ``reps`` calls in a row (us): what a caller pays, periodic work included."""
+    t0 = time.perf_counter()
+    for _ in range(reps):
+        fn()
+    return (time.perf_counter() - t0) / reps * 1e6
+
+
 def _median_us(fn: Callable[[], object], reps: int) -> float:
     samples = []
     for _ in range(reps):
@@ -103,7 +114,8 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--hidden", type=int, default=512, help="width of each layer (default 512)")
     ap.add_argument("--layers", type=int, default=4, help="Linear+LayerNorm+GELU blocks (default 4)")
     ap.add_argument("--batch", type=int, default=8, help="rows per step (default 8)")
-    ap.add_argument("--reps", type=int, default=200, help="timed calls per round, 5 rounds (default 200)")
+    ap.add_argument("--reps", type=int, default=200, help="timed calls per round (default 200)")
+    ap.add_argument("--rounds", type=int, default=7, help="interleaved rounds (default 7)")
     ap.add_argument("--json", type=Path, help="also write the figures here")
     ap.add_argument("--per-aten-op", action="store_true",
                     help="only time each aten call of the forward alone (plain, do-nothing mode, emulator) and print it")
@@ -128,19 +140,19 @@ def main(argv: list[str] | None = None) -> int:
         if not torch.allclose(static_out, model(x)):
             raise SystemExit("the replay disagrees with the eager forward: nothing to measure")
     plain, floor, eager, replay = [], [], [], []
-    for _ in range(5):  # interleaved rounds: drift hits every side alike
+    for _ in range(args.rounds):  # interleaved rounds: drift hits every side alike
         with torch.no_grad():
-            plain.append(_median_us(lambda: plain_model(plain_x), args.reps))
+            plain.append(_mean_us(lambda: plain_model(plain_x), args.reps))
             with _NoopMode():
-                floor.append(_median_us(lambda: plain_model(plain_x), args.reps))
+                floor.append(_mean_us(lambda: plain_model(plain_x), args.reps))
         with emulate_cuda(), torch.no_grad():
-            eager.append(_median_us(lambda: model(x), args.reps))
-            # a replay launches and returns (seam/torch_cuda/in_flight.py): each sample waits for its work, as on a GPU
-            replay.append(_median_us(lambda: (g.replay(), torch.cuda.synchronize()), args.reps))
-    p, e, r = statistics.median(plain), statistics.median(eager), statistics.median(replay)
-    f = statistics.median(floor)
+            eager.append(_mean_us(lambda: model(x), args.reps))
+            # a replay launches and returns (seam/torch_cuda/in_flight.py): each call waits for its work, as on a GPU
+            replay.append(_mean_us(lambda: (g.replay(), torch.cuda.synchronize()), args.reps))
+    p, e, r, f = (statistics.median(side) for side in (plain, eager, replay, floor))
     result = {
         "model": f"{args.layers} x (Linear+LayerNorm+GELU), hidden={args.hidden}, batch={args.batch}",
+        "timing": f"median over {args.rounds} interleaved rounds of each round's mean of {args.reps} calls",
         "plain_cpu_forward_us": round(p, 1),
         "noop_dispatch_mode_forward_us": round(f, 1),
         "ratio_noop_dispatch_mode_over_plain": round(f / p, 3),

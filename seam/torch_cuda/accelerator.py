@@ -44,10 +44,6 @@ def _device_stats(index: int) -> dict[str, Any]:
     return runtime().allocator.read().stats.nested()
 
 
-def _memory_info(index: int) -> tuple[int, int]:
-    return device.mem_get_info(index)
-
-
 def _reset_peak(index: int) -> None:
     _allocator_device(index)
     device.reset_peak_memory_stats(index)
@@ -130,7 +126,7 @@ Graph.__module__, Graph.__qualname__ = "torch.accelerator.graphs", "Graph"
 _PRIMITIVES = {
     "_accelerator_isAllocatorInitialized": device.is_initialized,
     "_accelerator_getDeviceStats": _device_stats,
-    "_accelerator_getMemoryInfo": _memory_info,
+    "_accelerator_getMemoryInfo": device.mem_get_info,
     "_accelerator_emptyCache": device.empty_cache,
     "_accelerator_emptyHostCache": device.empty_host_cache,
     "_accelerator_resetPeakStats": _reset_peak,

@@ -22,9 +22,10 @@ torch's ``CUDACachingAllocator``, so ``memory_allocated``, ``memory_reserved``, 
   logged, so the refusal comes from the operation that asked.
 
 Cost: the hot path only appends to a log (``note_allocation``); a storage's death appends its weak
-reference itself (``watch``: the log's own ``append`` is the callback, so no Python frame runs), and a
+reference itself (``kinds._allocated`` watches it: the log's own ``append`` is the callback, so no Python frame runs), and a
 block is keyed by that reference's ``id`` (``key_of``). The log is played into the model when a figure
-is read, or every ``FLUSH_AT`` events.
+is read, or every ``FLUSH_AT`` events: often enough that no single operation waits long for the play and a
+run pays it evenly, call by call (what ``bench/bench_torch_cuda.py``'s means count).
 """
 
 from __future__ import annotations
@@ -47,8 +48,10 @@ ARRAYS = ("allocation", "segment", "active", "inactive_split", "allocated_bytes"
 TYPES = ("all", "small_pool", "large_pool")
 #: The four fields of each figure, in the order of its list.
 FIELDS = ("current", "peak", "allocated", "freed")
-FLUSH_AT = 20000
+FLUSH_AT = 2048
 _ALLOC, _FREE, _BEGIN, _RELEASE = range(4)
+#: The log's tag of an allocation (``kinds._allocated`` appends such events itself, as ``note_allocation`` does).
+ALLOC = _ALLOC
 #: Called with the address of every new device allocation while ``torch.cuda._gpu_trace`` is on
 #: (its ``MemoryAllocationCallbacks``); ``None`` otherwise, which costs the hot path one test.
 allocation_hook: Callable[[int], None] | None = None
@@ -87,7 +90,9 @@ class BlockPool:
 
     def __init__(self, small: bool, pool_id: tuple[int, int]) -> None:
         self.small, self.pool_id = small, pool_id
-        self.free: list[Block] = []
+        #: A set: a merge takes a free neighbour out in one step; the order a search or a release walks them in
+        #: is torch's own (best fit by size then address; a release by stream, size, address).
+        self.free: set[Block] = set()
 
 
 class PrivatePool:
@@ -110,28 +115,93 @@ class Stats:
         # each, read under both names.
         self.arrays["active"] = self.arrays["allocation"]
         self.arrays["active_bytes"] = self.arrays["allocated_bytes"]
-        #: The figures every allocation and free moves (``allocate``/``release``), in that order.
-        self._moved = tuple(self.arrays[name] for name in ("allocation", "allocated_bytes", "requested_bytes"))
+        #: Indexed by ``small`` (False, True): the six figures every allocation and free moves (``allocate``/
+        #: ``release``): allocation, allocated bytes and requested bytes, each for ``all`` and the pool's type.
+        self._moved = tuple(tuple(self.arrays[name][t] for name in ("allocation", "allocated_bytes", "requested_bytes")
+                                  for t in (0, kind)) for kind in (2, 1))
+        #: Indexed the same way: the inactive split blocks and their bytes, for ``all`` and the pool's type (``split``).
+        self._splits = tuple((self.arrays["inactive_split"][0], self.arrays["inactive_split"][kind],
+                              self.arrays["inactive_split_bytes"][0], self.arrays["inactive_split_bytes"][kind])
+                             for kind in (2, 1))
 
     def allocate(self, small: bool, size: int, requested: int) -> None:
         """A block of ``size`` bytes (``requested`` asked for) handed out: ``up`` for each figure an allocation
-        moves (allocation and active, allocated and active bytes, requested bytes), in one call (the log's play
-        runs this for every device allocation)."""
-        kind = 1 if small else 2
-        for arr, amount in zip(self._moved, (1, size, requested)):
-            for stat in (arr[0], arr[kind]):
-                stat[0] += amount
-                stat[2] += amount
-                if stat[0] > stat[1]:
-                    stat[1] = stat[0]
+        moves (allocation and active, allocated and active bytes, requested bytes). Written out, not looped: the
+        log's play runs this for every device allocation of an emulated session."""
+        a, b, c, d, e, f = self._moved[small]
+        a[0] += 1
+        a[2] += 1
+        if a[0] > a[1]:
+            a[1] = a[0]
+        b[0] += 1
+        b[2] += 1
+        if b[0] > b[1]:
+            b[1] = b[0]
+        c[0] += size
+        c[2] += size
+        if c[0] > c[1]:
+            c[1] = c[0]
+        d[0] += size
+        d[2] += size
+        if d[0] > d[1]:
+            d[1] = d[0]
+        e[0] += requested
+        e[2] += requested
+        if e[0] > e[1]:
+            e[1] = e[0]
+        f[0] += requested
+        f[2] += requested
+        if f[0] > f[1]:
+            f[1] = f[0]
 
     def release(self, small: bool, size: int, requested: int) -> None:
-        """The same block freed: ``down`` for the same figures, in one call."""
-        kind = 1 if small else 2
-        for arr, amount in zip(self._moved, (1, size, requested)):
-            for stat in (arr[0], arr[kind]):
-                stat[0] -= amount
-                stat[3] += amount
+        """The same block freed: ``down`` for the same figures, written out as ``allocate`` is."""
+        a, b, c, d, e, f = self._moved[small]
+        a[0] -= 1
+        a[3] += 1
+        b[0] -= 1
+        b[3] += 1
+        c[0] -= size
+        c[3] += size
+        d[0] -= size
+        d[3] += size
+        e[0] -= requested
+        e[3] += requested
+        f[0] -= requested
+        f[3] += requested
+
+    def split(self, small: bool, blocks: int, nbytes: int) -> None:
+        """The inactive split figures moved by ``blocks`` and ``nbytes`` (each either sign: ``up`` for a rise,
+        ``down`` for a fall, as a split or a merge moves them), written out as ``allocate`` is."""
+        a, b, c, d = self._splits[small]
+        if blocks > 0:
+            a[0] += blocks
+            a[2] += blocks
+            if a[0] > a[1]:
+                a[1] = a[0]
+            b[0] += blocks
+            b[2] += blocks
+            if b[0] > b[1]:
+                b[1] = b[0]
+        elif blocks < 0:
+            a[0] += blocks
+            a[3] -= blocks
+            b[0] += blocks
+            b[3] -= blocks
+        if nbytes > 0:
+            c[0] += nbytes
+            c[2] += nbytes
+            if c[0] > c[1]:
+                c[1] = c[0]
+            d[0] += nbytes
+            d[2] += nbytes
+            if d[0] > d[1]:
+                d[1] = d[0]
+        elif nbytes < 0:
+            c[0] += nbytes
+            c[3] -= nbytes
+            d[0] += nbytes
+            d[3] -= nbytes
 
     def up(self, name: str, small: bool, amount: int) -> None:
         arr = self.arrays[name]
@@ -244,19 +314,20 @@ class CachingAllocator:
         count = len(self.log)
         log = self.log[:count]
         del self.log[:count]
+        pop, free, malloc = self.active.pop, self._free, self._malloc
         for event in log:
-            if type(event) is not tuple:  # a watched storage died: its weak reference (``watch``)
-                block = self.active.pop(id(event), None)
+            if type(event) is not tuple:  # a watched storage died: its weak reference (``kinds._allocated``)
+                block = pop(id(event), None)
                 if block is not None:
-                    self._free(block)
+                    free(block)
                 continue
             kind = event[0]
             if kind == _ALLOC:
-                self._malloc(*event[1:])
+                malloc(event[1], event[2], event[3], event[4], event[5])
             elif kind == _FREE:
-                block = self.active.pop(event[1], None)
+                block = pop(event[1], None)
                 if block is not None:
-                    self._free(block)
+                    free(block)
             elif kind == _BEGIN:
                 if event[1] in self.private:
                     self.private[event[1]].use_count += 1
@@ -312,17 +383,28 @@ class CachingAllocator:
             return
         if key in self.active:  # a block that only graphs held, taken again
             self._free(self.active.pop(key))
-        size = round_size(nbytes)
-        pool = self._pool_for(size, pool_id)
-        block = self._best_fit(pool, size, stream)
-        if block is None:
+        size = K_MIN_BLOCK if nbytes < K_MIN_BLOCK else (nbytes + K_MIN_BLOCK - 1) & -K_MIN_BLOCK  # round_size
+        pool = (self.small if size <= K_SMALL_SIZE else self.large) if pool_id == DEFAULT_POOL else \
+            self._pool_for(size, pool_id)
+        # best fit, as torch's ``BlockComparatorSize`` orders a pool: the smallest free block of the stream that
+        # holds ``size``, the lowest address among equals (inline: the play runs this for every allocation)
+        block = None
+        best_size = 0
+        for candidate in pool.free:
+            candidate_size = candidate.size
+            if candidate_size >= size and candidate.stream == stream and (block is None or candidate_size < best_size or (
+                    candidate_size == best_size and candidate.address < block.address)):
+                block, best_size = candidate, candidate_size
+        if block is not None:
+            pool.free.remove(block)
+        else:
             segment = allocation_size(size)
             if self.limit is not None:
                 self._make_room(segment)
                 pool = self._pool_for(size, pool_id)  # releasing may have dropped a private pool
             block = self._new_segment(pool, segment, stream)
         stats = self.stats
-        already_split = block.is_split()
+        already_split = block.prev is not None or block.next is not None
         remaining = block.size - size
         split = remaining >= K_MIN_BLOCK if pool.small else remaining > K_SMALL_SIZE
         if split:
@@ -333,15 +415,13 @@ class CachingAllocator:
                 block.next.prev = rest
             block.next = rest
             block.size = size
-            pool.free.append(rest)
+            pool.free.add(rest)
             if already_split:
-                stats.down("inactive_split_bytes", pool.small, size)
+                stats.split(pool.small, 0, -size)
             else:
-                stats.up("inactive_split_bytes", pool.small, remaining)
-                stats.up("inactive_split", pool.small, 1)
+                stats.split(pool.small, 1, remaining)
         elif already_split:
-            stats.down("inactive_split_bytes", pool.small, block.size)
-            stats.down("inactive_split", pool.small, 1)
+            stats.split(pool.small, -1, -block.size)
         block.allocated = True
         block.requested = nbytes
         block.owner = owner
@@ -365,17 +445,6 @@ class CachingAllocator:
         self.stats.counters["num_ooms"] += 1
         raise OverLimit(segment, self.limit, self.stats.arrays["allocated_bytes"][0][0], reserved[0])
 
-    @staticmethod
-    def _best_fit(pool: BlockPool, size: int, stream: int) -> Block | None:
-        best = None
-        for block in pool.free:
-            if block.stream == stream and block.size >= size and (
-                    best is None or (block.size, block.address) < (best.size, best.address)):
-                best = block
-        if best is not None:
-            pool.free.remove(best)
-        return best
-
     def _new_segment(self, pool: BlockPool, size: int, stream: int) -> Block:
         block = Block(self._next_address, size, stream, pool)
         self._next_address += size + K_SMALL_BUFFER
@@ -398,33 +467,35 @@ class CachingAllocator:
         if self.trace is not None:
             self.record("free_requested", block.address, requested, block.stream)
             self.record("free_completed", block.address, requested, block.stream)
+        # Merged with its free neighbours (each a split block that leaves the inactive-split figures): the next
+        # into this block, this block into the previous, which keeps its place (a segment's head stays its head).
         splits, split_bytes = 0, 0
-        for other in (block.prev, block.next):
-            if other is None or other.allocated:
-                continue
-            pool.free.remove(other)
-            if other is block.prev:
-                if other in self.segments:
-                    self.segments[self.segments.index(other)] = block
-                block.address, block.prev = other.address, other.prev
-                if other.prev is not None:
-                    other.prev.next = block
-            else:
-                block.next = other.next
-                if other.next is not None:
-                    other.next.prev = block
-            block.size += other.size
+        after = block.next
+        if after is not None and not after.allocated:
+            pool.free.remove(after)
+            block.next = after.next
+            if after.next is not None:
+                after.next.prev = block
+            block.size += after.size
             splits -= 1
-            split_bytes -= other.size
-        pool.free.append(block)
-        if block.is_split():
+            split_bytes -= after.size
+        before = block.prev
+        if before is not None and not before.allocated:
+            splits -= 1
+            split_bytes -= before.size
+            before.size += block.size
+            before.requested = block.requested  # torch merges into the freed block, which keeps its request
+            before.next = block.next
+            if block.next is not None:
+                block.next.prev = before
+            block = before  # already among the free blocks
+        else:
+            pool.free.add(block)
+        if block.prev is not None or block.next is not None:
             splits += 1
             split_bytes += block.size
-        for name, amount in (("inactive_split", splits), ("inactive_split_bytes", split_bytes)):
-            if amount > 0:
-                stats.up(name, pool.small, amount)
-            elif amount < 0:
-                stats.down(name, pool.small, -amount)
+        if splits or split_bytes:
+            stats.split(pool.small, splits, split_bytes)
 
     def empty_cache(self) -> None:
         self.read()
@@ -445,7 +516,8 @@ class CachingAllocator:
                 self.freeable.discard(pool_id)
 
     def _release_free_segments(self, pool: BlockPool) -> None:
-        for block in [b for b in pool.free if not b.is_split()]:
+        # torch walks a pool's free blocks in its set's order (``BlockComparatorSize``: stream, size, address)
+        for block in sorted((b for b in pool.free if not b.is_split()), key=lambda b: (b.stream, b.size, b.address)):
             pool.free.remove(block)
             self.segments.remove(block)
             self.stats.down("segment", pool.small, 1)
@@ -474,12 +546,6 @@ class CachingAllocator:
                         "segment_type": "small" if head.pool.small else "large",
                         "segment_pool_id": head.pool.pool_id, "is_expandable": False, "frames": [], "blocks": blocks})
         return out
-
-    def watch(self, storage: Any) -> weakref.ref:
-        """A weak reference to ``storage`` whose death frees its block (keyed ``key_of`` the reference) in the
-        model: the callback is the log's ``append``, so the death logs the reference itself."""
-        return weakref.ref(storage, self.log.append)
-
 
 def key_of(ref: weakref.ref) -> int:
     """The model's key of the block a watched storage holds: its weak reference's ``id`` (the reference lives

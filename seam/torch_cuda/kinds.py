@@ -132,11 +132,18 @@ def _allocated(storage: torch.UntypedStorage) -> None:
     address = storage.data_ptr()
     if nbytes:
         rt = runtime()
-        ref = rt.allocator.watch(storage)
+        alloc = rt.allocator
+        log = alloc.log
+        ref = weakref.ref(storage, log.append)  # ``alloc.watch(storage)``, inline: every device allocation runs this
         _BY_ADDRESS[address] = ref
         if len(_BY_ADDRESS) > _PRUNE_AT:
             _prune()
-        note_allocation(rt, id(ref), nbytes, ref)  # id(ref): allocator.key_of, inline on the hot path
+        if rt.captures or alloc.limit is not None or rt.per_thread.pools:
+            note_allocation(rt, id(ref), nbytes, ref)  # id(ref): allocator.key_of, inline on the hot path
+        else:  # ``note_allocation``'s common case, inline: no capture, no memory fraction, the default pool
+            log.append((allocator.ALLOC, id(ref), nbytes, rt.current_stream().cuda_stream, DEFAULT_POOL, ref))
+            if len(log) > allocator.FLUSH_AT:
+                alloc.flush()
     if allocator.allocation_hook is not None:
         allocator.allocation_hook(address)
 

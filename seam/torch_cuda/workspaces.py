@@ -72,11 +72,10 @@ def note(rt: Any, func: Any, args: tuple[Any, ...], kwargs: dict[str, Any]) -> N
     if key not in rt.workspaces:
         rt.workspaces[key] = None
         note_allocation(rt, key, cublas_size(), None)  # type: ignore[arg-type]
-    if uses_lt(func, args, kwargs):
-        lt_key = ("cublaslt-workspace", stream.id)
-        if lt_key not in rt.workspaces:
-            rt.workspaces[lt_key] = None
-            note_allocation(rt, lt_key, lt_size(), None)  # type: ignore[arg-type]
+    lt_key = ("cublaslt-workspace", stream.id)
+    if lt_key not in rt.workspaces and uses_lt(func, args, kwargs):  # the rule only while the stream has none
+        rt.workspaces[lt_key] = None
+        note_allocation(rt, lt_key, lt_size(), None)  # type: ignore[arg-type]
 
 
 def clear() -> None:

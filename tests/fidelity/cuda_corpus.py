@@ -1567,6 +1567,23 @@ torch.cuda.empty_cache(); snap("emptied_with_c_alive")
 del c; snap("c_freed")
 torch.cuda.empty_cache(); snap("emptied")
 '''),
+    ("allocator", "a_freed_block_merged_with_a_free_neighbour_keeps_its_own_request_in_the_snapshot", r'''
+sync()
+def before_c(c):
+    # the block just before ``c``'s in its segment: (size, requested size, state)
+    for seg in torch.cuda.memory_snapshot():
+        blocks = seg["blocks"]
+        for i, blk in enumerate(blocks):
+            if blk["address"] == c.data_ptr() and i > 0:
+                return [blocks[i - 1]["size"], blocks[i - 1]["requested_size"], blocks[i - 1]["state"]]
+    return None
+a = torch.empty(250, device="cuda"); b = torch.empty(750, device="cuda"); c = torch.empty(100, device="cuda")
+del a; del b  # b merges into the free a before it
+vals["freed_into_the_previous"] = before_c(c)
+a = torch.empty(250, device="cuda"); b = torch.empty(750, device="cuda")  # the merged block again, split in two
+del b; del a  # a takes in the free b after it
+vals["took_in_the_next"] = before_c(c)
+'''),
     ("allocator", "a_generator_states_holders_are_one_pair_however_many_graphs_register", r'''
 import gc
 K = ("active.all.current", "active_bytes.all.current", "segment.all.current")

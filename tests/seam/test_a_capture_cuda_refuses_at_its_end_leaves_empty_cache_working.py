@@ -12,16 +12,10 @@ torch does, so only a process of its own shows what the seam leaves."""
 from __future__ import annotations
 
 import json
-import os
-import subprocess
-import sys
-from pathlib import Path
 
 import pytest
 
-from seam.torch_cuda import child_environment
-
-ROOT = Path(__file__).resolve().parents[2]
+from .conftest import run_child
 
 REFUSED = {
     # Through GraphCaptureScope (its BreakableGraph gives every segment a pool).
@@ -76,9 +70,7 @@ print(json.dumps([grew >= 96 << 20, torch.cuda.memory_reserved() - before]))
 @pytest.mark.parametrize("refused", sorted(REFUSED))
 def test_after_an_unjoined_fork_is_refused_empty_cache_still_releases_a_freed_segment(torch_cuda: str,
                                                                                      refused: str) -> None:
-    env = child_environment(os.environ)
-    env["PYTHONPATH"] = os.pathsep.join(filter(None, [str(ROOT), env.get("PYTHONPATH", "")]))
-    done = subprocess.run([sys.executable, "-c", CHILD.replace("@REFUSED@", REFUSED[refused])], env=env, capture_output=True, text=True, timeout=120, cwd=ROOT)
+    done = run_child(CHILD.replace("@REFUSED@", REFUSED[refused]))
     assert done.returncode == 0, done.stderr[-1500:]
     grew, left = json.loads(done.stdout.strip().splitlines()[-1])
     assert grew and left == 0  # the 96 MiB segment was made, and went back
