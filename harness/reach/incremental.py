@@ -10,11 +10,15 @@ every other cell is taken from the kept run, as PIT and Stryker re-test incremen
 
 What a reused cell assumes is what an inferred cell assumes (docs/runner.md): the suite is
 deterministic, its cases share no state, and a case's inputs are the project's Python files it
-executes. So these changes re-run EVERY case: a ``conftest.py``, ``pyproject.toml``,
-``setup.cfg``, ``pytest.ini`` or ``tox.ini``; any other non-Python file inside a selected folder (a
-test's data); a change outside function bodies that is not an import or a ``def`` line (a module
-constant); a changed body that also ran at import time. A new file changes nothing by itself (a
-new test file's cases are new, so they run).
+executes and the other project files it opens. So these changes re-run EVERY case: a
+``conftest.py``, ``pyproject.toml``, ``setup.cfg``, ``pytest.ini`` or ``tox.ini``; any other
+non-Python file inside a selected folder (a test's data); a change outside function bodies that is
+not an import or a ``def`` line (a module constant); a changed body that also ran at import time; a
+non-Python file elsewhere in the tree that was opened at import or collection time, or any such file
+when the kept reach has no record of opened files (an older seamgate). A non-Python file elsewhere
+(``evidence/x.json``, ``docs/x.md``) re-runs the cases that opened it or listed its folder
+(``Reach.readers``: and those that started a child, whose reads are not recorded). A new file changes
+nothing by itself (a new test file's cases are new, so they run) unless a case listed its folder.
 
 After a partial baseline run, the reach of the cases taken from the kept run is carried into the
 new reach file with its line numbers moved past the edits (``merge_reach``).
@@ -86,12 +90,14 @@ def cases_to_rerun(snapshot: Snapshot, hashes: Mapping[str, str], project: Path,
         return None
     select = tuple(entry.split("::", 1)[0].rstrip("/") for entry in select)
     changes: dict[str, tuple[str, str]] = {}
+    data: list[str] = []
     for rel in sorted(changed_files(snapshot.hashes, hashes)):
         if rel.rsplit("/", 1)[-1] in _CONFIG_NAMES:
             return None
         if not rel.endswith(".py"):
             if any(rel == entry or rel.startswith(entry + "/") for entry in select):
                 return None  # a test's data file: what reads it is not measured
+            data.append(rel)  # elsewhere in the tree: the cases that opened it (``Reach.readers``)
             continue
         if rel not in snapshot.hashes:
             continue  # a new module: nothing executed it before (its importers changed too, or are new)
@@ -102,7 +108,11 @@ def cases_to_rerun(snapshot: Snapshot, hashes: Mapping[str, str], project: Path,
             continue  # never executed by any case: nothing it did can be reused wrongly
         new = _text(project / rel) if rel in hashes else ""
         changes[rel] = (old, new)
-    return cases_to_run(changes, reach, ids)
+    rerun = cases_to_run(changes, reach, ids)
+    readers = reach.readers(data) if data else frozenset()
+    if rerun is None or readers is None:
+        return None
+    return rerun | (readers & set(ids))
 
 
 def line_map(old: str, new: str) -> dict[int, int]:
@@ -147,7 +157,16 @@ def merge_reach(old: Mapping[str, Any], new: Mapping[str, Any], rerun: Iterable[
     regions = [r for r in old.get("spawn_regions", ()) if r[3] not in rerun and r[0] not in moved]
     regions += [list(r) for r in new.get("spawn_regions", ())]
     cases = [c for c in old.get("cases", ()) if c not in rerun] + list(new.get("cases", ()))
+    reads: dict[str, Any] = {}
+    if "opened" in old and "opened" in new:  # the files opened: the kept contexts' (import time is re-recorded)
+        reads["opened"] = {**{c: p for c, p in old["opened"].items() if c and c not in rerun}, **new["opened"]}
+        opens = [r for r in old.get("open_regions", ()) if r[3] not in rerun]
+        # a region of a changed file keeps its lines where the edit left them; else the whole file (never fewer readers)
+        opens = [[f, moved[f][a], moved[f][b], c] if f in moved and a in moved[f] and b in moved[f] else
+                 [f, a, b, c] if f not in moved else [f, 1, 1 << 30, c] for f, a, b, c in opens]
+        reads["open_regions"] = sorted(opens + [list(r) for r in new.get("open_regions", ())])
     return {
+        **reads,
         "root": new.get("root", old.get("root")), "files": files,
         "fixtures": {**{c: f for c, f in old.get("fixtures", {}).items() if c not in rerun}, **new.get("fixtures", {})},
         "children": children,

@@ -69,6 +69,12 @@ class Reach:
     children: Mapping[str, Mapping[str, frozenset[int]]] = field(default_factory=dict)
     #: Contexts that started any child process (``None``: not recorded, by an older seamgate).
     starters: frozenset[str] | None = None
+    #: context -> the project files that are not Python it opened, and the folders it listed (``rel/``;
+    #: ``""``: the project's top folder); ``None``: not recorded (an older seamgate): any such file may be read.
+    opened: Mapping[str, frozenset[str]] | None = None
+    #: Function bodies on the stack when a context opened one of those files, with that context: a case
+    #: running one of them may read the file's content from a cache, so it reads the file too.
+    open_regions: tuple[tuple[str, int, int, str], ...] = ()
 
     @classmethod
     def read(cls, path: Path) -> Reach | None:
@@ -90,7 +96,9 @@ class Reach:
                    spawn_regions=tuple((f, int(a), int(b), str(c)) for f, a, b, c in data.get("spawn_regions", ())),
                    children=children,
                    starters=frozenset(c for c, n in data["spawn_counts"].items() if sum(n[:2]))
-                   if "spawn_counts" in data else None)
+                   if "spawn_counts" in data else None,
+                   opened={c: frozenset(paths) for c, paths in data["opened"].items()} if "opened" in data else None,
+                   open_regions=tuple((f, int(a), int(b), str(c)) for f, a, b, c in data.get("open_regions", ())))
 
     def unknown(self) -> frozenset[str]:
         """Cases whose reach is unknown: an unmeasured child, or a cached result of one (``spawn_regions``)."""
@@ -100,11 +108,47 @@ class Reach:
         """The cases that started a child process (themselves or through a fixture); ``None``: unknown."""
         return None if self.starters is None else self._with_fixture_users(set(self.starters))
 
-    def _inheritors(self, spawners: Iterable[str]) -> set[str]:
-        """Contexts that ran a function that was on the stack when one of ``spawners`` started a child."""
+    def readers(self, files: Iterable[str]) -> frozenset[str] | None:
+        """The cases that may have read one of ``files`` (project files that are not Python, changed since):
+        those that opened it or listed its folder, themselves or through a fixture, or ran a function that
+        was on the stack when some context opened it (a cached content), and every case that started a
+        child (its children's reads are not recorded). ``None``: every case (a read at import or collection
+        time, or no record of reads)."""
+        if self.opened is None or self.starters is None:
+            return None
+        files = set(files)
+        folders = {_folder(rel) for rel in files}
+        hit = {context for context, read in self.opened.items() if read & files or read & folders}
+        if "" in hit:
+            return None
+        hit |= self._inheritors(hit, self.open_regions)
+        return self._with_fixture_users(hit | set(self.starters))
+
+    def reads(self, contexts: Iterable[str], names: Iterable[str]) -> set[str] | None:
+        """Of the project files ``names`` that are not Python, those ``contexts`` may have read (``readers``'
+        rule turned round: opened, in a folder listed, opened in a function they ran, or at import);
+        ``None``: any of them (a context started a child, or no record of reads)."""
+        contexts = set(contexts)
+        if self.opened is None or self.starters is None or contexts & self.starters:
+            return None
+        read = set().union(*(self.opened.get(c, ()) for c in contexts | self._cached_openers(contexts) | {""}))
+        return {rel for rel in names if rel in read or _folder(rel) in read}
+
+    def _cached_openers(self, contexts: set[str]) -> set[str]:
+        """Contexts that opened a file inside a function one of ``contexts`` ran (which may hold its content)."""
+        found: set[str] = set()
+        for file, first, last, opener in self.open_regions:
+            ran = self.files.get(file, {})
+            if any(first <= line <= last for context in contexts & set(ran) for line in ran[context]):
+                found.add(opener)
+        return found
+
+    def _inheritors(self, spawners: Iterable[str], regions: Iterable[tuple[str, int, int, str]] | None = None) -> set[str]:
+        """Contexts that ran a function that was on the stack when one of ``spawners`` started a child (with
+        ``regions`` the ``open_regions``: opened a file)."""
         spawners = set(spawners)
         found: set[str] = set()
-        for file, first, last, spawner in self.spawn_regions:
+        for file, first, last, spawner in (self.spawn_regions if regions is None else regions):
             if spawner in spawners:
                 for context, lines in self.files.get(file, {}).items():
                     if context and any(first <= line <= last for line in lines):
@@ -130,6 +174,11 @@ class Reach:
             hit |= {context for context, by_file in self.children.items() if _meets(region, by_file.get(file, ()))}
         hit |= self._inheritors(hit)
         return self._with_fixture_users(hit) | self.unknown()
+
+
+def _folder(rel: str) -> str:
+    """How a listing of ``rel``'s folder is recorded: ``"dir/"``, ``""`` for the project's top folder."""
+    return rel.rsplit("/", 1)[0] + "/" if "/" in rel else ""
 
 
 def _meets(region: Region, lines: Iterable[int]) -> bool:

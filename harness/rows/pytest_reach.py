@@ -16,9 +16,16 @@ environment variables, so that it can act before pytest reads its options:
   reach (its import-time lines are the parent's too). A case with a child that is not this
   interpreter, or whose data never arrived, is listed as ``spawned``: its reach is unknown. The project functions on the stack at that moment are kept
   as ``spawn_regions``: a case that runs any of them later may be reading the child's result from
-  a cache (``functools.cache`` over a child probe), so its reach is unknown too. The JSON written
-  at session finish: ``{"root", "files": {rel: {context: [lines]}}, "fixtures": {nodeid: [names]},
-  "spawned": [nodeids], "spawn_regions": [[rel, first, last]], "cases": [nodeids]}``.
+  a cache (``functools.cache`` over a child probe), so its reach is unknown too. The project files
+  that are not Python which a context OPENS (a test's data, read or written, wherever it lies in the
+  tree: ``evidence/*.json``, ``docs/x.md``) and the project folders a case or fixture LISTS (``glob``,
+  ``os.scandir``, ``os.listdir``; not the import system's own listings, nor any at import or collection
+  time, where a new file can only add new cases) come from a ``sys.audit`` hook (events ``open``,
+  ``os.listdir``, ``os.scandir``), with the project functions on the stack at each open
+  (``open_regions``: a case running one of them later may read the file's content from a cache). The
+  JSON written at session finish: ``{"root", "files": {rel: {context: [lines]}}, "fixtures": {nodeid:
+  [names]}, "spawned": [nodeids], "spawn_regions": [[rel, first, last]], "opened": {context: [rel or
+  folder/]}, "open_regions": [[rel, first, last, context]], "cases": [nodeids]}``.
 - ``SEAMGATE_ONLY=FILE``: keep. A JSON list of node ids; every collected item not in it is
   deselected. ``SEAMGATE_SKIP=FILE``: the opposite, every item in it is deselected (the cells a
   run takes from the previous run; a new case is not in it, so it runs). The whole selection is still COLLECTED, so a mutation that breaks an import shows
@@ -64,8 +71,15 @@ class _Recorder:
         self.spawn_regions: set[tuple[str, int, int, str]] = set()
         self.cases: list[str] = []
         self.slots: dict[str, str] = {}
+        #: context -> project files (not Python) it opened, and project folders it listed (``rel/``).
+        self.opened: dict[str, set[str]] = {}
+        self.open_regions: set[tuple[str, int, int, str]] = set()
+        #: The prefixes a path under the project starts with (the tree as given, and its real path).
+        self.prefixes = tuple({os.path.abspath(root) + os.sep, self.root + os.sep})
+        self.recording = True
         self.cov.start()
         self._watch_children()
+        sys.addaudithook(self._audit)  # never removed (CPython has no way); ``recording`` ends it at ``write``
 
     def switch(self, context: str) -> str:
         """Make ``context`` current: lines go to it, and so does every Python child started under it."""
@@ -90,6 +104,34 @@ class _Recorder:
             config.write_text(f"[run]\ndata_file = {self.children_dir / (slot + '.data')}\nparallel = True\n"
                               f"branch = False\npatch = _exit\nsigterm = True\nsource =\n    {self.root}\n", encoding="utf-8")
         return config
+
+    def _audit(self, event: str, args: tuple[Any, ...]) -> None:
+        """``sys.audit`` hook: note a project file (not Python) the current context opens, or a project
+        folder a case or fixture lists (see the module docstring)."""
+        if event not in _FILE_EVENTS or not self.recording or not args:
+            return
+        path = "." if args[0] is None else args[0]  # ``os.listdir()``: the working folder
+        if isinstance(path, int):
+            return  # a file descriptor: its path was seen when it was opened
+        try:
+            full = os.path.abspath(os.fsdecode(path))
+        except (TypeError, ValueError):
+            return
+        if event == "open":
+            if full.endswith(_PYTHON_SUFFIXES) or not full.startswith(self.prefixes) or _BYTECODE in full:
+                return
+            rel = os.path.relpath(os.path.realpath(full), self.root)
+            if not rel.startswith(".."):
+                self.opened.setdefault(self.context, set()).add(rel)
+                self._note_stack(regions=self.open_regions, depth=2)
+            return
+        if not self.context or not (full + os.sep).startswith(self.prefixes):
+            return  # a listing at import or collection time: a new file there can only add new cases
+        if sys._getframe(1).f_code.co_filename.startswith("<frozen importlib"):
+            return  # the import system looking for a module
+        rel = os.path.relpath(os.path.realpath(full), self.root)
+        if not rel.startswith(".."):
+            self.opened.setdefault(self.context, set()).add("" if rel == "." else rel + "/")
 
     def _watch_children(self) -> None:
         """Count, per context, the Python and the other children it starts (and where it started them)."""
@@ -148,11 +190,13 @@ class _Recorder:
         counts[0 if python else 1] += 1
         self._note_stack(skip)
 
-    def _note_stack(self, skip: str | None = None) -> None:
-        """Keep the body of every project function on the stack (file, first line, last line, context),
-        but those of the file ``skip``; from the caller of ``note_child``'s caller (the wrapper, or
-        ``python_child``) on."""
-        frame = sys._getframe(3)
+    def _note_stack(self, skip: str | None = None, regions: set[tuple[str, int, int, str]] | None = None,
+                    depth: int = 3) -> None:
+        """Keep the body of every project function on the stack (file, first line, last line, context) in
+        ``regions`` (``spawn_regions`` unless given), but those of the file ``skip``; from ``depth`` frames up
+        on (for ``note_child``: the caller of its caller, the wrapper or ``python_child``)."""
+        regions = self.spawn_regions if regions is None else regions
+        frame = sys._getframe(depth)
         while frame is not None:
             code = frame.f_code
             real = os.path.realpath(code.co_filename)
@@ -160,7 +204,7 @@ class _Recorder:
                     and real.startswith(self.root + os.sep) and real != skip:
                 lines = [line for _, _, line in code.co_lines() if line is not None]
                 if lines:
-                    self.spawn_regions.add((os.path.relpath(real, self.root), min(lines), max(lines), self.context))
+                    regions.add((os.path.relpath(real, self.root), min(lines), max(lines), self.context))
             frame = frame.f_back
 
     def children_lines(self) -> tuple[dict[str, dict[str, list[int]]], dict[str, int]]:
@@ -189,6 +233,7 @@ class _Recorder:
         return {c: {f: sorted(v) for f, v in d.items()} for c, d in found.items()}, files
 
     def write(self) -> None:
+        self.recording = False
         self.cov.stop()
         os.environ.pop("COVERAGE_PROCESS_START", None)
         data = self.cov.get_data()
@@ -209,9 +254,18 @@ class _Recorder:
             "root": self.root, "files": files, "fixtures": self.fixtures, "children": children,
             "spawned": unknown, "spawn_counts": {c: [*n, data_files.get(c, 0)] for c, n in self.spawned.items()},
             "spawn_regions": sorted(self.spawn_regions), "cases": self.cases,
+            "opened": {c: sorted(paths) for c, paths in self.opened.items()}, "open_regions": sorted(self.open_regions),
         }), encoding="utf-8")
         # The children's raw data is in the record now; kept, it was a quarter of a run folder's size.
         shutil.rmtree(self.children_dir, ignore_errors=True)
+
+
+#: The ``sys.audit`` events of a file opened or a folder listed (``os.open`` and ``io.open`` both raise ``open``).
+_FILE_EVENTS = frozenset({"open", "os.listdir", "os.scandir"})
+#: Opened files that are code: their reach is what coverage.py measures, line by line.
+_PYTHON_SUFFIXES = (".py", ".pyc", ".pyi", ".so", ".pth")
+#: The folder of compiled bytecode (an import writes ``x.pyc.<id>`` there, then renames it).
+_BYTECODE = f"{os.sep}__pycache__{os.sep}"
 
 
 @functools.lru_cache(maxsize=None)

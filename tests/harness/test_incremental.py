@@ -23,11 +23,15 @@ PROJECT = {"calc/ops.py": OPS, "calc/unmeasured.py": "def f():\n    return 1\n",
            "conftest.py": "", "pyproject.toml": "", "setup.cfg": "", "pytest.ini": "", "tox.ini": ""}
 
 
-def measured(spawned: tuple[str, ...] = ()) -> Reach:
-    """A ran add (line 2), B ran mul (line 6), C's measured child ran ``calc/child.py``."""
+def measured(spawned: tuple[str, ...] = (), opened: dict[str, set[str]] | None = None,
+             open_regions: tuple[tuple[str, int, int, str], ...] = (), starters: frozenset[str] | None = frozenset()) -> Reach:
+    """A ran add (line 2), B ran mul (line 6), C's measured child ran ``calc/child.py``; the files each case
+    opened (``opened=None``: a reach recorded before reads were)."""
     return Reach(files={"calc/ops.py": {A: frozenset({2}), B: frozenset({6}), "": frozenset({1, 5})}},
                  fixtures={A: (), B: (), C: ()}, spawned=frozenset(spawned), cases=frozenset({A, B, C}),
-                 children={C: {"calc/child.py": frozenset({2})}})
+                 children={C: {"calc/child.py": frozenset({2})}}, starters=starters,
+                 opened=None if opened is None else {c: frozenset(v) for c, v in opened.items()},
+                 open_regions=open_regions)
 
 
 @pytest.fixture
@@ -47,7 +51,7 @@ def snapshot(project: Path) -> Snapshot:
 
 
 def rerun(project: Path, before: Snapshot, spawned=(), select=("tests",), reach=...) -> frozenset[str] | None:
-    return cases_to_rerun(before, hashes(project), project, measured(spawned) if reach is ... else reach,
+    return cases_to_rerun(before, hashes(project), project, measured(spawned, opened={}) if reach is ... else reach,
                           [A, B, C], select)
 
 
@@ -243,7 +247,7 @@ def test_a_changed_non_python_test_file_named_by_a_node_id_runs_every_case_again
 def test_a_selected_folder_whose_name_ends_in_x_covers_only_itself(project: Path):
     before = Snapshot(hashes={**hashes(project), "tests/foo/data.txt": "old"}, sources=snapshot(project).sources)
     now = {**hashes(project), "tests/foo/data.txt": "new"}
-    assert cases_to_rerun(before, now, project, measured(), [A, B, C], ("tests/fooX",)) == frozenset()
+    assert cases_to_rerun(before, now, project, measured(opened={}), [A, B, C], ("tests/fooX",)) == frozenset()
 
 
 def test_line_map_follows_lines_that_repeat_hundreds_of_times():
@@ -277,3 +281,43 @@ def test_a_measured_file_that_can_no_longer_be_read_runs_again_the_cases_that_ex
     before = snapshot(project)
     (project / "calc/ops.py").write_bytes(b"\xff\xfe not utf-8\n")
     assert rerun(project, before) == {A, B}  # read as no text: its def lines are gone, whole-file reach
+
+
+def test_a_changed_file_outside_the_selection_runs_again_the_cases_that_opened_it_or_listed_its_folder(project: Path):
+    before = snapshot(project)
+    edit(project, "docs/notes.txt", "changed\n")
+    assert rerun(project, before, reach=measured(opened={A: {"docs/notes.txt"}, B: {"tests/data/table.txt"}})) == {A}
+    assert rerun(project, before, reach=measured(opened={B: {"docs/"}})) == {B}  # B listed the folder
+    assert rerun(project, before, reach=measured(opened={})) == frozenset()  # no case read it
+
+
+def test_a_file_outside_the_selection_opened_at_import_or_with_no_record_of_reads_runs_every_case_again(project: Path):
+    before = snapshot(project)
+    edit(project, "docs/notes.txt", "changed\n")
+    assert rerun(project, before, reach=measured(opened={"": {"docs/notes.txt"}})) is None
+    assert rerun(project, before, reach=measured(opened=None)) is None  # a reach recorded before reads were
+    assert rerun(project, before, reach=measured(opened={}, starters=None)) is None
+
+
+def test_a_case_that_started_a_child_may_read_any_file_outside_the_selection(project: Path):
+    before = snapshot(project)
+    edit(project, "docs/notes.txt", "changed\n")
+    assert rerun(project, before, reach=measured(opened={}, starters=frozenset({C}))) == {C}  # its child's reads: unrecorded
+
+
+def test_a_case_that_ran_the_function_that_opened_a_file_may_read_it_from_a_cache(project: Path):
+    before = snapshot(project)
+    edit(project, "docs/notes.txt", "changed\n")
+    # C opened it inside add (calc/ops.py lines 1-2), which A ran too: A may have read C's cached content
+    reach = measured(opened={C: {"docs/notes.txt"}}, open_regions=(("calc/ops.py", 1, 2, C),))
+    assert rerun(project, before, reach=reach) == {A, C}
+
+
+def test_a_merged_reach_keeps_the_kept_cases_reads_and_takes_the_rerun_ones_new():
+    old = {"cases": [A, B], "files": {}, "opened": {A: ["docs/a.txt"], B: ["docs/b.txt"], "": ["x.txt"]},
+           "open_regions": [["calc/ops.py", 1, 2, A], ["calc/ops.py", 5, 6, B]]}
+    new = {"cases": [A], "files": {}, "opened": {A: ["docs/a2.txt"], "": ["y.txt"]}, "open_regions": []}
+    merged = merge_reach(old, new, [A], {"calc/ops.py": {5: 7, 6: 8}})
+    assert merged["opened"] == {B: ["docs/b.txt"], A: ["docs/a2.txt"], "": ["y.txt"]}
+    assert merged["open_regions"] == [["calc/ops.py", 7, 8, B]]  # its lines moved past the edit
+    assert "opened" not in merge_reach({k: v for k, v in old.items() if k != "opened"}, new, [A], {})

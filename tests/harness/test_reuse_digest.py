@@ -25,17 +25,21 @@ HASHES = {
 }
 
 
-def reach(spawned: tuple[str, ...] = ()) -> Reach:
+def reach(spawned: tuple[str, ...] = (), opened: dict[str, set[str]] | None = None,
+          starters: frozenset[str] = frozenset()) -> Reach:
     """A measured run of A, B and C: A ran ``calc/ops.py`` and used fixture ``model`` (which ran
-    ``calc/fixture.py``), its measured child ran ``calc/child.py``; B ran ``calc/other.py``."""
+    ``calc/fixture.py``), its measured child ran ``calc/child.py``; B ran ``calc/other.py``; the files
+    each context opened (none unless given; ``opened=None``: a reach recorded before reads were)."""
     files = {"calc/ops.py": {A: frozenset({2})}, "calc/other.py": {B: frozenset({5})},
              "calc/fixture.py": {"fixture:model": frozenset({3})}}
     return Reach(files=files, fixtures={A: ("model",), B: (), C: ()}, spawned=frozenset(spawned),
-                 cases=frozenset({A, B, C}), children={A: {"calc/child.py": frozenset({1})}})
+                 cases=frozenset({A, B, C}), children={A: {"calc/child.py": frozenset({1})}}, starters=starters,
+                 opened=None if opened is None else {c: frozenset(v) for c, v in opened.items()})
 
 
-def read(ids, spawned=(), select=("tests",)) -> set[str] | None:
-    return files_read(reach(spawned), ids, HASHES, select)
+def read(ids, spawned=(), select=("tests",), opened: dict[str, set[str]] | None = None,
+         starters: frozenset[str] = frozenset()) -> set[str] | None:
+    return files_read(reach(spawned, {} if opened is None else opened, starters), ids, HASHES, select)
 
 
 def test_a_case_depends_on_what_it_its_fixtures_and_its_measured_children_ran_and_on_its_own_test_file():
@@ -53,6 +57,21 @@ def test_a_data_file_in_a_sub_folder_of_a_selected_folder_is_read_and_one_outsid
     assert "tests/data/table.txt" in read([C], select=("tests/",))
     assert "tests/data/table.txt" not in read([C], select=("tests/test_c.py",))
     assert not read([C]) & {"docs/notes.txt", "setup.cfg"}
+
+
+def test_a_file_outside_the_selection_is_read_by_the_cases_that_opened_it_listed_its_folder_or_ran_at_import():
+    assert "docs/notes.txt" in read([A], opened={A: {"docs/notes.txt"}})
+    assert "docs/notes.txt" in read([A], opened={"fixture:model": {"docs/notes.txt"}})  # through a fixture it used
+    assert "docs/notes.txt" in read([B], opened={B: {"docs/"}})  # B listed the folder
+    assert "docs/notes.txt" in read([B], opened={"": {"docs/notes.txt"}})  # opened at import: every case's
+    assert "docs/notes.txt" not in read([B], opened={A: {"docs/notes.txt"}})
+
+
+def test_a_row_with_a_case_that_started_a_child_or_no_record_of_reads_reads_every_file_outside_the_selection():
+    non_python = {rel for rel in HASHES if not rel.endswith(".py")}
+    assert non_python <= read([A], starters=frozenset({A}))
+    assert non_python <= files_read(reach(opened=None), [B], HASHES, ("tests",))
+    assert "docs/notes.txt" not in read([B], starters=frozenset({A}))  # A's child, not B's
 
 
 def test_a_prefix_of_a_folder_name_is_not_that_folder():
@@ -223,7 +242,7 @@ def test_a_row_selecting_node_ids_depends_on_their_file_being_there():
 
 def test_a_folder_whose_name_ends_in_x_covers_only_itself():
     hashes = {**HASHES, "tests/fooX/data.txt": "a", "tests/foo/data.txt": "b"}
-    files = files_read(reach(), [C], hashes, ("tests/fooX",))
+    files = files_read(reach(opened={}), [C], hashes, ("tests/fooX",))
     assert "tests/fooX/data.txt" in files and "tests/foo/data.txt" not in files
 
 

@@ -84,3 +84,39 @@ def test_a_changed_catalog_entry_runs_its_row_again_and_carries_none_of_its_cell
     again = go(project, catalog(mutation("add-abs", "return a + b", "return a + b + 0")))
     assert mutation_row(again) == (False, 0)
     assert again.verdict is Verdict.FAIL
+
+
+OUTSIDE_TEST = "tests/test_outside.py"
+#: A test that reads its cases from a data file OUTSIDE the selected folder ``tests`` (the way tests/fidelity
+#: reads evidence/*.json and docs/fidelity.md): only the case's own open of the file says that it depends on it.
+OUTSIDE_FILES = {
+    **CALC,
+    OUTSIDE_TEST: (
+        "from pathlib import Path\n\nfrom calc.ops import add\n\n\n"
+        "def test_the_table():\n"
+        "    for line in (Path(__file__).parents[1] / 'data' / 'table.txt').read_text().splitlines():\n"
+        "        a, b, total = map(int, line.split())\n"
+        "        assert add(a, b) == total\n"
+    ),
+    "data/table.txt": "-1 2 1\n",
+}
+
+
+def test_a_changed_data_file_outside_the_selection_that_a_case_opened_runs_the_mutations_row_again(tmp_path: Path):
+    project = write_project(tmp_path / "p", OUTSIDE_FILES)
+    assert go(project, test=OUTSIDE_TEST).verdict is Verdict.PASS  # the negative operand reds the mutant
+    (project / "data/table.txt").write_text("1 2 3\n")  # the baseline stays green; the mutant now survives
+    again = go(project, test=OUTSIDE_TEST)
+    row = next(r for r in again.runs if r.label.startswith("mutation"))
+    assert not mutation_row(again)[0]  # not the kept row: a file its cases opened changed
+    assert [c.carried for c in row.cases if c.nodeid.startswith(OUTSIDE_TEST)] == [False]  # the reader ran again
+    assert any(c.carried for c in row.cases)  # the cases that never opened it were carried
+    assert again.verdict is Verdict.FAIL
+
+
+def test_a_data_file_outside_the_selection_that_no_case_opened_keeps_the_row(tmp_path: Path):
+    project = write_project(tmp_path / "p", {**OUTSIDE_FILES, "docs/notes.txt": "a\n"})
+    assert go(project, test=OUTSIDE_TEST).verdict is Verdict.PASS
+    (project / "docs/notes.txt").write_text("b\n")  # read by nothing the run measured
+    again = go(project, test=OUTSIDE_TEST)
+    assert mutation_row(again)[0] and again.verdict is Verdict.PASS
