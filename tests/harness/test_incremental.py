@@ -241,7 +241,7 @@ def test_a_changed_non_python_test_file_named_by_a_node_id_runs_every_case_again
     before = Snapshot(hashes={**hashes(project), "tests/cases.yaml": "old"}, sources=snapshot(project).sources)
     now = {**hashes(project), "tests/cases.yaml": "new"}
     for entry in ("tests/cases.yaml::one", "tests/cases.yaml::Group::one"):
-        assert cases_to_rerun(before, now, project, measured(), [A, B, C], (entry,)) is None, entry
+        assert cases_to_rerun(before, now, project, measured(opened={}), [A, B, C], (entry,)) is None, entry
 
 
 def test_a_selected_folder_whose_name_ends_in_x_covers_only_itself(project: Path):
@@ -321,3 +321,35 @@ def test_a_merged_reach_keeps_the_kept_cases_reads_and_takes_the_rerun_ones_new(
     assert merged["opened"] == {B: ["docs/b.txt"], A: ["docs/a2.txt"], "": ["y.txt"]}
     assert merged["open_regions"] == [["calc/ops.py", 7, 8, B]]  # its lines moved past the edit
     assert "opened" not in merge_reach({k: v for k, v in old.items() if k != "opened"}, new, [A], {})
+
+
+def test_with_no_file_outside_the_selection_changed_a_reach_without_a_record_of_reads_still_carries(project: Path):
+    before = snapshot(project)
+    assert rerun(project, before, reach=measured(opened=None)) == frozenset()
+    assert rerun(project, before, reach=measured(opened={}, starters=frozenset({C}))) == frozenset()  # nothing changed
+    edit(project, "calc/ops.py", OPS.replace("a * b", "b * a"))
+    assert rerun(project, before, reach=measured(opened=None)) == {B}  # a Python change: its reach alone
+
+
+def test_a_file_in_the_projects_top_folder_or_a_nested_one_is_read_by_a_listing_of_its_own_folder_only(project: Path):
+    before = snapshot(project)
+    edit(project, "setup.cfg", "changed\n")  # a configuration file: every case
+    assert rerun(project, before, reach=measured(opened={A: {""}})) is None
+    before = snapshot(project)
+    (project / "top.txt").write_text("new\n")
+    (project / "docs/sub").mkdir()
+    (project / "docs/sub/deep.txt").write_text("new\n")
+    assert rerun(project, before, reach=measured(opened={A: {""}, B: {"docs/"}, C: {"docs/sub/"}})) == {A, C}
+
+
+def test_a_merged_reach_drops_the_old_import_time_reads_and_widens_a_region_the_edit_rewrote():
+    old = {"cases": [A, B], "files": {}, "opened": {"": ["x.txt"], B: ["docs/b.txt"]},
+           "open_regions": [["calc/ops.py", 1, 2, B], ["calc/other.py", 3, 4, B]]}
+    new = {"cases": [A], "files": {}, "opened": {A: ["docs/a.txt"]}, "open_regions": [("calc/x.py", 1, 1, A)]}
+    merged = merge_reach(old, new, [A], {"calc/ops.py": {1: 1}})  # line 2 was rewritten: the region covers the file
+    assert merged["opened"] == {B: ["docs/b.txt"], A: ["docs/a.txt"]}  # import time is the new run's alone
+    assert merged["open_regions"] == [["calc/ops.py", 1, 1 << 30, B], ["calc/other.py", 3, 4, B], ["calc/x.py", 1, 1, A]]
+    assert merge_reach(old, {"cases": [A], "files": {}, "opened": {}}, [A], {})["open_regions"] == \
+        [["calc/ops.py", 1, 2, B], ["calc/other.py", 3, 4, B]]  # a new run that opened nothing in a function
+    assert merge_reach({k: v for k, v in old.items() if k != "open_regions"}, new, [A], {})["open_regions"] == \
+        [["calc/x.py", 1, 1, A]]  # a kept run that opened nothing in a function

@@ -314,3 +314,12 @@ def test_the_innermost_statement_outside_bodies_decides_a_line() -> None:
 def test_a_comment_between_two_class_statements_is_no_header() -> None:
     original = MODULE.replace("    size = 4\n", "    size = 4\n    # about the label\n", 1)
     assert change_regions(original, original.replace("# about the label", "# on the label", 1)) == [None]
+
+
+def test_a_recorded_reach_reads_back_the_files_each_context_opened_and_where() -> None:
+    data = {**REACH, "opened": {"t.py::a": ["docs/x.md", "data/"], "": ["top.txt"]},
+            "open_regions": [["calc/ops.py", "3", "4", "t.py::a"]]}
+    reach = Reach.from_data(data)
+    assert reach.opened == {"t.py::a": frozenset({"docs/x.md", "data/"}), "": frozenset({"top.txt"})}
+    assert reach.open_regions == (("calc/ops.py", 3, 4, "t.py::a"),)  # numbers as numbers, whatever the JSON held
+    assert Reach.from_data(REACH).opened is None and Reach.from_data(REACH).open_regions == ()  # recorded before reads were

@@ -5,6 +5,7 @@ whose reach is unknown depends on every file of the project (issue 28: a defect 
 from __future__ import annotations
 
 import hashlib
+from dataclasses import replace
 import json
 import os
 from pathlib import Path
@@ -255,3 +256,25 @@ def test_without_a_readable_runs_folder_no_run_is_kept(tmp_path: Path, monkeypat
 
     monkeypatch.setattr(reuse, "runs_root", lambda project: tmp_path / "no-such-folder")
     assert KeptRuns.read(tmp_path).runs == ()
+
+
+def test_a_row_that_may_read_any_file_outside_the_selection_still_reads_only_its_own_python_files():
+    files = read([A], starters=frozenset({A}))
+    assert "calc/other.py" not in files and "tests/test_b.py" not in files  # B's code: no input of A's
+
+
+def test_a_case_that_ran_the_function_that_opened_a_file_reads_it_too():
+    opens = Reach(files={"calc/ops.py": {A: frozenset({2}), B: frozenset({2, 9})}}, fixtures={A: (), B: ()},
+                  spawned=frozenset(), cases=frozenset({A, B}), starters=frozenset(),
+                  opened={B: frozenset({"docs/notes.txt"})}, open_regions=(("calc/ops.py", 1, 2, B),))
+    assert "docs/notes.txt" in files_read(opens, [A], HASHES, ("tests",))  # A ran lines 1-2, where B opened it
+    edge = replace(opens, files={"calc/ops.py": {A: frozenset({1}), B: frozenset({2})}})
+    assert "docs/notes.txt" in files_read(edge, [A], HASHES, ("tests",))  # the region's first line counts
+    edge = replace(opens, files={"calc/ops.py": {A: frozenset({2}), B: frozenset({1})}}, open_regions=(("calc/ops.py", 1, 2, B),))
+    assert "docs/notes.txt" in files_read(edge, [A], HASHES, ("tests",))  # and its last
+    apart = replace(opens, files={"calc/ops.py": {A: frozenset({3}), B: frozenset({2})}})
+    assert "docs/notes.txt" not in files_read(apart, [A], HASHES, ("tests",))
+    elsewhere = replace(opens, files={"calc/ops.py": {B: frozenset({2})}, "calc/other.py": {A: frozenset({2})}})
+    assert "docs/notes.txt" not in files_read(elsewhere, [A], HASHES, ("tests",))  # another file's lines 1-2
+    gone = replace(opens, open_regions=(("calc/gone.py", 1, 2, B),))
+    assert "docs/notes.txt" not in files_read(gone, [A], HASHES, ("tests",))  # opened in a file no case ran a line of
