@@ -12,7 +12,9 @@ that run; every gate that read such a run (every gate, for a baseline run) is an
 files, never a PASS. And the tree is put back as soon as the run ends: a file the run created is
 removed, a file it changed or removed is restored (bytes, mode, mtime) from the snapshot taken before
 the run (the working tree's copy every run starts from), and the ERROR says both. A file without a
-snapshot is named as not restored.
+snapshot is named as not restored. Nothing found in the tree is lost on the way: what the guard removes or
+overwrites is first kept under ``.seamgate/displaced/<stamp>/`` (same relative path), which the ERROR names;
+a file the user edited while the run ran looks the same as one a test wrote, and is kept there too.
 
 Cost on this repository (290 files, 2-core shared box): the listing once per invocation (~0.7 s:
 git ls-files), then ~3 ms per comparison, two per run (``tests/reliability/test_tree_guard.py``
@@ -26,6 +28,7 @@ import os
 import shutil
 import stat
 import threading
+import time
 from dataclasses import replace
 from pathlib import Path
 from typing import Callable, Iterable, Iterator, Sequence
@@ -70,6 +73,9 @@ class TreeGuard:
         self.touched: dict[str, tuple[str, ...]] = {}
         #: run label -> what was undone: ``removed F`` (created by the run), ``restored F``, ``unrestored F``.
         self.undone: dict[str, tuple[str, ...]] = {}
+        #: Where what the guard removes or overwrites is kept first (relative to ``root``; made at the first use).
+        self.aside = f"{_OWN}/displaced/{time.strftime('%Y%m%dT%H%M%S')}-{os.getpid()}"
+        self.displaced = False
         self._lock = threading.Lock()
 
     @classmethod
@@ -135,12 +141,27 @@ class TreeGuard:
                     self.touched[label] = tuple(sorted(set(self.touched.get(label, ())) | new))
                     self.undone[label] = tuple(sorted(set(self.undone.get(label, ())) | set(undone)))
 
+    def _keep_aside(self, rel: str) -> None:
+        """Copy what is at ``rel`` now (a file, a link or a folder) to ``aside``, before the guard removes or
+        overwrites it; raises ``OSError`` when it cannot (then nothing is removed)."""
+        path, kept = self.root / rel, self.root / self.aside / rel
+        if not path.exists() and not path.is_symlink():
+            return  # removed during the run: nothing there to keep
+        kept.parent.mkdir(parents=True, exist_ok=True)
+        if path.is_dir() and not path.is_symlink():
+            shutil.copytree(path, kept, symlinks=True, dirs_exist_ok=True)
+        else:
+            shutil.copy2(path, kept, follow_symlinks=False)
+        self.displaced = True
+
     def _undo(self, change: str) -> str:
-        """Put one change back: an added path is removed, a changed or removed file restored from its snapshot."""
+        """Put one change back: an added path is removed, a changed or removed file restored from its snapshot
+        (what was there kept aside first)."""
         what, rel = change.split(" ", 1)
         path = self.root / rel
         try:
             if what == "added":
+                self._keep_aside(rel)
                 if path.is_dir() and not path.is_symlink():
                     shutil.rmtree(path)
                 else:
@@ -152,6 +173,7 @@ class TreeGuard:
             # start was itself written by a run, and is no snapshot.
             if copy is None or before is None or not copy.is_file() or _key(os.stat(copy))[:2] != before[:2]:
                 return f"unrestored {rel}"
+            self._keep_aside(rel)
             if path.is_symlink() or path.is_dir():
                 shutil.rmtree(path) if path.is_dir() and not path.is_symlink() else path.unlink()
             shutil.copyfile(copy, path)
@@ -172,7 +194,8 @@ class TreeGuard:
             return outcome
         with self._lock:
             undone = sorted({u for label in charged for u in self.undone.get(label, ())})
-        return replace(outcome.with_verdict(Verdict.ERROR, error_message(files, undone)),
+        aside = self.aside if self.displaced else None
+        return replace(outcome.with_verdict(Verdict.ERROR, error_message(files, undone, aside)),
                        facts={**outcome.facts, "tree_changed": files, "tree_undone": undone})
 
 
@@ -180,8 +203,9 @@ def _listed(paths: Sequence[str]) -> str:
     return ", ".join(paths[:8]) + (f" (and {len(paths) - 8} more)" if len(paths) > 8 else "")
 
 
-def error_message(changes: Sequence[str], undone: Sequence[str] = ()) -> str:
-    """The ERROR of a gate whose runs changed the user's tree: what changed, and what seamgate put back."""
+def error_message(changes: Sequence[str], undone: Sequence[str] = (), aside: str | None = None) -> str:
+    """The ERROR of a gate whose runs changed the user's tree: what changed, what seamgate put back, and where
+    it kept what it found there (``aside``)."""
     kinds: dict[str, list[str]] = {"removed": [], "restored": [], "unrestored": []}
     for item in undone:
         what, rel = item.split(" ", 1)
@@ -191,6 +215,8 @@ def error_message(changes: Sequence[str], undone: Sequence[str] = ()) -> str:
         put_back.append(f"restored {_listed(kinds['restored'])} from the snapshot taken before the run")
     if kinds["unrestored"]:
         put_back.append(f"could NOT restore {_listed(kinds['unrestored'])} (no snapshot; git diff shows it)")
+    if aside is not None:
+        put_back.append(f"what it found there is kept in {aside}/ (an edit made during the run is not lost)")
     done = "; ".join(put_back) if put_back else "seamgate restored nothing"
     return (f"the project tree itself changed while this gate's runs ran: {_listed(changes)}; a test wrote into the "
             f"user's tree (an absolute path) instead of its copy, or the files were edited during the run; {done}; "

@@ -120,3 +120,22 @@ def test_what_a_run_wrote_into_the_users_tree_is_undone_and_the_error_says_both(
     with guard.watch("mutation other cpu-emulated"):
         pass
     assert guard.verdict(_pass("mutation other cpu-emulated"), []).verdict is Verdict.PASS
+
+
+def test_nothing_found_in_the_tree_is_lost_what_the_guard_removes_or_overwrites_is_kept_aside(tmp_path: Path) -> None:
+    # A file edited while the run ran looks the same as one a test wrote: both are put back, and neither is lost.
+    project, guard = _guard(tmp_path)
+    with guard.watch("baseline cpu-emulated"):
+        (project / "calc/ops.py").write_text("def add(a, b):\n    return a + b  # my edit, made during the run\n")
+        (project / "calc/notes.md").write_text("written during the run\n")
+        (project / "tests/test_add.py").unlink()
+    aside = project / guard.aside
+    assert (aside / "calc/ops.py").read_text().endswith("# my edit, made during the run\n")
+    assert (aside / "calc/notes.md").read_text() == "written during the run\n"
+    assert not (aside / "tests/test_add.py").exists()  # removed during the run: nothing there to keep
+    message = guard.verdict(_pass("mutation m cpu-emulated"), []).message
+    assert f"what it found there is kept in {guard.aside}/" in message
+    assert guard.aside.startswith(".seamgate/displaced/")  # the runner's own folder: never a change itself
+    with guard.watch("mutation other cpu-emulated"):
+        pass
+    assert guard.changes() == set()
