@@ -14,7 +14,8 @@ removed, a file it changed or removed is restored (bytes, mode, mtime) from the 
 the run (the working tree's copy every run starts from), and the ERROR says both. A file without a
 snapshot is named as not restored. Nothing found in the tree is lost on the way: what the guard removes or
 overwrites is first kept under ``.seamgate/displaced/<stamp>/`` (same relative path), which the ERROR names;
-a file the user edited while the run ran looks the same as one a test wrote, and is kept there too.
+a file the user edited while the run ran looks the same as one a test wrote, and is kept there too. The
+newest ``KEEP`` such folders are kept, as the newest kept runs are.
 
 Cost on this repository (290 files, 2-core shared box): the listing once per invocation (~0.7 s:
 git ls-files), then ~3 ms per comparison, two per run (``tests/reliability/test_tree_guard.py``
@@ -34,6 +35,7 @@ from pathlib import Path
 from typing import Callable, Iterable, Iterator, Sequence
 
 from harness.project_copy import project_files
+from harness.results.workspace import KEEP, prune
 from reports.outcome import ArmOutcome, Verdict
 
 #: The runner's own folder in the project (lock, kept runs): never the user's files.
@@ -152,7 +154,9 @@ class TreeGuard:
             shutil.copytree(path, kept, symlinks=True, dirs_exist_ok=True)
         else:
             shutil.copy2(path, kept, follow_symlinks=False)
-        self.displaced = True
+        if not self.displaced:  # this run's folder is new: the oldest beyond the newest ``KEEP`` go
+            self.displaced = True
+            prune((self.root / self.aside).parent, KEEP)
 
     def _undo(self, change: str) -> str:
         """Put one change back: an added path is removed, a changed or removed file restored from its snapshot

@@ -139,3 +139,17 @@ def test_nothing_found_in_the_tree_is_lost_what_the_guard_removes_or_overwrites_
     with guard.watch("mutation other cpu-emulated"):
         pass
     assert guard.changes() == set()
+
+
+def test_only_the_newest_displaced_folders_are_kept(tmp_path: Path) -> None:
+    from harness.results.workspace import KEEP
+
+    project, guard = _guard(tmp_path)
+    displaced = project / ".seamgate" / "displaced"
+    for i in range(KEEP + 2):
+        (displaced / f"2020010{i:02d}T000000-1").mkdir(parents=True)
+    with guard.watch("mutation m cpu-emulated"):
+        (project / "calc/ops.py").write_text("scribbled\n")
+    names = sorted(p.name for p in displaced.iterdir())
+    assert len(names) == KEEP and names[-1] == Path(guard.aside).name  # this run's, and the newest before it
+    assert "202001000T000000-1" not in names and (project / guard.aside / "calc/ops.py").read_text() == "scribbled\n"
