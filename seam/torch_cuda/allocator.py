@@ -50,15 +50,9 @@ TYPES = ("all", "small_pool", "large_pool")
 FIELDS = ("current", "peak", "allocated", "freed")
 FLUSH_AT = 2048
 _ALLOC, _FREE, _BEGIN, _RELEASE = range(4)
-#: The log's tag of an allocation (``kinds._allocated`` appends such events itself, as ``note_allocation`` does).
-ALLOC = _ALLOC
 #: Called with the address of every new device allocation while ``torch.cuda._gpu_trace`` is on
 #: (its ``MemoryAllocationCallbacks``); ``None`` otherwise, which costs the hot path one test.
 allocation_hook: Callable[[int], None] | None = None
-
-
-def round_size(size: int) -> int:
-    return K_MIN_BLOCK if size < K_MIN_BLOCK else K_MIN_BLOCK * ((size + K_MIN_BLOCK - 1) // K_MIN_BLOCK)
 
 
 def allocation_size(size: int) -> int:
@@ -383,7 +377,8 @@ class CachingAllocator:
             return
         if key in self.active:  # a block that only graphs held, taken again
             self._free(self.active.pop(key))
-        size = K_MIN_BLOCK if nbytes < K_MIN_BLOCK else (nbytes + K_MIN_BLOCK - 1) & -K_MIN_BLOCK  # round_size
+        # torch's round_size: at least one block of 512 bytes, else up to a multiple of 512
+        size = K_MIN_BLOCK if nbytes < K_MIN_BLOCK else (nbytes + K_MIN_BLOCK - 1) & -K_MIN_BLOCK
         pool = (self.small if size <= K_SMALL_SIZE else self.large) if pool_id == DEFAULT_POOL else \
             self._pool_for(size, pool_id)
         # best fit, as torch's ``BlockComparatorSize`` orders a pool: the smallest free block of the stream that

@@ -133,17 +133,14 @@ def _allocated(storage: torch.UntypedStorage) -> None:
     if nbytes:
         rt = runtime()
         alloc = rt.allocator
-        log = alloc.log
-        ref = weakref.ref(storage, log.append)  # ``alloc.watch(storage)``, inline: every device allocation runs this
+        ref = weakref.ref(storage, alloc.log.append)  # its death logs the reference itself (no Python frame runs)
         _BY_ADDRESS[address] = ref
         if len(_BY_ADDRESS) > _PRUNE_AT:
             _prune()
         if rt.captures or alloc.limit is not None or rt.per_thread.pools:
             note_allocation(rt, id(ref), nbytes, ref)  # id(ref): allocator.key_of, inline on the hot path
-        else:  # ``note_allocation``'s common case, inline: no capture, no memory fraction, the default pool
-            log.append((allocator.ALLOC, id(ref), nbytes, rt.current_stream().cuda_stream, DEFAULT_POOL, ref))
-            if len(log) > allocator.FLUSH_AT:
-                alloc.flush()
+        else:  # ``note_allocation``'s common case, one call less: no capture, no memory fraction, the default pool
+            alloc.note_allocation(id(ref), nbytes, rt.current_stream().cuda_stream, DEFAULT_POOL, ref)
     if allocator.allocation_hook is not None:
         allocator.allocation_hook(address)
 
