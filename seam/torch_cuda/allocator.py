@@ -22,10 +22,11 @@ torch's ``CUDACachingAllocator``, so ``memory_allocated``, ``memory_reserved``, 
   logged, so the refusal comes from the operation that asked.
 
 Cost: the hot path only appends to a log (``note_allocation``); a storage's death appends its weak
-reference itself (``kinds._allocated`` watches it: the log's own ``append`` is the callback, so no Python frame runs), and a
-block is keyed by that reference's ``id`` (``key_of``). The log is played into the model when a figure
-is read, or every ``FLUSH_AT`` events: often enough that no single operation waits long for the play and a
-run pays it evenly, call by call (what ``bench/bench_torch_cuda.py``'s means count).
+reference itself (``kinds._watch`` and ``kinds.new_device_results`` watch it: the log's own ``append`` is the callback, so no Python
+frame runs), and a block is keyed by that reference's ``id`` (``key_of``). The log is played into the model when a
+figure is read, or every ``FLUSH_AT`` events: often enough that no single operation waits long for the play and a
+run pays it evenly, call by call (what ``bench/bench_torch_cuda.py``'s means count). A loop's repeats are played
+once (``allocator_cycles``).
 """
 
 from __future__ import annotations
@@ -50,6 +51,8 @@ TYPES = ("all", "small_pool", "large_pool")
 FIELDS = ("current", "peak", "allocated", "freed")
 FLUSH_AT = 2048
 _ALLOC, _FREE, _BEGIN, _RELEASE = range(4)
+#: An allocation's event code, for ``kinds.new_device_results``, which logs the common case itself.
+ALLOC = _ALLOC
 #: Called with the address of every new device allocation while ``torch.cuda._gpu_trace`` is on
 #: (its ``MemoryAllocationCallbacks``); ``None`` otherwise, which costs the hot path one test.
 allocation_hook: Callable[[int], None] | None = None
@@ -64,7 +67,8 @@ def allocation_size(size: int) -> int:
 
 
 class Block:
-    __slots__ = ("address", "size", "requested", "allocated", "stream", "pool", "prev", "next", "owner")
+    __slots__ = ("address", "size", "requested", "allocated", "stream", "pool", "prev", "next", "owner", "key",
+                 "serial")
 
     def __init__(self, address: int, size: int, stream: int, pool: "BlockPool") -> None:
         self.address, self.size, self.stream, self.pool = address, size, stream, pool
@@ -74,6 +78,9 @@ class Block:
         self.next: Block | None = None
         #: A weak reference to the storage the block serves (its ``data_ptr`` is what a snapshot shows).
         self.owner: Any = None
+        #: While allocated: the key ``active`` holds it under, and the allocation's number (``CachingAllocator.serial``).
+        self.key: Hashable = None
+        self.serial = 0
 
     def is_split(self) -> bool:
         return self.prev is not None or self.next is not None
@@ -109,6 +116,8 @@ class Stats:
         # each, read under both names.
         self.arrays["active"] = self.arrays["allocation"]
         self.arrays["active_bytes"] = self.arrays["allocated_bytes"]
+        #: Each figure's list once (``active`` and ``active_bytes`` are the same lists as two others).
+        self._lists = list({id(stat): stat for arr in self.arrays.values() for stat in arr}.values())
         #: Indexed by ``small`` (False, True): the six figures every allocation and free moves (``allocate``/
         #: ``release``): allocation, allocated bytes and requested bytes, each for ``all`` and the pool's type.
         self._moved = tuple(tuple(self.arrays[name][t] for name in ("allocation", "allocated_bytes", "requested_bytes")
@@ -233,6 +242,21 @@ class Stats:
         walk("", self.nested())
         return dict(sorted(out.items()))
 
+    def cumulative(self) -> list[int]:
+        """Every figure's allocated and freed counts and every counter, in one flat list (``advance``'s order)."""
+        out = [value for stat in self._lists for value in (stat[2], stat[3])]
+        out.extend(self.counters.values())
+        return out
+
+    def advance(self, before: list[int], after: list[int], times: int) -> None:
+        """Move the cumulative figures on by ``times`` the change from ``before`` to ``after`` (``cumulative``'s)."""
+        for i, stat in enumerate(self._lists):
+            stat[2] += times * (after[2 * i] - before[2 * i])
+            stat[3] += times * (after[2 * i + 1] - before[2 * i + 1])
+        base = 2 * len(self._lists)
+        for i, key in enumerate(self.counters):
+            self.counters[key] += times * (after[base + i] - before[base + i])
+
     def reset_peak(self) -> None:
         for arr in self.arrays.values():
             for stat in arr:
@@ -274,6 +298,12 @@ class CachingAllocator:
         self.active: dict[Hashable, Block] = {}
         self._next_address = 0x7F0000000000
         self.log: list[tuple] = []
+        #: The log's own ``append``, bound once: a watched storage's death calls it with its weak reference
+        #: (``kinds._watch``; no Python frame runs).
+        self.on_death = self.log.append
+        #: How many allocations were played (a block's ``serial`` is the count at its allocation), skipped cycles
+        #: included (``allocator_cycles``).
+        self.serial = 0
         #: Called before a figure is read, by name: each frees the blocks that only graphs or aliases
         #: still hold (``pools.free_graph_held``, ``kinds.free_alias_held``).
         self.before_read: dict[str, Callable[[], None]] = {}
@@ -308,6 +338,13 @@ class CachingAllocator:
         count = len(self.log)
         log = self.log[:count]
         del self.log[:count]
+        if count >= allocator_cycles.MIN_WINDOW and self.trace is None and self.limit is None:
+            allocator_cycles.play(self, log)  # whole repeats of one cycle played once
+        else:
+            self.play(log)
+
+    def play(self, log: list[Any]) -> None:
+        """Play ``log``'s events into the model, one by one."""
         pop, free, malloc = self.active.pop, self._free, self._malloc
         for event in log:
             if type(event) is not tuple:  # a watched storage died: its weak reference (``kinds._allocated``)
@@ -373,6 +410,7 @@ class CachingAllocator:
         return self.small if size <= K_SMALL_SIZE else self.large
 
     def _malloc(self, key: Hashable, nbytes: int, stream: int, pool_id: tuple[int, int], owner: Any) -> None:
+        self.serial += 1
         if nbytes <= 0:
             return
         if key in self.active:  # a block that only graphs held, taken again
@@ -420,6 +458,8 @@ class CachingAllocator:
         block.allocated = True
         block.requested = nbytes
         block.owner = owner
+        block.key = key
+        block.serial = self.serial
         self.active[key] = block
         stats.allocate(pool.small, block.size, nbytes)
         if self.trace is not None:
@@ -456,7 +496,7 @@ class CachingAllocator:
     def _free(self, block: Block) -> None:
         stats, pool = self.stats, block.pool
         block.allocated = False
-        block.owner = None
+        block.owner = block.key = None
         size, requested = block.size, block.requested
         stats.release(pool.small, size, requested)
         if self.trace is not None:
@@ -546,3 +586,6 @@ def key_of(ref: weakref.ref) -> int:
     """The model's key of the block a watched storage holds: its weak reference's ``id`` (the reference lives
     as long as the block is allocated: the block's ``owner`` holds it, and the log holds it once it died)."""
     return id(ref)
+
+
+from seam.torch_cuda import allocator_cycles  # noqa: E402 - it reads this module's event codes
