@@ -10,6 +10,11 @@ One ``TorchDispatchMode`` is on while ``torch.cuda`` is emulated. For each aten 
    forbids it, through the same checks CUDA's global capture mode makes; else it just runs;
 4. marks every new result of a device operation as device memory, so ``.device`` says ``cuda:0``.
 
+The common case (no capture open, no replay in flight, nothing to note: no random draw, no cuDNN handle, cuBLAS
+work only once its thread's handle and its stream's workspaces exist, the default pool) takes a fast path: the
+operation runs, and its new results are marked and logged to the allocator model by one call
+(``kinds.new_device_results``): the fewest Python calls an operation (``bench/bench_torch_cuda.py`` measures it).
+
 Worked example: ``y = x @ w`` with ``x`` and ``w`` on the device -> ``aten.mm`` runs on the CPU and
 ``y``'s storage is marked device. Inside a capture the same ``mm`` is recorded; ``y`` is poisoned at
 ``capture_end`` and written again by every ``replay()``.
@@ -25,9 +30,10 @@ from torch.utils._python_dispatch import TorchDispatchMode
 
 from seam.capture_guard import COPY_OPS, check_copy
 from seam.errors import CaptureError, PageableCopyError
-from seam.torch_cuda import cuda_errors, generators, in_flight, philox, workspaces
+from seam.torch_cuda import cuda_errors, generators, in_flight, kinds, philox, workspaces
 from seam.torch_cuda.device import lazy_init, mem_get_info, memory_allocated, memory_reserved
 from seam.torch_cuda.kinds import _ATTR as _KIND
+from seam.torch_cuda.kinds import _ALIASED_BY_SIZE as _ALIASED
 from seam.torch_cuda.kinds import is_device, kind_of, mark_unmarked
 from seam.torch_cuda.runtime import CPU, runtime
 
@@ -69,7 +75,7 @@ class _OpInfo:
     """What the device mode needs to know of one aten overload, worked out once."""
 
     __slots__ = ("func", "seeded", "blas", "cudnn", "mixed_ok", "fresh", "pointwise", "allocates", "plain", "marks",
-                 "single")
+                 "single", "slow", "new_tensors")
 
     def __init__(self, func: Any) -> None:
         #: Held, so that ``id(func)``, the key of ``_INFO``, names this overload as long as the entry lives.
@@ -82,9 +88,16 @@ class _OpInfo:
         #: Per result: whether it is NEW memory (no alias annotation: not an input, not a view of one).
         self.fresh = tuple(r.alias_info is None for r in func._schema.returns)
         self.allocates = any(f and "Tensor" in str(r.type) for f, r in zip(self.fresh, func._schema.returns))
-        #: Outside any capture, a device operation with nothing to note (no RNG draw, no cuBLAS or
-        #: cuDNN handle) just runs: the device mode's fast path.
+        #: Nothing to note before it runs outside any capture: no RNG draw, no cuBLAS or cuDNN handle.
         self.plain = not (self.seeded or self.blas or self.cudnn)
+        #: Never on the fast path: a random draw or a cuDNN handle to note (cuBLAS work is, once its thread's handle
+        #: and the stream's workspaces exist: ``_PerThread.blas_ready``).
+        self.slow = self.seeded or self.cudnn
+        #: The positions of the results that are new tensors, when every result is a single tensor (not a list):
+        #: what the fast path marks itself; empty otherwise (``_mark_new`` walks the results).
+        returns = func._schema.returns
+        self.new_tensors = tuple(i for i, r in enumerate(returns) if self.fresh[i]) if all(
+            str(r.type) in ("Tensor", "Optional[Tensor]", "Tensor?") for r in returns) else ()
         #: Whether any result may be new memory to mark (a view's or an in-place op's never is).
         self.marks = any(self.fresh)
         #: One result, and it is new memory: a tensor result is marked without ``_mark_new``'s walk.
@@ -226,6 +239,18 @@ class DeviceMode(TorchDispatchMode):
             if host_in and not info.mixed_ok:
                 raise _mixed_devices(func, info, args, kwargs)
             rt = runtime()
+            per_thread = rt.per_thread
+            if not (rt.in_flight or rt.captures or info.slow or per_thread.pools) and (
+                    not info.blas or (per_thread.blas_ready is per_thread.stream and per_thread.blas_for is rt.workspaces)):
+                # the fast path: no replay to wait for, no capture open, no random draw or handle or workspace to
+                # note, the default pool: the operation runs, and its new results are marked and logged
+                result = func._op(*args, **kwargs)
+                if info.new_tensors and not _ALIASED:  # (while an alias lives, a new result may take its owner's memory)
+                    kinds.new_device_results(rt, (result,) if info.single else [result[i] for i in info.new_tensors],
+                                             per_thread.stream or rt.default_stream)
+                elif info.marks:
+                    _mark_new(result, "device", info.fresh)
+                return result
             if rt.in_flight:
                 in_flight.settle(rt)  # the replays launched before this operation run first
             if rt.captures or info.seeded:

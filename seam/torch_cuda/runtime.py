@@ -121,6 +121,9 @@ class DeviceRng:
         self.seed, self.offset = int.from_bytes(raw[:8], "little"), int.from_bytes(raw[8:], "little")
 
 
+_NOT_READY = object()
+
+
 class _PerThread(threading.local):
     def __init__(self) -> None:
         self.stream: Stream | None = None
@@ -129,6 +132,11 @@ class _PerThread(threading.local):
         self.host_copy = False
         #: The pools ``torch.cuda.use_mem_pool`` routes this thread's allocations to, innermost last.
         self.pools: tuple[tuple[int, int], ...] = ()
+        #: The stream (``None``: the default) on which this thread's cuBLAS handle and both workspaces exist, in
+        #: ``blas_for`` (the runtime's ``workspaces`` then): a product there has nothing to note
+        #: (``seam.torch_cuda.workspaces.note``), which the device mode's fast path reads.
+        self.blas_ready: Any = _NOT_READY
+        self.blas_for: Any = None
 
 
 class Runtime:

@@ -76,6 +76,8 @@ def note(rt: Any, func: Any, args: tuple[Any, ...], kwargs: dict[str, Any]) -> N
     if lt_key not in rt.workspaces and uses_lt(func, args, kwargs):  # the rule only while the stream has none
         rt.workspaces[lt_key] = None
         note_allocation(rt, lt_key, lt_size(), None)  # type: ignore[arg-type]
+    if lt_key in rt.workspaces:  # nothing a product of this thread on this stream can add now
+        rt.per_thread.blas_ready, rt.per_thread.blas_for = rt.per_thread.stream, rt.workspaces
 
 
 def clear() -> None:
@@ -83,4 +85,4 @@ def clear() -> None:
     rt = runtime()
     for key in rt.workspaces:
         rt.allocator.note_free(key)
-    rt.workspaces.clear()
+    rt.workspaces = {}  # a new dict: each thread's ``blas_ready`` names the old one

@@ -100,3 +100,15 @@ def test_a_fraction_set_after_an_allocation_refuses_the_next_segment_not_the_ear
         torch.cuda.set_per_process_memory_fraction(1.0)
         del earlier
         torch.cuda.empty_cache()
+
+
+def test_an_operations_result_past_the_fraction_is_refused_as_a_factorys_is(bounded: int) -> None:
+    """A device operation's new result (not a factory's) that needs a segment past the fraction: the same
+    refusal, from the operation. (The emulated device mode's fast path once logged such a result without the
+    fraction's check.)"""
+    x = device_bytes(12 << 20)
+    filler = device_bytes(FRACTION * bounded - torch.cuda.memory_reserved() - (8 << 20))  # < 12 MiB of room left
+    with pytest.raises(torch.OutOfMemoryError, match=r"allowed; "):
+        x + x  # a new segment of 12 MiB
+    del filler
+    assert (x + x).numel() == 12 << 20  # the filler's cached segment serves it
