@@ -240,14 +240,15 @@ class DeviceMode(TorchDispatchMode):
                 raise _mixed_devices(func, info, args, kwargs)
             rt = runtime()
             per_thread = rt.per_thread
-            if not (rt.in_flight or rt.captures or info.slow or per_thread.pools) and (
-                    not info.blas or (per_thread.blas_ready is per_thread.stream and per_thread.blas_for is rt.workspaces)):
+            stream = per_thread.fast_stream  # None while ``use_mem_pool`` routes this thread's allocations
+            if stream is not None and not (rt.in_flight or rt.captures or info.slow) and (
+                    not info.blas or (per_thread.blas_ready is stream and per_thread.blas_for is rt.workspaces)):
                 # the fast path: no replay to wait for, no capture open, no random draw or handle or workspace to
                 # note, the default pool: the operation runs, and its new results are marked and logged
                 result = func._op(*args, **kwargs)
                 if info.new_tensors and not _ALIASED:  # (while an alias lives, a new result may take its owner's memory)
                     kinds.new_device_results(rt, (result,) if info.single else [result[i] for i in info.new_tensors],
-                                             per_thread.stream or rt.default_stream)
+                                             stream)
                 elif info.marks:
                     _mark_new(result, "device", info.fresh)
                 return result

@@ -60,7 +60,7 @@ def begin_allocate_current_thread_to_pool(device: int, pool_id: Any) -> None:
     rt.refuse_recorded(pool, "use_mem_pool")
     rt.allocator.begin_pool(pool)
     rt.recording.append(pool)
-    rt.per_thread.pools = (*rt.per_thread.pools, pool)
+    rt.set_pools((*rt.per_thread.pools, pool))
 
 
 def end_allocate_to_pool(device: int, pool_id: Any) -> None:
@@ -72,7 +72,7 @@ def end_allocate_to_pool(device: int, pool_id: Any) -> None:
         rt.recording.remove(pool)
     if pool in pools:  # the innermost use of it ends
         last = len(pools) - 1 - pools[::-1].index(pool)
-        per_thread.pools = pools[:last] + pools[last + 1:]
+        rt.set_pools(pools[:last] + pools[last + 1:])
 
 
 def release_pool(device: int, pool_id: Any) -> None:

@@ -125,16 +125,22 @@ _NOT_READY = object()
 
 
 class _PerThread(threading.local):
-    def __init__(self) -> None:
+    """What one thread of the emulated device holds: its current stream, its ``use_mem_pool`` pools. Written only by
+    ``Runtime.set_current`` and ``Runtime.set_pools``, which keep ``fast_stream`` true."""
+
+    def __init__(self, default_stream: "Stream") -> None:
         self.stream: Stream | None = None
         #: True while the emulation's own ``Tensor.to`` makes a host copy (``tensor_methods.host_copy``): a
         #: ``_to_copy`` to the CPU at any other time is torch's C++ converting with the tensor's own options.
         self.host_copy = False
         #: The pools ``torch.cuda.use_mem_pool`` routes this thread's allocations to, innermost last.
         self.pools: tuple[tuple[int, int], ...] = ()
-        #: The stream (``None``: the default) on which this thread's cuBLAS handle and both workspaces exist, in
-        #: ``blas_for`` (the runtime's ``workspaces`` then): a product there has nothing to note
-        #: (``seam.torch_cuda.workspaces.note``), which the device mode's fast path reads.
+        #: The current stream while no ``use_mem_pool`` routes this thread's allocations, else None: what the
+        #: device mode's fast path reads, one access to this thread-local object where three would be.
+        self.fast_stream: Stream | None = default_stream
+        #: The stream on which this thread's cuBLAS handle and both workspaces exist, in ``blas_for`` (the
+        #: runtime's ``workspaces`` then): a product there has nothing to note (``seam.torch_cuda.workspaces.note``),
+        #: which the device mode's fast path reads.
         self.blas_ready: Any = _NOT_READY
         self.blas_for: Any = None
 
@@ -148,7 +154,7 @@ class Runtime:
                                "imported (importing seam.torch_cuda does it); import the package, not the runtime alone")
         #: The legacy default stream (``cuda_stream == 0``), where no capture may begin.
         self.default_stream = _make_default_stream()
-        self.per_thread = _PerThread()
+        self.per_thread = _PerThread(self.default_stream)
         #: Whether CUDA is initialised (``device.lazy_init``): a fresh device is not.
         self.initialized = False
         #: Open captures, in begin order (CUDA allows several, on different streams).
@@ -193,7 +199,15 @@ class Runtime:
         return self.per_thread.stream or self.default_stream
 
     def set_current(self, stream: "Stream | None") -> None:
-        self.per_thread.stream = stream
+        per_thread = self.per_thread
+        per_thread.stream = stream
+        per_thread.fast_stream = None if per_thread.pools else stream or self.default_stream
+
+    def set_pools(self, pools: tuple[tuple[int, int], ...]) -> None:
+        """This thread's ``use_mem_pool`` pools, innermost last."""
+        per_thread = self.per_thread
+        per_thread.pools = pools
+        per_thread.fast_stream = None if pools else per_thread.stream or self.default_stream
 
     # -- captures ------------------------------------------------------------------------------
     def capture_of(self, stream_id: int) -> "OpenCapture | None":

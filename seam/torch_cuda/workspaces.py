@@ -77,7 +77,7 @@ def note(rt: Any, func: Any, args: tuple[Any, ...], kwargs: dict[str, Any]) -> N
         rt.workspaces[lt_key] = None
         note_allocation(rt, lt_key, lt_size(), None)  # type: ignore[arg-type]
     if lt_key in rt.workspaces:  # nothing a product of this thread on this stream can add now
-        rt.per_thread.blas_ready, rt.per_thread.blas_for = rt.per_thread.stream, rt.workspaces
+        rt.per_thread.blas_ready, rt.per_thread.blas_for = stream, rt.workspaces
 
 
 def clear() -> None:

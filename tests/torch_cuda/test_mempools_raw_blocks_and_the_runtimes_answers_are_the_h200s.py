@@ -46,6 +46,19 @@ def test_a_mempool_takes_this_threads_allocations_and_keeps_its_freed_blocks(tor
     assert again.sum().item() == 1000
 
 
+def test_an_operations_result_inside_use_mem_pool_is_allocated_in_the_pool(torch_cuda: str) -> None:
+    """Not only a factory's: a device operation's new result inside ``use_mem_pool`` comes from the pool, and after
+    it the thread allocates in the default pool again. (The emulated device mode's fast path logs results itself:
+    it must see the pool come and go.)"""
+    x = torch.ones(1000, device="cuda")
+    pool = torch.cuda.MemPool()
+    with torch.cuda.use_mem_pool(pool):
+        y = x + x
+    z = x + x
+    assert _pool_figures(pool) == [("small", 2097152, 4096, pool.id)]
+    assert y.sum().item() == z.sum().item() == 2000
+
+
 def test_a_graph_captured_into_a_mempool_allocates_in_it(torch_cuda: str) -> None:
     pool = torch.cuda.MemPool()
     x = torch.ones(4, device="cuda")
