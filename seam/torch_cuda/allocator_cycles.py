@@ -11,8 +11,9 @@ it. This module plays such a log exactly, at the cost of a pass over its events 
    a free of no live block ``None``; anything else (a pool begun or released, a key taken again) a value
    equal to nothing, which no cycle can span.
 2. **A cycle.** The smallest period ``p`` with which a long run of the window repeats (``signature[i] ==
-   signature[i + p]`` for every ``i`` of the run), looked for around the window's middle, then its quarters;
-   the run must hold four whole cycles. List comparisons find it (they run in C).
+   signature[i + p]`` for every ``i`` of the run), looked for around the window's middle, then its quarters
+   (each later place of the probe's signature is a period to try); the run must hold four whole cycles.
+   ``list.index`` and list comparisons find it (they run in C).
 3. **Cycles played until the model repeats.** From the run's start, cycle after cycle is played as usual
    (at most ``LOOK``), the model's shape taken at each boundary: every block of every segment (address,
    size, request) and, for an allocated one, WHICH allocation holds it, said relative to now for a block made
@@ -32,7 +33,8 @@ skipped in one step; about 0.3 us an event in all, where the play alone was abou
 ``tests/torch_cuda/test_a_loops_repeated_allocations_are_played_once_with_the_same_figures_blocks_and_keys.py``
 plays random loops both ways and compares every figure, every block, every key and every owner.
 
-Not attempted (the window is played event by event): a window shorter than ``MIN_WINDOW`` (a figure read
+Cost where nothing repeats: the signature pass and the search, about 0.2 us an event against the play's 1.3
+(a window of 2,048 random events). Not attempted (the window is played event by event): a window shorter than ``MIN_WINDOW`` (a figure read
 soon after the last one), a model with a memory limit or a memory history (each event is observed there),
 and a model of more blocks than a quarter of the window's events (taking its shape would cost more than
 the play it saves).
@@ -149,10 +151,17 @@ def _cycle(alloc: CachingAllocator, log: list[Any]) -> tuple[list[Any], list[tup
         return None
     sigs, made = _signatures(alloc, log)
     count = len(sigs)
+    longest = min(MAX_PERIOD, count // 4)
     for probe in (count // 2, count // 4, 3 * count // 4):
-        for period in range(1, min(MAX_PERIOD, count // 4) + 1):
+        value, at = sigs[probe], probe
+        while True:  # each later place of the probe's signature is a period to try (``list.index`` finds it in C)
+            try:
+                at = sigs.index(value, at + 1, probe + longest + 1)
+            except ValueError:
+                break
+            period = at - probe
             near = probe + min(8, period)
-            if near + period > count or sigs[probe:near] != sigs[probe + period:near + period]:
+            if near + period > count or sigs[probe:near] != sigs[at:near + period]:
                 continue
             start, end = _run(sigs, probe, period)
             if (end - start) // period >= 4:
