@@ -36,6 +36,9 @@ import time
 import weakref
 from typing import Any, Callable, Hashable
 
+from seam.torch_cuda import allocator_cycles
+from seam.torch_cuda.allocator_events import ALLOC, BEGIN, FREE, RELEASE
+
 K_MIN_BLOCK = 512
 K_SMALL_SIZE = 1 << 20
 K_SMALL_BUFFER = 2 << 20
@@ -50,9 +53,6 @@ TYPES = ("all", "small_pool", "large_pool")
 #: The four fields of each figure, in the order of its list.
 FIELDS = ("current", "peak", "allocated", "freed")
 FLUSH_AT = 2048
-_ALLOC, _FREE, _BEGIN, _RELEASE = range(4)
-#: An allocation's event code, for ``kinds.new_device_results``, which logs the common case itself.
-ALLOC = _ALLOC
 #: Called with the address of every new device allocation while ``torch.cuda._gpu_trace`` is on
 #: (its ``MemoryAllocationCallbacks``); ``None`` otherwise, which costs the hot path one test.
 allocation_hook: Callable[[int], None] | None = None
@@ -316,21 +316,21 @@ class CachingAllocator:
 
     # -- the hot path: events -------------------------------------------------------------------------
     def note_allocation(self, key: Hashable, nbytes: int, stream: int, pool: tuple[int, int], owner: Any) -> None:
-        self.log.append((_ALLOC, key, nbytes, stream, pool, owner))
+        self.log.append((ALLOC, key, nbytes, stream, pool, owner))
         if len(self.log) > FLUSH_AT:
             self.flush()
 
     def note_free(self, key: Hashable) -> None:
-        self.log.append((_FREE, key))
+        self.log.append((FREE, key))
 
     def note_pool(self, event: int, pool: tuple[int, int]) -> None:
         self.log.append((event, pool))
 
     def begin_pool(self, pool: tuple[int, int]) -> None:
-        self.note_pool(_BEGIN, pool)
+        self.note_pool(BEGIN, pool)
 
     def release_pool(self, pool: tuple[int, int]) -> None:
-        self.note_pool(_RELEASE, pool)
+        self.note_pool(RELEASE, pool)
 
     def flush(self) -> None:
         # In place, and only what was there: the weak references' callbacks append to this very list, and
@@ -353,18 +353,18 @@ class CachingAllocator:
                     free(block)
                 continue
             kind = event[0]
-            if kind == _ALLOC:
+            if kind == ALLOC:
                 malloc(event[1], event[2], event[3], event[4], event[5])
-            elif kind == _FREE:
+            elif kind == FREE:
                 block = pop(event[1], None)
                 if block is not None:
                     free(block)
-            elif kind == _BEGIN:
+            elif kind == BEGIN:
                 if event[1] in self.private:
                     self.private[event[1]].use_count += 1
                 else:
                     self.private[event[1]] = PrivatePool(event[1])
-            elif kind == _RELEASE:
+            elif kind == RELEASE:
                 pool = self.private.get(event[1])
                 if pool is not None:
                     pool.use_count -= 1
@@ -587,5 +587,3 @@ def key_of(ref: weakref.ref) -> int:
     as long as the block is allocated: the block's ``owner`` holds it, and the log holds it once it died)."""
     return id(ref)
 
-
-from seam.torch_cuda import allocator_cycles  # noqa: E402 - it reads this module's event codes

@@ -42,9 +42,12 @@ the play it saves).
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from seam.torch_cuda.allocator import _ALLOC, _FREE, CachingAllocator
+from seam.torch_cuda.allocator_events import ALLOC, FREE
+
+if TYPE_CHECKING:
+    from seam.torch_cuda.allocator import CachingAllocator
 
 _NOWHERE = object()
 #: Windows shorter than this are played event by event.
@@ -56,7 +59,7 @@ MAX_PERIOD = 4096
 LOOK = 12
 
 
-def play(alloc: CachingAllocator, log: list[Any]) -> None:
+def play(alloc: "CachingAllocator", log: list[Any]) -> None:
     """Play ``log`` into ``alloc`` as ``alloc.play`` would, the whole repeats of one cycle in one step."""
     found = _cycle(alloc, log)
     if found is None:
@@ -66,7 +69,7 @@ def play(alloc: CachingAllocator, log: list[Any]) -> None:
     base = alloc.serial
     allocations = sum(1 for sig in sigs[start:start + period] if sig is not None and not _is_free(sig))
     first = _oldest_freed(sigs[start:start + period],
-                          base + sum(1 for event in log[:start] if type(event) is tuple and event[0] == _ALLOC))
+                          base + sum(1 for event in log[:start] if type(event) is tuple and event[0] == ALLOC))
     alloc.play(log[:start])
     at = start
     if first is not None and allocations:
@@ -91,7 +94,7 @@ def play(alloc: CachingAllocator, log: list[Any]) -> None:
     alloc.play(log[at:])
 
 
-def _signatures(alloc: CachingAllocator, log: list[Any]) -> tuple[list[Any], list[tuple[Any, ...]]]:
+def _signatures(alloc: "CachingAllocator", log: list[Any]) -> tuple[list[Any], list[tuple[Any, ...]]]:
     """Each event's signature, and the window's allocation events in order. An allocation's signature is its size
     (a positive int), with its stream and pool (a tuple) where they differ from the window's first; a free's is
     ``-1 - r`` (a negative int) for a block made ``r`` allocations ago, ``None`` for no live block; any other
@@ -110,7 +113,7 @@ def _signatures(alloc: CachingAllocator, log: list[Any]) -> tuple[list[Any], lis
     for event in log:
         if type(event) is tuple:
             kind = event[0]
-            if kind == _ALLOC:
+            if kind == ALLOC:
                 key = event[1]
                 serial += 1
                 note(event)
@@ -128,7 +131,7 @@ def _signatures(alloc: CachingAllocator, log: list[Any]) -> tuple[list[Any], lis
                     else:
                         push((event[2], event[3], event[4]))
                 continue
-            if kind != _FREE:
+            if kind != FREE:
                 push(object())  # a pool begun or released
                 continue
             key = event[1]
@@ -144,7 +147,7 @@ def _signatures(alloc: CachingAllocator, log: list[Any]) -> tuple[list[Any], lis
     return sigs, allocations
 
 
-def _cycle(alloc: CachingAllocator, log: list[Any]) -> tuple[list[Any], list[tuple[Any, ...]], int, int, int] | None:
+def _cycle(alloc: "CachingAllocator", log: list[Any]) -> tuple[list[Any], list[tuple[Any, ...]], int, int, int] | None:
     """(signatures, allocations, start, period, whole cycles) of a run of the window that repeats at least four
     times, found around its middle or its quarters, if the model is small enough to compare; else None."""
     if _blocks(alloc) * 4 > len(log):
@@ -211,7 +214,7 @@ def _is_free(sig: Any) -> bool:
     return type(sig) is int and sig < 0
 
 
-def _blocks(alloc: CachingAllocator) -> int:
+def _blocks(alloc: "CachingAllocator") -> int:
     pools = [alloc.small, alloc.large, *(p for private in alloc.private.values() for p in (private.small, private.large))]
     return len(alloc.active) + sum(len(pool.free) for pool in pools)
 
@@ -231,7 +234,7 @@ def _oldest_freed(cycle: list[Any], serial: int) -> int | None:
     return oldest
 
 
-def _shape(alloc: CachingAllocator, first: int) -> tuple[tuple[Any, ...], ...]:
+def _shape(alloc: "CachingAllocator", first: int) -> tuple[tuple[Any, ...], ...]:
     """Every block of every segment, and which allocation holds it: relative to now for a block made at or after
     ``first``, by its number (negative) for an older one; with the current figures."""
     now = alloc.serial
@@ -248,11 +251,11 @@ def _shape(alloc: CachingAllocator, first: int) -> tuple[tuple[Any, ...], ...]:
     return tuple(out)
 
 
-def _held_in_run(alloc: CachingAllocator, first: int) -> list[Any]:
+def _held_in_run(alloc: "CachingAllocator", first: int) -> list[Any]:
     return [block for block in alloc.active.values() if block.serial >= first]
 
 
-def _pass_on(alloc: CachingAllocator, first: int, shift: int, base: int, allocations: list[tuple[Any, ...]]) -> None:
+def _pass_on(alloc: "CachingAllocator", first: int, shift: int, base: int, allocations: list[tuple[Any, ...]]) -> None:
     """Each block the run holds passes to the allocation ``shift`` later: its key, its owner, its number. That
     allocation is in this window: a block the run holds at a boundary whose shape an earlier boundary had was
     made after that earlier boundary (the same block would be older by the allocations between them)."""

@@ -17,7 +17,8 @@ from typing import Any, Literal
 import torch
 
 from seam.torch_cuda import allocator, cuda_errors
-from seam.torch_cuda.allocator import ALLOC, DEFAULT_POOL, key_of
+from seam.torch_cuda.allocator import DEFAULT_POOL, key_of
+from seam.torch_cuda.allocator_events import ALLOC
 from seam.torch_cuda.device import TOTAL_MEMORY
 from seam.torch_cuda.runtime import runtime
 
