@@ -22,9 +22,9 @@ torch's ``CUDACachingAllocator``, so ``memory_allocated``, ``memory_reserved``, 
   logged, so the refusal comes from the operation that asked.
 
 Cost: the hot path only appends to a log (``note_allocation``); a storage's death appends its weak
-reference itself (``kinds._watch`` and ``kinds.new_device_results`` watch it: the log's own ``append`` is the callback, so no Python
-frame runs), and a block is keyed by that reference's ``id`` (``key_of``). The log is played into the model when a
-figure is read, or every ``FLUSH_AT`` events: often enough that no single operation waits long for the play and a
+reference itself (``kinds._watch`` and the device mode's fast path watch it: the log's own ``append`` is the
+callback, so no Python frame runs), and a block is keyed by that reference's ``id`` (``key_of``). The log is
+played into the model when a figure is read, or every ``FLUSH_AT`` events: often enough that no single operation waits long for the play and a
 run pays it evenly, call by call (what ``bench/bench_torch_cuda.py``'s means count). A loop's repeats are played
 once (``allocator_cycles``).
 """

@@ -12,8 +12,8 @@ One ``TorchDispatchMode`` is on while ``torch.cuda`` is emulated. For each aten 
 
 The common case (no capture open, no replay in flight, nothing to note: no random draw, no cuDNN handle, cuBLAS
 work only once its thread's handle and its stream's workspaces exist, the default pool) takes a fast path: the
-operation runs, and its new results are marked and logged to the allocator model by one call
-(``kinds.new_device_results``): the fewest Python calls an operation (``bench/bench_torch_cuda.py`` measures it).
+operation runs, and its new results are marked and logged to the allocator model in place, with no Python call
+(``bench/bench_torch_cuda.py`` measures what each call would cost).
 
 Worked example: ``y = x @ w`` with ``x`` and ``w`` on the device -> ``aten.mm`` runs on the CPU and
 ``y``'s storage is marked device. Inside a capture the same ``mm`` is recorded; ``y`` is poisoned at
@@ -23,6 +23,7 @@ Worked example: ``y = x @ w`` with ``x`` and ``w`` on the device -> ``aten.mm`` 
 from __future__ import annotations
 
 import threading
+import weakref
 from typing import Any
 
 import torch
@@ -30,10 +31,13 @@ from torch.utils._python_dispatch import TorchDispatchMode
 
 from seam.capture_guard import COPY_OPS, check_copy
 from seam.errors import CaptureError, PageableCopyError
-from seam.torch_cuda import cuda_errors, generators, in_flight, kinds, philox, workspaces
+from seam.torch_cuda import allocator, cuda_errors, generators, in_flight, kinds, philox, workspaces
+from seam.torch_cuda.allocator import DEFAULT_POOL
+from seam.torch_cuda.allocator_events import ALLOC
 from seam.torch_cuda.device import lazy_init, mem_get_info, memory_allocated, memory_reserved
 from seam.torch_cuda.kinds import _ATTR as _KIND
 from seam.torch_cuda.kinds import _ALIASED_BY_SIZE as _ALIASED
+from seam.torch_cuda.kinds import _BY_ADDRESS as _STORAGES
 from seam.torch_cuda.kinds import is_device, kind_of, mark_unmarked
 from seam.torch_cuda.runtime import CPU, runtime
 
@@ -126,21 +130,15 @@ def _tensors(args: Any, kwargs: dict[str, Any]) -> list[torch.Tensor]:
 
 
 def _devices_in(values: Any) -> tuple[bool, bool]:
-    """(a device tensor among ``values``, a host tensor of at least one dimension among them), looking
-    into lists and tuples (aten's ``Tensor[]`` arguments) as ``_tensors`` does; one ``untyped_storage()``
-    per tensor, and the host test only for a tensor that is not device memory. A tensor argument, the
-    common case, is tested inline; a list of tensors costs one more call, a list of ints (a size, dims:
-    the common list) none."""
+    """(a device tensor among ``values``, a host tensor of at least one dimension among them), looking into lists
+    and tuples (aten's ``Tensor[]`` arguments) as ``_tensors`` does. The device mode tests an operation's own
+    arguments inline (``DeviceMode.__torch_dispatch__``) and calls this for a list of tensors among them."""
     device_in = host_in = False
-    for value in values:
-        if isinstance(value, _Tensor):
-            if getattr(value.untyped_storage(), _KIND, None) == "device":
-                device_in = True
-            elif value.is_cpu and value.dim() > 0:
-                host_in = True
-        elif isinstance(value, (list, tuple)) and value and not isinstance(value[0], int):
-            inner_device, inner_host = _devices_in(value)
-            device_in, host_in = device_in or inner_device, host_in or inner_host
+    for tensor in _tensors(values, {}):
+        if is_device(tensor):
+            device_in = True
+        elif tensor.is_cpu and tensor.dim() > 0:
+            host_in = True
     return device_in, host_in
 
 
@@ -225,12 +223,24 @@ class DeviceMode(TorchDispatchMode):
             if kwargs:
                 if "device" in kwargs or "pin_memory" in kwargs:
                     return self._placed(func, types, args, kwargs, info)
-                device_in, host_in = _devices_in((*args, *kwargs.values()))
-                if not device_in and info.seeded:
-                    generators.refuse_device_generator_on_host(kwargs)
+                values: Any = (*args, *kwargs.values())
             else:
                 kwargs = {}
-                device_in, host_in = _devices_in(args)
+                values = args
+            # which devices the tensors are on: a tensor argument tested here (the common case, no call), a list of
+            # tensors by ``_devices_in``, a list of ints (a size, dims: the common list) not at all
+            device_in = host_in = False
+            for value in values:
+                if isinstance(value, _Tensor):
+                    if getattr(value.untyped_storage(), _KIND, None) == "device":
+                        device_in = True
+                    elif value.is_cpu and value.dim() > 0:
+                        host_in = True
+                elif isinstance(value, (list, tuple)) and value and not isinstance(value[0], int):
+                    inner_device, inner_host = _devices_in(value)
+                    device_in, host_in = device_in or inner_device, host_in or inner_host
+            if kwargs and not device_in and info.seeded:
+                generators.refuse_device_generator_on_host(kwargs)
             # No device placement asked: the common case, decided by the tensors alone (``_placed`` with
             # ``target`` None, in fewer steps).
             # ``func._op``: the C++ callable behind the OpOverload, one Python frame less per operation.
@@ -246,11 +256,36 @@ class DeviceMode(TorchDispatchMode):
                 # the fast path: no replay to wait for, no capture open, no random draw or handle or workspace to
                 # note, the default pool: the operation runs, and its new results are marked and logged
                 result = func._op(*args, **kwargs)
-                if info.new_tensors and not _ALIASED:  # (while an alias lives, a new result may take its owner's memory)
-                    kinds.new_device_results(rt, (result,) if info.single else [result[i] for i in info.new_tensors],
-                                             stream)
-                elif info.marks:
-                    _mark_new(result, "device", info.fresh)
+                if not info.new_tensors or _ALIASED:  # (while an alias lives, a new result may take its owner's memory)
+                    if info.marks:
+                        _mark_new(result, "device", info.fresh)
+                    return result
+                # each new result marked device memory and its allocation logged here, not in a call: ``kinds._allocated``
+                # and ``CachingAllocator.note_allocation`` written out for the common case (no memory fraction), which
+                # ``bench/bench_torch_cuda.py`` measures (docs/benchmarks.md, session 18)
+                alloc = rt.allocator
+                for new in (result,) if info.single else [result[i] for i in info.new_tensors]:
+                    if not isinstance(new, _Tensor):
+                        continue
+                    storage = new.untyped_storage()
+                    if getattr(storage, _KIND, None) is not None:
+                        continue
+                    setattr(storage, _KIND, "device")
+                    if alloc.limit is not None:  # the fraction's refusal comes from this allocation
+                        kinds._allocated(storage)
+                        continue
+                    nbytes = storage.nbytes()
+                    address = storage.data_ptr()
+                    if nbytes:
+                        ref = weakref.ref(storage, alloc.on_death)  # its death logs the reference itself
+                        _STORAGES[address] = ref
+                        if len(_STORAGES) > kinds._PRUNE_AT:
+                            kinds._prune()
+                        alloc.log.append((ALLOC, id(ref), nbytes, stream.cuda_stream, DEFAULT_POOL, ref))
+                        if len(alloc.log) > allocator.FLUSH_AT:
+                            alloc.flush()
+                    if allocator.allocation_hook is not None:
+                        allocator.allocation_hook(address)
                 return result
             if rt.in_flight:
                 in_flight.settle(rt)  # the replays launched before this operation run first

@@ -18,14 +18,12 @@ import torch
 
 from seam.torch_cuda import allocator, cuda_errors
 from seam.torch_cuda.allocator import DEFAULT_POOL, key_of
-from seam.torch_cuda.allocator_events import ALLOC
 from seam.torch_cuda.device import TOTAL_MEMORY
 from seam.torch_cuda.runtime import runtime
 
 MemoryKind = Literal["device", "pinned", "pageable"]
 
 _ATTR = "_seam_memory_kind"
-_Tensor = torch.Tensor
 
 
 #: Device storages by address, each held by a plain weak reference: what
@@ -148,37 +146,6 @@ def _watch(rt: Any, storage: torch.UntypedStorage, address: int) -> "weakref.ref
     if len(_BY_ADDRESS) > _PRUNE_AT:
         _prune()
     return ref
-
-
-def new_device_results(rt: Any, results: Any, stream: Any) -> None:
-    """The device mode's fast path (outside any capture and any ``use_mem_pool``, no alias alive): each tensor
-    of ``results`` whose storage has no kind yet is marked device memory, and its allocation logged on ``stream``
-    in the default pool. ``_allocated``, ``_watch`` and ``CachingAllocator.note_allocation`` written out for the
-    common case (no memory fraction): one Python call an operation, where they take three an allocation
-    (``bench/bench_torch_cuda.py``: about 0.05 of the eager ratio at hidden 512)."""
-    alloc = rt.allocator
-    for new in results:
-        if not isinstance(new, _Tensor):
-            continue
-        storage = new.untyped_storage()
-        if getattr(storage, _ATTR, None) is not None:
-            continue
-        setattr(storage, _ATTR, "device")
-        if alloc.limit is not None:  # the fraction's refusal comes from this allocation
-            _allocated(storage)
-            continue
-        nbytes = storage.nbytes()
-        address = storage.data_ptr()
-        if nbytes:
-            ref = weakref.ref(storage, alloc.on_death)
-            _BY_ADDRESS[address] = ref
-            if len(_BY_ADDRESS) > _PRUNE_AT:
-                _prune()
-            alloc.log.append((ALLOC, id(ref), nbytes, stream.cuda_stream, DEFAULT_POOL, ref))
-            if len(alloc.log) > allocator.FLUSH_AT:
-                alloc.flush()
-        if allocator.allocation_hook is not None:
-            allocator.allocation_hook(address)
 
 
 def free_alias_held(rt: Any) -> None:
