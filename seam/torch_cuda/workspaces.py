@@ -9,7 +9,8 @@ As torch 2.11 makes them on the H200 (device probe of session 14, ``.probe/s14_p
   the thread's handle and the stream; it lives until ``torch._C._cuda_clearCublasWorkspaces()``.
 - an ``addmm`` whose bias is one row added to every row (``linear`` with a bias) or ``_addmm_activation`` runs
   through cuBLASLt, which first allocates a workspace of its own per stream: 1 MiB (``CUBLASLT_WORKSPACE_SIZE``
-  in KiB), freed by the same call.
+  in KiB), kept as the cuBLAS one is (the H200 shows it still allocated after the call, and the next such product
+  on the stream takes none: ``tests/torch_cuda/test_cublas_workspaces_come_from_the_caching_allocator.py``).
 
 The allocation comes after the operation's result, as on a GPU (the kernel is launched once its output is
 allocated). Worked example: ``x @ w`` on a fresh stream moves ``memory_allocated()`` by the result AND 32 MiB;
