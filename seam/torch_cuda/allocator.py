@@ -24,9 +24,9 @@ torch's ``CUDACachingAllocator``, so ``memory_allocated``, ``memory_reserved``, 
 Cost: the hot path only appends to a log (``note_allocation``); a storage's death appends its weak
 reference itself (``kinds._watch`` and the device mode's fast path watch it: the log's own ``append`` is the
 callback, so no Python frame runs), and a block is keyed by that reference's ``id`` (``key_of``). The log is
-played into the model when a figure is read, or every ``FLUSH_AT`` events: often enough that no single operation waits long for the play and a
-run pays it evenly, call by call (what ``bench/bench_torch_cuda.py``'s means count). A loop's repeats are played
-once (``allocator_cycles``).
+played into the model when a figure is read, or every ``FLUSH_AT`` events: often enough that no single operation
+waits long for the play and a run pays it evenly, call by call (what ``bench/bench_torch_cuda.py``'s means
+count). A loop's repeats are played once (``allocator_cycles``).
 """
 
 from __future__ import annotations
@@ -241,6 +241,10 @@ class Stats:
                 out[prefix] = value
         walk("", self.nested())
         return dict(sorted(out.items()))
+
+    def current(self) -> tuple[int, ...]:
+        """Every figure's current value, once each (``allocator_cycles`` compares them)."""
+        return tuple(stat[0] for stat in self._lists)
 
     def cumulative(self) -> list[int]:
         """Every figure's allocated and freed counts and every counter, in one flat list (``advance``'s order)."""
@@ -586,4 +590,3 @@ def key_of(ref: weakref.ref) -> int:
     """The model's key of the block a watched storage holds: its weak reference's ``id`` (the reference lives
     as long as the block is allocated: the block's ``owner`` holds it, and the log holds it once it died)."""
     return id(ref)
-

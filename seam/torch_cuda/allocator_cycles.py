@@ -33,8 +33,10 @@ skipped in one step; about 0.3 us an event in all, where the play alone was abou
 ``tests/torch_cuda/test_a_loops_repeated_allocations_are_played_once_with_the_same_figures_blocks_and_keys.py``
 plays random loops both ways and compares every figure, every block, every key and every owner.
 
-Cost where nothing repeats: the signature pass and the search, about 0.2 us an event against the play's 1.3
-(a window of 2,048 random events). Not attempted (the window is played event by event): a window shorter than ``MIN_WINDOW`` (a figure read
+Cost where nothing repeats: the signature pass and the search, about 0.2 us an event on top of the play's 1.25
+(``bench/bench_allocator_log.py``'s no-repeat figure: 2,048 random events).
+
+Not attempted (the window is played event by event): a window shorter than ``MIN_WINDOW`` (a figure read
 soon after the last one), a model with a memory limit or a memory history (each event is observed there),
 and a model of more blocks than a quarter of the window's events (taking its shape would cost more than
 the play it saves).
@@ -238,7 +240,7 @@ def _shape(alloc: "CachingAllocator", first: int) -> tuple[tuple[Any, ...], ...]
     """Every block of every segment, and which allocation holds it: relative to now for a block made at or after
     ``first``, by its number (negative) for an older one; with the current figures."""
     now = alloc.serial
-    out: list[tuple[Any, ...]] = [tuple(stat[0] for stat in alloc.stats._lists)]
+    out: list[tuple[Any, ...]] = [alloc.stats.current()]
     for head in alloc.segments:
         out.append((id(head.pool), head.stream))
         block = head

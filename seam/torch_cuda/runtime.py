@@ -199,15 +199,18 @@ class Runtime:
         return self.per_thread.stream or self.default_stream
 
     def set_current(self, stream: "Stream | None") -> None:
-        per_thread = self.per_thread
-        per_thread.stream = stream
-        per_thread.fast_stream = None if per_thread.pools else stream or self.default_stream
+        self.per_thread.stream = stream
+        self._fast_stream()
 
     def set_pools(self, pools: tuple[tuple[int, int], ...]) -> None:
         """This thread's ``use_mem_pool`` pools, innermost last."""
+        self.per_thread.pools = pools
+        self._fast_stream()
+
+    def _fast_stream(self) -> None:
+        """``_PerThread.fast_stream`` from the thread's stream and pools (``set_current`` and ``set_pools``)."""
         per_thread = self.per_thread
-        per_thread.pools = pools
-        per_thread.fast_stream = None if pools else per_thread.stream or self.default_stream
+        per_thread.fast_stream = None if per_thread.pools else per_thread.stream or self.default_stream
 
     # -- captures ------------------------------------------------------------------------------
     def capture_of(self, stream_id: int) -> "OpenCapture | None":
