@@ -4,6 +4,7 @@
     .venv/bin/python scripts/sweep_judges.py --group reuse     # one group
     .venv/bin/python scripts/sweep_judges.py --all             # every file of the group(s), whatever changed
     .venv/bin/python scripts/sweep_judges.py --record          # sweep every file; when none survives, record them
+    .venv/bin/python scripts/sweep_judges.py --rehash          # a record of raw bytes rewritten by statements
 
 Three groups of files decide what a gate reads, and a survivor in either is a defect the suite would let
 through as a false PASS:
@@ -20,14 +21,19 @@ through as a false PASS:
   from another machine's record; record ``tests/evidence_sweep.json``.
 
 Each record holds the sha256 of the group's files and of each test file its sweep reads, as of the
-last sweep in which every mutant was killed or explained (``--record`` writes it). This step sweeps,
+last sweep in which every mutant was killed or explained (``--record`` writes it). A Python file is hashed by its
+statements (``harness/results/source_hash.py``: without comments, docstrings and blank lines, as GPU evidence
+hashes it): a mutant and the cases that kill it are statements, so a comment edit re-sweeps nothing. A record
+written before (``"hash"`` absent: the raw bytes) is read as it was written; ``--rehash`` rewrites it by
+statements, only while every file is still as recorded (else it names them and changes nothing). This step sweeps,
 with ``seamgate sweep --fail-on-survivor``, the files of a group whose text differs from its record,
 or every file of the group when one of its test files, its entries of the equivalents file or the
 sweep itself differs (or no record exists). Nothing changed: nothing to sweep, exit 0. ``seamgate
 sweep`` keeps its outcomes as rows of its run folders (``.seamgate/runs``), so on a machine that swept before only the
 changed functions' mutants run; a fresh CI machine sweeps the changed files whole.
 Equivalents: ``tests/equivalent_mutants.yaml``. Exit: the first non-zero exit of a group's sweep
-(1 for an unexplained survivor), every group swept either way.
+(1 for an unexplained survivor), every group swept either way; with ``--rehash``, 3 when a record cannot be
+rewritten (a file differs from it, or there is none).
 """
 
 from __future__ import annotations
@@ -42,11 +48,20 @@ from pathlib import Path
 from typing import NamedTuple
 
 ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+
+from harness.results.source_hash import normalized  # noqa: E402
+
 SEAMGATE = str(Path(sys.executable).with_name("seamgate"))
 EQUIVALENTS = "tests/equivalent_mutants.yaml"
 #: The sweep's own code: a change there re-sweeps every group (its pool and its time limits are the gates' too).
 SWEEP_CODE = ("harness/sweep/sweep.py", "harness/sweep/mutants.py", "harness/sweep/pytest_sweep.py",
               "harness/rows/pool.py", "harness/rows/time_limits.py")
+#: How a record's files are hashed (its ``"hash"`` key): a Python file by its statements (what ``--record`` writes);
+#: ``bytes``, the raw file, is how records without the key were written.
+STATEMENTS, BYTES = "statements", "bytes"
+#: ``--rehash`` could not rewrite a record (a file differs from it, or there is none).
+REHASH_REFUSED = 3
 
 
 class Group(NamedTuple):
@@ -144,11 +159,15 @@ GROUPS = {group.name: group for group in (JUDGES_GROUP, REUSE_GROUP, EVIDENCE_GR
 JUDGES, TESTS, EVERYTHING, RECORD = JUDGES_GROUP.files, JUDGES_GROUP.tests, JUDGES_GROUP.everything, JUDGES_GROUP.record_path
 
 
-def sha(rel: str, group: Group = JUDGES_GROUP) -> str:
+def sha(rel: str, group: Group = JUDGES_GROUP, reading: str = STATEMENTS) -> str:
+    """The file's hash as a record of ``reading`` holds it (``STATEMENTS`` or ``BYTES``)."""
     path = ROOT / rel
     if rel == EQUIVALENTS and path.is_file():
         return group_equivalents_sha(path, group)
-    return hashlib.sha256(path.read_bytes()).hexdigest() if path.is_file() else "missing"
+    if not path.is_file():
+        return "missing"
+    data = path.read_bytes()
+    return hashlib.sha256(normalized(rel, data) if reading == STATEMENTS else data).hexdigest()
 
 
 def group_equivalents_sha(path: Path, group: Group = JUDGES_GROUP) -> str:
@@ -170,14 +189,14 @@ def judges_equivalents_sha(path: Path) -> str:
     return group_equivalents_sha(path, JUDGES_GROUP)
 
 
-def to_sweep(record: dict[str, str], group: Group = JUDGES_GROUP) -> tuple[list[str], str]:
-    """The files of ``group`` to sweep and why."""
-    changed = [rel for rel in group.everything if record.get(rel) != sha(rel, group)]
+def to_sweep(record: dict[str, str], group: Group = JUDGES_GROUP, reading: str = STATEMENTS) -> tuple[list[str], str]:
+    """The files of ``group`` to sweep and why, against a record whose hashes are of ``reading``."""
+    changed = [rel for rel in group.everything if record.get(rel) != sha(rel, group, reading)]
     if not record:
         return list(group.files), f"no record in {group.record}"
     if changed:
         return list(group.files), f"changed since the recorded sweep: {', '.join(changed)}"
-    files = [rel for rel in group.files if record.get(rel) != sha(rel, group)]
+    files = [rel for rel in group.files if record.get(rel) != sha(rel, group, reading)]
     return files, (f"files changed since the recorded sweep: {', '.join(files)}" if files else "")
 
 
@@ -190,16 +209,46 @@ def sweep(files: list[str], jobs: int, group: Group = JUDGES_GROUP) -> int:
     return subprocess.run(argv, cwd=ROOT).returncode
 
 
-def read_record(group: Group) -> dict[str, str]:
+def read_record(group: Group) -> tuple[dict[str, str], str]:
+    """The group's recorded hashes (empty if none) and how they were taken."""
     try:
-        return json.loads(group.record_path.read_text(encoding="utf-8"))["sha256"]
-    except (OSError, ValueError, KeyError):
-        return {}
+        data = json.loads(group.record_path.read_text(encoding="utf-8"))
+        return dict(data["sha256"]), data.get("hash", BYTES)
+    except (OSError, ValueError, KeyError, TypeError, AttributeError):
+        return {}, STATEMENTS
+
+
+def write_record(group: Group) -> None:
+    hashes = {rel: sha(rel, group) for rel in (*group.files, *group.everything)}
+    group.record_path.write_text(json.dumps({"hash": STATEMENTS, "sha256": hashes}, indent=1, sort_keys=True) + "\n",
+                                 encoding="utf-8")
+
+
+def rehash(group: Group) -> int:
+    """Rewrite a record of raw bytes by statements, only while every file it covers is as it recorded."""
+    hashes, reading = read_record(group)
+    if not hashes:
+        print(f"{group.name}: no record in {group.record} to rehash: sweep it with --record")
+        return REHASH_REFUSED
+    if reading == STATEMENTS:
+        print(f"{group.name}: {group.record} is already hashed by statements")
+        return 0
+    files, why = to_sweep(hashes, group, reading)
+    if files:
+        print(f"{group.name}: {group.record} not rehashed, {why}; sweep it with --record instead")
+        return REHASH_REFUSED
+    write_record(group)
+    print(f"{group.name}: {group.record} rehashed by statements (every file as recorded)")
+    return 0
 
 
 def run_group(group: Group, *, every: bool, record: bool, jobs: int) -> int:
     """Sweep one group (what changed, or every file) and, with ``record`` and no survivor, write its record."""
-    files, why = (list(group.files), "--all") if every or record else to_sweep(read_record(group), group)
+    if every or record:
+        files, why = list(group.files), "--all"
+    else:
+        hashes, reading = read_record(group)
+        files, why = to_sweep(hashes, group, reading)
     if not files:
         print(f"{group.name} sweep: the files, their tests and the equivalents are as recorded in "
               f"{group.record}: nothing to sweep")
@@ -207,9 +256,7 @@ def run_group(group: Group, *, every: bool, record: bool, jobs: int) -> int:
     print(f"{group.name} sweep: {why}", flush=True)
     code = sweep(files, jobs, group)
     if record and code == 0:
-        group.record_path.write_text(
-            json.dumps({"sha256": {rel: sha(rel, group) for rel in (*group.files, *group.everything)}}, indent=1,
-                       sort_keys=True) + "\n", encoding="utf-8")
+        write_record(group)
         print(f"recorded {group.record}")
     return code
 
@@ -221,8 +268,14 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--all", action="store_true", help="sweep every file of the group(s), whatever changed")
     parser.add_argument("--record", action="store_true",
                         help="sweep every file and, when no survivor is left unexplained, write the group's record")
+    parser.add_argument("--rehash", action="store_true",
+                        help="sweep nothing; rewrite each record of raw bytes by statements, where every file is as "
+                             "recorded (exit 3 where one is not)")
     parser.add_argument("--jobs", type=int, default=2)
     args = parser.parse_args(argv)
+    if args.rehash:
+        codes = [rehash(GROUPS[name]) for name in (args.group or list(GROUPS))]
+        return next((code for code in codes if code != 0), 0)
     codes = [run_group(GROUPS[name], every=args.all, record=args.record, jobs=args.jobs)
              for name in (args.group or list(GROUPS))]
     return next((code for code in codes if code != 0), 0)

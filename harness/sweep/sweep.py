@@ -511,8 +511,9 @@ class Sweep:
             # hold no case that can see it
             select = self.options.tests if one.cases is None else tuple(dict.fromkeys(
                 c.split("::", 1)[0] for c in sorted(one.cases)))
-            # no bytecode written: this copy's mutated file has the size of the original whose bytecode the
-            # copy may hold, and only its modification time would tell them apart
+            # no bytecode written: the copy is removed when this one session ends, so none would be kept for a
+            # later run; the copy's stale bytecode of the mutated file is write_mutant's to drop (not writing
+            # bytecode does not stop a session reading it)
             run = self._execute(label=f"sweep alone {one.mutant.id}", tree=tree, select=select, write_bytecode=False,
                                 env=env, timeout=limit.seconds, only=one.cases)
         finally:

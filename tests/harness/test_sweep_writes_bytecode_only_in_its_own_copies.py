@@ -1,7 +1,8 @@
 """The sweep's runs write bytecode into the sweep's own copies (issue 26: a child forked before collection
 then loads the test files and the trampolined module compiled and assertion-rewritten once, not again per
-mutant), never into the project's tree; a mutant run in a session of its own writes none (its copy's
-mutated file may have the size of the original whose bytecode the copy holds)."""
+mutant), never into the project's tree; a mutant run in a session of its own writes none (its copy goes when
+that one session ends, so nothing written there would be read again; dropping the copy's stale bytecode of the
+mutated file is ``write_mutant``'s job)."""
 
 from __future__ import annotations
 
