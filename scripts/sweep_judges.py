@@ -23,7 +23,8 @@ through as a false PASS:
 Each record holds the sha256 of the group's files and of each test file its sweep reads, as of the
 last sweep in which every mutant was killed or explained (``--record`` writes it). A Python file is hashed by its
 statements (``harness/results/source_hash.py``: without comments, docstrings and blank lines, as GPU evidence
-hashes it): a mutant and the cases that kill it are statements, so a comment edit re-sweeps nothing. A record
+hashes it): a mutant and the cases that kill it are statements, so a comment edit re-sweeps nothing; what the
+equivalence entries pin (a mutant's whole line, an inline comment included) is recorded beside (``pins_sha``). A record
 written before (``"hash"`` absent: the raw bytes) is read as it was written; ``--rehash`` rewrites it by
 statements, only while every file is still as recorded (else it names them and changes nothing). This step sweeps,
 with ``seamgate sweep --fail-on-survivor``, the files of a group whose text differs from its record,
@@ -189,14 +190,44 @@ def judges_equivalents_sha(path: Path) -> str:
     return group_equivalents_sha(path, JUDGES_GROUP)
 
 
-def to_sweep(record: dict[str, str], group: Group = JUDGES_GROUP, reading: str = STATEMENTS) -> tuple[list[str], str]:
-    """The files of ``group`` to sweep and why, against a record whose hashes are of ``reading``."""
+#: (file, its bytes) -> the ``+`` lines of each of its mutants, by id: generated once a process.
+_MADE: dict[tuple[str, bytes], dict[str, str]] = {}
+
+
+def pins_sha(rel: str) -> str:
+    """sha256 of what the equivalence entries of ``rel``'s mutants pin, as its mutants write it now (``added_lines``).
+    The statements hash hides one change a sweep sees: an inline comment on a mutated line is part of the mutant's
+    line, so an entry pinning it would read STALE and its survivor unexplained at the next sweep. Mutants are
+    generated (mutmut's naming), none is run; ``"none"`` for a file no entry names."""
+    from harness.sweep.equivalents import load_equivalents
+    from harness.sweep.mutants import added_lines, generate
+
+    path, source = ROOT / EQUIVALENTS, ROOT / rel
+    prefix = rel.removesuffix(".py").replace("/", ".") + "."
+    named = sorted(m for m in (load_equivalents(path) if path.is_file() else {}) if m.startswith(prefix))
+    if not named or not source.is_file():
+        return "none"
+    key = (rel, source.read_bytes())
+    if key not in _MADE:
+        _MADE[key] = {m.id: added_lines(m.diff) for m in generate(ROOT, rel)}
+    return hashlib.sha256(json.dumps([[m, _MADE[key].get(m)] for m in named]).encode()).hexdigest()
+
+
+def to_sweep(record: dict[str, str], group: Group = JUDGES_GROUP, reading: str = STATEMENTS,
+             pins: dict[str, str] | None = None) -> tuple[list[str], str]:
+    """The files of ``group`` to sweep and why, against a record whose hashes are of ``reading`` (by statements: with
+    its ``pins``, each file's ``pins_sha``; a file without one is swept)."""
     changed = [rel for rel in group.everything if record.get(rel) != sha(rel, group, reading)]
     if not record:
         return list(group.files), f"no record in {group.record}"
     if changed:
         return list(group.files), f"changed since the recorded sweep: {', '.join(changed)}"
     files = [rel for rel in group.files if record.get(rel) != sha(rel, group, reading)]
+    if reading == STATEMENTS:  # the same statements: what the entries pin may still differ (``pins_sha``)
+        pinned = [rel for rel in group.files if rel not in files and (pins or {}).get(rel) != pins_sha(rel)]
+        if pinned:
+            return files + pinned, (f"files changed since the recorded sweep: {', '.join(files + pinned)}"
+                                    f" ({', '.join(pinned)}: a line an equivalence entry pins)")
     return files, (f"files changed since the recorded sweep: {', '.join(files)}" if files else "")
 
 
@@ -209,24 +240,33 @@ def sweep(files: list[str], jobs: int, group: Group = JUDGES_GROUP) -> int:
     return subprocess.run(argv, cwd=ROOT).returncode
 
 
-def read_record(group: Group) -> tuple[dict[str, str], str]:
-    """The group's recorded hashes (empty if none) and how they were taken."""
+class Record(NamedTuple):
+    """A group's record: its hashes, how they were taken, and (by statements) each file's ``pins_sha``."""
+
+    sha256: dict[str, str]
+    reading: str
+    pins: dict[str, str]
+
+
+def read_record(group: Group) -> Record:
+    """The group's record (no hashes if none)."""
     try:
         data = json.loads(group.record_path.read_text(encoding="utf-8"))
-        return dict(data["sha256"]), data.get("hash", BYTES)
+        return Record(dict(data["sha256"]), data.get("hash", BYTES), dict(data.get("pins", {})))
     except (OSError, ValueError, KeyError, TypeError, AttributeError):
-        return {}, STATEMENTS
+        return Record({}, STATEMENTS, {})
 
 
 def write_record(group: Group) -> None:
     hashes = {rel: sha(rel, group) for rel in (*group.files, *group.everything)}
-    group.record_path.write_text(json.dumps({"hash": STATEMENTS, "sha256": hashes}, indent=1, sort_keys=True) + "\n",
-                                 encoding="utf-8")
+    pins = {rel: pins_sha(rel) for rel in group.files}
+    group.record_path.write_text(json.dumps({"hash": STATEMENTS, "sha256": hashes, "pins": pins}, indent=1,
+                                            sort_keys=True) + "\n", encoding="utf-8")
 
 
 def rehash(group: Group) -> int:
     """Rewrite a record of raw bytes by statements, only while every file it covers is as it recorded."""
-    hashes, reading = read_record(group)
+    hashes, reading, _ = read_record(group)
     if not hashes:
         print(f"{group.name}: no record in {group.record} to rehash: sweep it with --record")
         return REHASH_REFUSED
@@ -247,8 +287,8 @@ def run_group(group: Group, *, every: bool, record: bool, jobs: int) -> int:
     if every or record:
         files, why = list(group.files), "--all"
     else:
-        hashes, reading = read_record(group)
-        files, why = to_sweep(hashes, group, reading)
+        record_now = read_record(group)
+        files, why = to_sweep(record_now.sha256, group, record_now.reading, record_now.pins)
     if not files:
         print(f"{group.name} sweep: the files, their tests and the equivalents are as recorded in "
               f"{group.record}: nothing to sweep")

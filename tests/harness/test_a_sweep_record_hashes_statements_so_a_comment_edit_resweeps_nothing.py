@@ -22,7 +22,14 @@ JUDGE = '''"""A judge."""
 
 def verdict(red: int) -> str:
     # red cases decide
-    return "FAIL" if red else "PASS"
+    return "FAIL" if red else "PASS"  # the verdict
+'''
+#: A reviewed equivalent of ``verdict``'s mutants (not a true one: what matters here is the line it pins).
+EQUIVALENTS = '''version: 1
+equivalent:
+  - mutant: pkg.judge.x_verdict__mutmut_4
+    line: 'return "fail" if red else "PASS"  # the verdict'
+    reason: r
 '''
 
 
@@ -34,6 +41,7 @@ def project(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> "judges.Group":
     (tmp_path / "tests").mkdir()
     (tmp_path / "tests" / "test_judge.py").write_text("from pkg.judge import verdict\n\n\ndef test_red():\n"
                                                       "    assert verdict(1) == 'FAIL'\n")
+    (tmp_path / "tests" / "equivalent_mutants.yaml").write_text(EQUIVALENTS)
     monkeypatch.setattr(judges, "ROOT", tmp_path)
     return judges.Group(name="one", files=("pkg/judge.py",), tests=("tests/test_judge.py",), record="record.json")
 
@@ -52,33 +60,44 @@ def bytes_record(group: "judges.Group") -> dict[str, str]:
     return hashes
 
 
+def swept(group: "judges.Group") -> tuple[list[str], str]:
+    record = judges.read_record(group)
+    return judges.to_sweep(record.sha256, group, record.reading, record.pins)
+
+
 def test_a_comment_or_docstring_edit_sweeps_nothing_and_a_statement_edit_sweeps_the_file(project) -> None:
     judges.write_record(project)
-    assert judges.to_sweep(*judges.read_record(project)[:1], project, judges.read_record(project)[1]) == ([], "")
+    assert judges.read_record(project).reading == judges.STATEMENTS and swept(project) == ([], "")
     edit(project, "# red cases decide", "# the red cases decide the verdict")
     edit(project, '"""A judge."""', '"""A judge, reworded."""')
-    hashes, reading = judges.read_record(project)
-    assert reading == judges.STATEMENTS and judges.to_sweep(hashes, project, reading) == ([], "")
+    assert swept(project) == ([], "")
     edit(project, 'return "FAIL" if red else "PASS"', 'return "FAIL" if red > 1 else "PASS"')
-    swept, why = judges.to_sweep(hashes, project, reading)
-    assert swept == ["pkg/judge.py"] and "pkg/judge.py" in why
+    files, why = swept(project)
+    assert files == ["pkg/judge.py"] and "pkg/judge.py" in why
+
+
+def test_an_inline_comment_on_a_line_an_equivalence_entry_pins_sweeps_the_file(project) -> None:
+    """The pinned line is the mutant's whole line, its comment included: the next sweep would call the entry
+    STALE and the survivor unexplained, so the statements alone cannot say "nothing to sweep"."""
+    judges.write_record(project)
+    edit(project, "# the verdict", "# the verdict, said once")
+    files, why = swept(project)
+    assert files == ["pkg/judge.py"] and "equivalence entry pins" in why
 
 
 def test_a_record_of_raw_bytes_is_read_as_written_so_a_comment_edit_still_sweeps(project) -> None:
     bytes_record(project)
-    hashes, reading = judges.read_record(project)
-    assert reading == judges.BYTES and judges.to_sweep(hashes, project, reading) == ([], "")
+    assert judges.read_record(project).reading == judges.BYTES and swept(project) == ([], "")
     edit(project, "# red cases decide", "# the red cases decide the verdict")
-    assert judges.to_sweep(hashes, project, reading)[0] == ["pkg/judge.py"]
+    assert swept(project)[0] == ["pkg/judge.py"]
 
 
 def test_rehash_rewrites_a_record_of_raw_bytes_by_statements_while_every_file_is_as_recorded(project) -> None:
     bytes_record(project)
     assert judges.rehash(project) == 0
-    data = json.loads((judges.ROOT / project.record).read_text())
-    assert data["hash"] == judges.STATEMENTS
+    assert json.loads((judges.ROOT / project.record).read_text())["hash"] == judges.STATEMENTS
     edit(project, "# red cases decide", "# the red cases decide the verdict")
-    assert judges.to_sweep(data["sha256"], project, data["hash"]) == ([], "")
+    assert swept(project) == ([], "")
     assert judges.rehash(project) == 0  # already by statements: nothing to do
 
 

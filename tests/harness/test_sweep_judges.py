@@ -16,13 +16,18 @@ def record() -> dict[str, str]:
     return {rel: judges.sha(rel) for rel in (*judges.JUDGES, *judges.EVERYTHING)}
 
 
+def pins(group=judges.JUDGES_GROUP) -> dict[str, str]:
+    """What the group's files' equivalence entries pin now (a record by statements holds it)."""
+    return {rel: judges.pins_sha(rel) for rel in group.files}
+
+
 def test_with_nothing_changed_since_the_record_nothing_is_swept() -> None:
-    assert judges.to_sweep(record()) == ([], "")
+    assert judges.to_sweep(record(), pins=pins()) == ([], "")
 
 
 def test_a_changed_judge_is_swept_alone() -> None:
     old = {**record(), "harness/judge/lane.py": "0" * 64}
-    swept, why = judges.to_sweep(old)
+    swept, why = judges.to_sweep(old, pins=pins())
     assert swept == ["harness/judge/lane.py"]
     assert "harness/judge/lane.py" in why
 
@@ -77,8 +82,8 @@ def test_the_reuse_group_sweeps_what_decides_what_is_not_run_and_what_is_reused(
 def test_a_groups_record_sweeps_only_that_group() -> None:
     group = judges.GROUPS["reuse"]
     current = {rel: judges.sha(rel, group) for rel in (*group.files, *group.everything)}
-    assert judges.to_sweep(current, group) == ([], "")
-    swept, why = judges.to_sweep({**current, "harness/plan/matrix.py": "0" * 64}, group)
+    assert judges.to_sweep(current, group, pins=pins(group)) == ([], "")
+    swept, why = judges.to_sweep({**current, "harness/plan/matrix.py": "0" * 64}, group, pins=pins(group))
     assert swept == ["harness/plan/matrix.py"] and "matrix.py" in why
     assert judges.to_sweep({**current, "tests/harness/test_incremental.py": "0" * 64}, group)[0] == list(group.files)
 
