@@ -20,7 +20,7 @@ import torch
 
 from seam.emulator import CaptureRecorder, EmulatedGraph, RecordedOp
 from seam.fork_ledger import ForkLedger
-from seam.torch_cuda import cuda_errors, generators, in_flight
+from seam.torch_cuda import cuda_bindings, cuda_errors, generators, in_flight
 from seam.torch_cuda.kinds import REGISTRY
 from seam.torch_cuda.allocator import DEFAULT_POOL
 from seam.torch_cuda.pools import CountingOps, Pool, free_default_pool_held, free_graph_held
@@ -319,12 +319,14 @@ class CUDAGraph:
                                "with keep_graph=true")
         if self._graph is None:
             raise RuntimeError("You cannot access the raw cudaGraph_t instance until capture_end() has been called")
+        cuda_bindings.register_graph(id(self._graph), self._graph)  # what ``cudaGraph_t(init_value=...)`` names
         return id(self._graph)
 
     def raw_cuda_graph_exec(self) -> int:
         """A handle standing for the graph's ``cudaGraphExec_t``, once instantiated."""
         if self._graph is None or not self._instantiated:
             raise RuntimeError("You cannot access the raw cudaGraphExec_t instance until instantiate() has been called")
+        cuda_bindings.register_exec(id(self._graph.ops), self._graph)
         return id(self._graph.ops)
 
     def replay(self) -> None:

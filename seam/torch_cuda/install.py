@@ -28,8 +28,8 @@ import torch.cuda.memory
 import torch.cuda.random
 import torch.cuda.streams
 
-from seam.torch_cuda import (accelerator, allocator, autocast, capture, device, generators, in_flight, kinds,
-                              memory_history, mempool, runtime_api, serialization, streams, workspaces)
+from seam.torch_cuda import (accelerator, allocator, autocast, capture, cuda_bindings, device, generators,
+                              in_flight, kinds, memory_history, mempool, runtime_api, serialization, streams, workspaces)
 from seam.torch_cuda.dispatch import DeviceMode
 from seam.torch_cuda.generic import GENERIC_PATCHES
 from seam.torch_cuda.kinds import storage_at
@@ -153,6 +153,7 @@ class _Installation:
                                    else getattr(owner, name, _MISSING)))
                 setattr(owner, name, value)
             self._set_env()
+            cuda_bindings.install()  # ``import cuda.bindings.runtime`` finds the stand-in where none is installed
             self.mode.__enter__()
         except BaseException:
             self.restore_names()
@@ -172,6 +173,7 @@ class _Installation:
             else:
                 setattr(owner, name, value)
         self.saved.clear()
+        cuda_bindings.remove()
         for key, value in self.env.items():
             if value is None:
                 os.environ.pop(key, None)

@@ -1,0 +1,124 @@
+"""cuda-python's runtime bindings read a kept graph's nodes and its executable, on both arms.
+
+A captured ``z = x + y`` is one kernel node, a copy between two contiguous tensors of one dtype one memcpy node
+(torch's ``cudaMemcpyAsync``), an ``empty`` none; the executable was instantiated with torch's flags. On a CPU the
+bindings are the emulation's stand-in (``seam/torch_cuda/cuda_bindings.py``), found only inside ``emulate_cuda()``
+and only where no cuda-python is installed; on the H200 they are NVIDIA's package (PyTorch's own
+``test_cuda_graph_raw_graph*`` are the probe's cases of this: docs/torch-cuda.md).
+"""
+
+from __future__ import annotations
+
+import importlib
+import importlib.machinery
+import importlib.util
+import sys
+import textwrap
+from pathlib import Path
+
+import pytest
+import torch
+
+from seam.torch_cuda import emulate_cuda, is_emulating
+
+#: What torch passes when it instantiates a graph (``CUDAGraph.cpp``: auto-free on launch | use node priority).
+TORCHS_FLAGS = 1 | 8
+
+
+def _runtime(arm: str):  # type: ignore[no-untyped-def]
+    """The bindings: on the emulated arm always there (the stand-in, or an installed package); on the GPU NVIDIA's."""
+    if arm == "cuda":
+        return pytest.importorskip("cuda.bindings.runtime", reason="cuda-python (cuda-bindings) is not installed")
+    return importlib.import_module("cuda.bindings.runtime")
+
+
+def _nodes(cudart, g: torch.cuda.CUDAGraph) -> list[object]:  # type: ignore[no-untyped-def]
+    raw = cudart.cudaGraph_t(init_value=g.raw_cuda_graph())
+    err, none, count = cudart.cudaGraphGetNodes(raw)
+    assert err == cudart.cudaError_t.cudaSuccess and none is None
+    err, nodes, again = cudart.cudaGraphGetNodes(raw, count)
+    assert err == cudart.cudaError_t.cudaSuccess and again == count == len(nodes)
+    types = []
+    for node in nodes:
+        err, kind = cudart.cudaGraphNodeGetType(node)
+        assert err == cudart.cudaError_t.cudaSuccess
+        types.append(kind)
+    return types
+
+
+def test_an_addition_is_one_kernel_node_and_the_executable_has_torchs_flags(torch_cuda: str) -> None:
+    cudart = _runtime(torch_cuda)
+    x, y = torch.zeros(2000, device="cuda"), torch.ones(2000, device="cuda")
+    g = torch.cuda.CUDAGraph(keep_graph=True)
+    with torch.cuda.graph(g, capture_error_mode="relaxed"):
+        z = x + y
+    assert _nodes(cudart, g) == [cudart.cudaGraphNodeType.cudaGraphNodeTypeKernel]
+    g.instantiate()
+    err, flags = cudart.cudaGraphExecGetFlags(cudart.cudaGraphExec_t(init_value=g.raw_cuda_graph_exec()))
+    assert err == cudart.cudaError_t.cudaSuccess and int(flags) == TORCHS_FLAGS
+    g.replay()
+    assert z[:3].tolist() == [1.0, 1.0, 1.0]
+
+
+def test_a_contiguous_copy_is_a_memcpy_node_and_an_allocation_no_node(torch_cuda: str) -> None:
+    cudart = _runtime(torch_cuda)
+    src = torch.arange(64, dtype=torch.float32, device="cuda")
+    g = torch.cuda.CUDAGraph(keep_graph=True)
+    with torch.cuda.graph(g, capture_error_mode="relaxed"):
+        dst = torch.empty(64, device="cuda")
+        dst.copy_(src)
+        twice = dst * 2
+    assert _nodes(cudart, g) == [cudart.cudaGraphNodeType.cudaGraphNodeTypeMemcpy,
+                                 cudart.cudaGraphNodeType.cudaGraphNodeTypeKernel]
+    src.fill_(1.0)
+    g.replay()
+    assert twice[:2].tolist() == [2.0, 2.0]
+
+
+def _outside() -> None:
+    if is_emulating():
+        pytest.skip("the whole process is emulated (SEAM_EMULATE_CUDA=1): it has no outside to compare")
+    if importlib.machinery.PathFinder.find_spec("cuda") is not None:  # on sys.path: not a stand-in left behind
+        pytest.skip("a package named cuda is installed here: the stand-in is never found")
+
+
+def test_the_stand_in_is_found_only_inside_the_emulation_and_leaves_with_it() -> None:
+    _outside()
+    with emulate_cuda():
+        runtime = importlib.import_module("cuda.bindings.runtime")
+        assert runtime.__seamgate_stand_in__ and importlib.util.find_spec("cuda.bindings") is not None
+        assert runtime.cudaGetDeviceCount() == (runtime.cudaError_t.cudaSuccess, 1)
+    assert importlib.util.find_spec("cuda") is None
+    assert not [name for name in sys.modules if name == "cuda" or name.startswith("cuda.")]
+
+
+def test_an_unknown_handle_is_cudas_invalid_value_and_names_its_error() -> None:
+    _outside()
+    with emulate_cuda():
+        import cuda.bindings.runtime as cudart
+
+        invalid = cudart.cudaError_t.cudaErrorInvalidValue
+        assert cudart.cudaGraphGetNodes(cudart.cudaGraph_t(init_value=0x1234)) == (invalid, None, 0)
+        assert cudart.cudaGraphNodeGetType(cudart.cudaGraphNode_t(init_value=0x1234)) == (invalid, None)
+        assert cudart.cudaGraphExecGetFlags(cudart.cudaGraphExec_t(init_value=0x1234)) == (invalid, None)
+        assert cudart.cudaGetErrorName(invalid) == (cudart.cudaError_t.cudaSuccess, b"cudaErrorInvalidValue")
+        assert cudart.cudaGetErrorString(invalid) == (cudart.cudaError_t.cudaSuccess, b"invalid argument")
+
+
+def test_an_installed_cuda_python_is_never_shadowed(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    _outside()
+    runtime = tmp_path / "cuda" / "bindings" / "runtime.py"
+    runtime.parent.mkdir(parents=True)
+    (tmp_path / "cuda" / "bindings" / "__init__.py").write_text("")
+    runtime.write_text(textwrap.dedent("""\
+        INSTALLED = True
+    """))
+    monkeypatch.syspath_prepend(str(tmp_path))
+    try:
+        with emulate_cuda():
+            import cuda.bindings.runtime as cudart
+
+            assert getattr(cudart, "INSTALLED", False) and not hasattr(cudart, "__seamgate_stand_in__")
+    finally:
+        for name in [n for n in sys.modules if n == "cuda" or n.startswith("cuda.")]:
+            del sys.modules[name]
