@@ -14,6 +14,7 @@ at torch's dispatcher pays, which no work in the emulator can remove.
 
     python bench/bench_torch_cuda.py [--hidden 512] [--layers 4] [--batch 8] [--reps 200] [--rounds 7] [--json FILE]
     python bench/bench_torch_cuda.py --per-aten-op [--hidden 64]   # each aten call of the forward alone
+    python bench/bench_torch_cuda.py --parts [--hidden 512]        # where the eager forward's time goes
 """
 
 from __future__ import annotations
@@ -84,6 +85,48 @@ def _per_aten_op(hidden: int, reps: int, rounds: int = 9) -> dict[str, dict[str,
     return {op: {k: round(min(v), 2) for k, v in by.items()} for op, by in seen.items()}
 
 
+def _parts(hidden: int, layers: int, batch: int, reps: int, rounds: int) -> dict[str, float]:
+    """Where the emulated eager forward's time goes, each a ratio over plain CPU torch (medians of interleaved
+    rounds' means): ``passthrough``, every other part of ``emulate_cuda()`` on with the device mode only calling
+    each operation (the emulator's floor at the dispatcher); ``no_log_play``, the whole device mode with the
+    allocator model's log never played inside a round (played between rounds, untimed); ``whole``, all of it. So
+    whole - no_log_play is the log's play, no_log_play - passthrough the device mode's own work per operation."""
+    from seam.torch_cuda import allocator
+    from seam.torch_cuda.dispatch import DeviceMode
+    from seam.torch_cuda.runtime import runtime
+
+    whole_mode = DeviceMode.__torch_dispatch__
+
+    def passthrough(self, func, types, args=(), kwargs=None):  # type: ignore[no-untyped-def]
+        return func._op(*args, **(kwargs or {}))
+
+    plain_model, plain_x = _model(hidden, layers, "cpu"), torch.randn(batch, hidden)
+    with emulate_cuda(), torch.no_grad():
+        model, x = _model(hidden, layers, "cuda"), torch.randn(batch, hidden, device="cuda")
+        model(x)
+    seen: dict[str, list[float]] = {"plain": [], "passthrough": [], "no_log_play": [], "whole": []}
+    flush_at = allocator.FLUSH_AT
+    for _ in range(rounds):
+        with torch.no_grad():
+            seen["plain"].append(_mean_us(lambda: plain_model(plain_x), reps))
+        with emulate_cuda(), torch.no_grad():
+            seen["whole"].append(_mean_us(lambda: model(x), reps))
+            try:
+                allocator.FLUSH_AT = 1 << 40
+                seen["no_log_play"].append(_mean_us(lambda: model(x), reps))
+            finally:
+                allocator.FLUSH_AT = flush_at
+                runtime().allocator.flush()
+            DeviceMode.__torch_dispatch__ = passthrough  # type: ignore[method-assign]
+            try:
+                seen["passthrough"].append(_mean_us(lambda: model(x), reps))
+            finally:
+                DeviceMode.__torch_dispatch__ = whole_mode  # type: ignore[method-assign]
+    plain = statistics.median(seen["plain"])
+    return {"plain_cpu_forward_us": round(plain, 1),
+            **{f"{k}_over_plain": round(statistics.median(v) / plain, 3) for k, v in seen.items() if k != "plain"}}
+
+
 def _mean_us(fn: Callable[[], object], reps: int) -> float:
     """The mean time of ``reps`` calls in a row (us): what a caller pays, periodic work included."""
     t0 = time.perf_counter()
@@ -119,8 +162,13 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--json", type=Path, help="also write the figures here")
     ap.add_argument("--per-aten-op", action="store_true",
                     help="only time each aten call of the forward alone (plain, do-nothing mode, emulator) and print it")
+    ap.add_argument("--parts", action="store_true",
+                    help="only time where the emulated eager forward's time goes (each part over plain) and print it")
     args = ap.parse_args(argv)
     torch.set_num_threads(1)
+    if args.parts:
+        print(json.dumps(_parts(args.hidden, args.layers, args.batch, args.reps, args.rounds), indent=1))
+        return 0
     if args.per_aten_op:
         with torch.no_grad():
             print(json.dumps(_per_aten_op(args.hidden, args.reps * 10), indent=1))
