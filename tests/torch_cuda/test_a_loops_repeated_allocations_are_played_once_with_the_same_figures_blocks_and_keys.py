@@ -184,7 +184,8 @@ def test_a_window_with_no_repeat_or_a_model_too_large_to_compare_is_played_event
 
 #: What changes, from one cycle on, in a loop whose sizes stay the same: what only the signatures and the shapes see.
 CHANGES = ("stream", "pool", "size", "lifetime", "free-by-key", "begin-release", "empty", "key-again", "old-block",
-           "tail-like-the-cycle", "begin-only", "release-every-other", "release-only", "lifetime-by-key")
+           "tail-like-the-cycle", "begin-only", "release-every-other", "release-only", "lifetime-by-key",
+           "side-stream-moves", "side-stream-size")
 
 
 def _changing_loop(rng: random.Random, change: str) -> _Program:
@@ -200,6 +201,9 @@ def _changing_loop(rng: random.Random, change: str) -> _Program:
         handles = []
         for slot, size in enumerate(slots):
             stream, pool = 0, DEFAULT_POOL
+            if slot == changed and change.startswith("side-stream"):  # neither the window's first stream nor pool's
+                stream = 8 if after and change == "side-stream-moves" else 7
+                size = size + 512 if after and change == "side-stream-size" else size
             if after and slot == changed:
                 if change == "stream":
                     stream = 7
