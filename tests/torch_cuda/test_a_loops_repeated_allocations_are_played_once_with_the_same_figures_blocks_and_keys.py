@@ -65,6 +65,29 @@ class _Program:
         self.log.append((1, self.keys[handle]))
 
 
+def _cycles(program: _Program, slots: list[tuple[int, int, tuple[int, Any]]], cycles: int, free: Any) -> None:
+    """``cycles`` cycles of ``slots``, each slot (size, lifetime, (stream, pool)): its block freed right after the next
+    slot's allocation (-1), at the cycle's end (0), or in the cycle that many later, before that cycle's allocation
+    of the same slot; ``free`` frees a block (its storage's death, or a ``(FREE, key)``)."""
+    later: dict[tuple[int, int], int] = {}  # (cycle, slot) -> the handle to free then
+    for cycle in range(cycles):
+        soon: list[int] = []
+        end: list[int] = []
+        for slot, (size, lives, (stream, pool)) in enumerate(slots):
+            if (cycle, slot) in later:
+                free(later.pop((cycle, slot)))
+            handle = program.allocate(size, stream, pool)
+            for old in soon:
+                free(old)
+            soon = [handle] if lives == -1 else []
+            if lives == 0:
+                end.append(handle)
+            elif lives > 0:
+                later[(cycle + lives, slot)] = handle
+        for handle in soon + end:
+            free(handle)
+
+
 def _loop(rng: random.Random) -> _Program:
     program = _Program()
     weights = [program.allocate(rng.choice(SIZES)) for _ in range(rng.randrange(1, 6))]
@@ -80,24 +103,8 @@ def _loop(rng: random.Random) -> _Program:
     # allocation of the same slot
     slots = [(rng.choice(SIZES), rng.choice((-1, -1, 0, 0, 0, 0, 1, 1, 1, 2, 2, 5)),
               rng.choice(((0, DEFAULT_POOL),) * 6 + ((7, DEFAULT_POOL), (0, (0, 3))))) for _ in range(rng.randrange(1, 12))]
-    later: dict[tuple[int, int], int] = {}  # (cycle, slot) -> the handle to free then
     begin, cycles = len(program.log), rng.randrange(16, 80)
-    for cycle in range(cycles):
-        soon: list[int] = []
-        end: list[int] = []
-        for slot, (size, lives, (stream, pool)) in enumerate(slots):
-            if (cycle, slot) in later:
-                program.free(later.pop((cycle, slot)))
-            handle = program.allocate(size, stream, pool)
-            for old in soon:
-                program.free(old)
-            soon = [handle] if lives == -1 else []
-            if lives == 0:
-                end.append(handle)
-            elif lives > 0:
-                later[(cycle + lives, slot)] = handle
-        for handle in soon + end:
-            program.free(handle)
+    _cycles(program, slots, cycles, program.free)
     program.cycles = (begin, len(program.log), cycles)
     for _ in range(rng.randrange(0, len(slots) * 2)):  # a tail of no pattern
         if program.live and rng.random() < 0.5:
@@ -118,6 +125,18 @@ def _state(model: CachingAllocator) -> dict[str, Any]:
 def _windows(rng: random.Random, log: list[Any]) -> list[list[Any]]:
     cuts = sorted(rng.sample(range(1, len(log)), k=min(len(log) - 1, rng.randrange(0, 4))))
     return [log[a:b] for a, b in zip([0, *cuts], [*cuts, len(log)])]
+
+
+def _played_alike(rng: random.Random, program: _Program, monkeypatch: pytest.MonkeyPatch, what: str = "") -> None:
+    """``program``'s log, cut into random windows, played with its repeats skipped and event by event: the same
+    model after every window."""
+    monkeypatch.setattr(allocator_cycles, "MIN_WINDOW", 64)
+    skipping, one_by_one = CachingAllocator(), CachingAllocator()
+    for window in _windows(rng, program.log):
+        skipping.log.extend(window)
+        skipping.flush()
+        one_by_one.play(window)
+        assert _state(skipping) == _state(one_by_one), what
 
 
 @pytest.mark.parametrize("seed", range(60))
@@ -260,13 +279,7 @@ def test_a_loop_that_changes_what_only_the_signatures_see_ends_where_the_event_b
     end elsewhere than the event-by-event play."""
     rng = random.Random(f"{change}-{seed}")
     program = _changing_loop(rng, change)
-    monkeypatch.setattr(allocator_cycles, "MIN_WINDOW", 64)
-    skipping, one_by_one = CachingAllocator(), CachingAllocator()
-    for window in _windows(rng, program.log):
-        skipping.log.extend(window)
-        skipping.flush()
-        one_by_one.play(window)
-        assert _state(skipping) == _state(one_by_one), change
+    _played_alike(rng, program, monkeypatch, change)
 
 
 @pytest.mark.parametrize("kept", [1, 2])
@@ -282,13 +295,7 @@ def test_a_loop_that_grows_each_cycle_ends_where_the_event_by_event_play_ends(
         handles = [program.allocate(size) for size in slots]
         for handle in handles[kept:]:
             program.free(handle)
-    monkeypatch.setattr(allocator_cycles, "MIN_WINDOW", 64)
-    skipping, one_by_one = CachingAllocator(), CachingAllocator()
-    for window in _windows(rng, program.log):
-        skipping.log.extend(window)
-        skipping.flush()
-        one_by_one.play(window)
-        assert _state(skipping) == _state(one_by_one)
+    _played_alike(rng, program, monkeypatch)
 
 
 #: What comes before a steady loop in its window, or how the loop frees its blocks.
@@ -306,26 +313,9 @@ def _steady_loop(rng: random.Random, before: str) -> tuple[_Program, int]:
     if before == "a-long-prelude":  # 300 events that never repeat: the window's middle and first quarter land here
         for i in range(150):
             program.free(program.allocate(512 * (i + 1)))
-    slots = [(rng.choice(SIZES), rng.choice((-1, 0, 0, 1, 2))) for _ in range(rng.randrange(2, 8))]
-    free = program.free_by_key if before == "frees-by-key" else program.free
+    slots = [(rng.choice(SIZES), rng.choice((-1, 0, 0, 1, 2)), (0, DEFAULT_POOL)) for _ in range(rng.randrange(2, 8))]
     begin = len(program.log)
-    later: dict[tuple[int, int], int] = {}
-    for cycle in range(40):
-        soon: list[int] = []
-        end: list[int] = []
-        for slot, (size, lives) in enumerate(slots):
-            if (cycle, slot) in later:
-                free(later.pop((cycle, slot)))
-            handle = program.allocate(size)
-            for old in soon:
-                free(old)
-            soon = [handle] if lives == -1 else []
-            if lives == 0:
-                end.append(handle)
-            elif lives > 0:
-                later[(cycle + lives, slot)] = handle
-        for handle in soon + end:
-            free(handle)
+    _cycles(program, slots, 40, program.free_by_key if before == "frees-by-key" else program.free)
     return program, begin
 
 
@@ -362,13 +352,7 @@ def test_a_changing_loop_cut_into_windows_where_only_the_first_event_or_the_pool
     window's first stream (its signature must name the pool): the six seeds above meet neither."""
     rng = random.Random(f"{change}-{seed}")
     program = _changing_loop(rng, change)
-    monkeypatch.setattr(allocator_cycles, "MIN_WINDOW", 64)
-    skipping, one_by_one = CachingAllocator(), CachingAllocator()
-    for window in _windows(rng, program.log):
-        skipping.log.extend(window)
-        skipping.flush()
-        one_by_one.play(window)
-        assert _state(skipping) == _state(one_by_one), change
+    _played_alike(rng, program, monkeypatch, change)
 
 
 def test_a_loop_that_only_allocates_ends_where_the_event_by_event_play_ends(monkeypatch: pytest.MonkeyPatch) -> None:
