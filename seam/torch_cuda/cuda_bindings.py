@@ -108,7 +108,7 @@ class cudaGraphNode_t(_Handle):  # noqa: N801
 #: Kept graphs by the handle ``raw_cuda_graph()`` gave, and by the one ``raw_cuda_graph_exec()`` gave.
 _GRAPHS: "weakref.WeakValueDictionary[int, Any]" = weakref.WeakValueDictionary()
 _EXECS: "weakref.WeakValueDictionary[int, Any]" = weakref.WeakValueDictionary()
-#: Each node handed out: its value -> (its graph, its type); values never repeat.
+#: Each node handed out, by its value (values never repeat); a node lives as long as its graph's list of nodes.
 _NODES: "weakref.WeakValueDictionary[int, _Node]" = weakref.WeakValueDictionary()
 _NODE_VALUES = itertools.count(0x7E000000)
 
