@@ -160,10 +160,13 @@ def merge_reach(old: Mapping[str, Any], new: Mapping[str, Any], rerun: Iterable[
     reads: dict[str, Any] = {}
     if "opened" in old and "opened" in new:  # the files opened: the kept contexts' (import time is re-recorded)
         reads["opened"] = {**{c: p for c, p in old["opened"].items() if c and c not in rerun}, **new["opened"]}
-        opens = [r for r in old.get("open_regions", ()) if r[3] not in rerun]
-        # a region of a changed file keeps its lines where the edit left them; else the whole file (never fewer readers)
-        opens = [[f, moved[f][a], moved[f][b], c] if f in moved and a in moved[f] and b in moved[f] else
-                 [f, a, b, c] if f not in moved else [f, 1, 1 << 30, c] for f, a, b, c in opens]
+        # a region keeps its ends where the edit left them (``carry``); an end the edit rewrote: the whole file
+        # (never fewer readers)
+        opens: list[list[Any]] = []
+        for f, a, b, c in old.get("open_regions", ()):
+            if c not in rerun:
+                ends = carry(f, (a, b))
+                opens.append([f, *ends, c] if len(ends) == 2 else [f, 1, 1 << 30, c])
         reads["open_regions"] = sorted(opens + [list(r) for r in new.get("open_regions", ())])
     return {
         **reads,

@@ -66,8 +66,8 @@ def files_read(reach: Reach | None, case_ids: Iterable[str], hashes: Mapping[str
     # A test's data (any non-Python file inside a selected folder): its content counts (the list of names
     # alone let an edited data file's row be reused, issue 28); elsewhere in the tree, a file the cases opened
     # or one in a folder they listed (``Reach.reads``: every such file when a case started a child).
-    files |= {rel for rel in hashes if not rel.endswith(".py") and any(_under(rel, entry) for entry in select)}
     others = [rel for rel in hashes if not rel.endswith(".py")]
+    files |= {rel for rel in others if any(_under(rel, entry) for entry in select)}
     read = reach.reads(contexts, others)
     files |= set(others) if read is None else read
     return files

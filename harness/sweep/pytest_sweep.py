@@ -469,7 +469,7 @@ def _collect(pid: int, read: int, timeout: float, since: float | None = None,
             park_in = running[1] + PARK_AT * own - now
             if park_in <= 0 and len(_PARKED) < MAX_PARKED:
                 heard.append({"parked": running[0]})
-                return "parked", heard, "", Parked(pid, read, running[0], running[1] + own, own, buffer)
+                return "parked", heard, "", Parked(pid, read, running[0], running[1] + own, buffer)
             wait = min(wait, over, park_in if park_in > 0 else over)
         ready, _, _ = select.select([read, *(p.read for p in _PARKED)], [], [], max(0.0, wait))
         _watch_parked(set(ready))
@@ -525,9 +525,8 @@ class Parked:
     pid: int
     read: int
     case: str
-    #: When the case reaches its own limit (then it is cut, a killer), and that limit.
+    #: When the case reaches its own limit (then it is cut, a killer).
     deadline: float
-    limit: float
     #: What the child sent after its last whole message when it was parked.
     buffer: bytes = b""
     owner: Pending | None = None
