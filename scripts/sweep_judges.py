@@ -194,17 +194,32 @@ def judges_equivalents_sha(path: Path) -> str:
 _MADE: dict[tuple[str, bytes], dict[str, str]] = {}
 
 
+#: The equivalents file's bytes -> the mutants it names: read once a process, not once a swept file.
+_NAMED: dict[bytes, tuple[str, ...]] = {}
+
+
+def _entry_ids() -> tuple[str, ...]:
+    from harness.sweep.equivalents import load_equivalents
+
+    path = ROOT / EQUIVALENTS
+    if not path.is_file():
+        return ()
+    data = path.read_bytes()
+    if data not in _NAMED:
+        _NAMED[data] = tuple(load_equivalents(path))
+    return _NAMED[data]
+
+
 def pins_sha(rel: str) -> str:
     """sha256 of what the equivalence entries of ``rel``'s mutants pin, as its mutants write it now (``added_lines``).
     The statements hash hides one change a sweep sees: an inline comment on a mutated line is part of the mutant's
     line, so an entry pinning it would read STALE and its survivor unexplained at the next sweep. Mutants are
     generated (mutmut's naming), none is run; ``"none"`` for a file no entry names."""
-    from harness.sweep.equivalents import load_equivalents
     from harness.sweep.mutants import added_lines, generate
 
-    path, source = ROOT / EQUIVALENTS, ROOT / rel
+    source = ROOT / rel
     prefix = rel.removesuffix(".py").replace("/", ".") + "."
-    named = sorted(m for m in (load_equivalents(path) if path.is_file() else {}) if m.startswith(prefix))
+    named = sorted(m for m in _entry_ids() if m.startswith(prefix))
     if not named or not source.is_file():
         return "none"
     key = (rel, source.read_bytes())

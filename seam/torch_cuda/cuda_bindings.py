@@ -37,6 +37,8 @@ import types
 import weakref
 from typing import Any
 
+import torch
+
 #: The names the stand-in provides, outermost first.
 STAND_IN = ("cuda", "cuda.bindings", "cuda.bindings.runtime")
 #: What torch passes when it instantiates a graph (``CUDAGraph.cpp``: auto-free on launch | use node priority).
@@ -78,9 +80,6 @@ class _Handle:
         self._value = int(init_value or _ptr or 0)
 
     def __int__(self) -> int:
-        return self._value
-
-    def getPtr(self) -> int:  # noqa: N802 (cuda-python's name)
         return self._value
 
     def __eq__(self, other: object) -> bool:
@@ -141,8 +140,6 @@ def node_type(op: Any) -> cudaGraphNodeType | None:
 
 
 def _memcpy_eligible(op: Any) -> bool:
-    import torch
-
     tensors = [t for t in (*op.args[:2], *op.outputs) if isinstance(t, torch.Tensor)]
     return bool(tensors) and len({t.dtype for t in tensors}) == 1 and all(t.is_contiguous() for t in tensors)
 
@@ -168,26 +165,24 @@ def _graph(handle: Any, table: "weakref.WeakValueDictionary[int, Any]") -> Any:
         return None
 
 
-def cudaGraphGetNodes(graph: Any, numNodes: int = 0) -> tuple[Any, ...]:  # noqa: N802,N803
-    """(error, the first ``numNodes`` nodes or None when 0 are asked, how many the graph has)."""
+def _listed(graph: Any, asked: int, roots: bool) -> tuple[Any, ...]:
+    """cuda-python's listing shape: (error, the first ``asked`` nodes or None when 0 are asked, how many there are).
+    The roots of a chain are its first node."""
     found = _graph(graph, _GRAPHS)
     if found is None:
         return cudaError_t.cudaErrorInvalidValue, None, 0
-    nodes = _nodes_of(found)
-    if not numNodes:
+    nodes = _nodes_of(found)[:1] if roots else _nodes_of(found)
+    if not asked:
         return cudaError_t.cudaSuccess, None, len(nodes)
-    return cudaError_t.cudaSuccess, [cudaGraphNode_t(init_value=n.value) for n in nodes[:numNodes]], len(nodes)
+    return cudaError_t.cudaSuccess, [cudaGraphNode_t(init_value=n.value) for n in nodes[:asked]], len(nodes)
+
+
+def cudaGraphGetNodes(graph: Any, numNodes: int = 0) -> tuple[Any, ...]:  # noqa: N802,N803
+    return _listed(graph, numNodes, roots=False)
 
 
 def cudaGraphGetRootNodes(graph: Any, pNumRootNodes: int = 0) -> tuple[Any, ...]:  # noqa: N802,N803
-    """(error, the roots or None when 0 are asked, how many): a chain's first node."""
-    found = _graph(graph, _GRAPHS)
-    if found is None:
-        return cudaError_t.cudaErrorInvalidValue, None, 0
-    roots = _nodes_of(found)[:1]
-    if not pNumRootNodes:
-        return cudaError_t.cudaSuccess, None, len(roots)
-    return cudaError_t.cudaSuccess, [cudaGraphNode_t(init_value=n.value) for n in roots], len(roots)
+    return _listed(graph, pNumRootNodes, roots=True)
 
 
 def cudaGraphNodeGetType(node: Any) -> tuple[Any, ...]:  # noqa: N802

@@ -28,16 +28,23 @@ TORCHS_FLAGS = 1 | 8
 def _runtime(arm: str):  # type: ignore[no-untyped-def]
     """The bindings: on the emulated arm always there (the stand-in, or an installed package); on the GPU NVIDIA's."""
     if arm == "cuda":
-        return pytest.importorskip("cuda.bindings.runtime", reason="cuda-python (cuda-bindings) is not installed")
+        # not run is owed, not skipped: the harness counts a skip whose reason starts "OWED:" as owed
+        return pytest.importorskip("cuda.bindings.runtime",
+                                   reason="OWED: the cuda arm needs cuda-python (cuda-bindings) beside the GPU")
     return importlib.import_module("cuda.bindings.runtime")
 
 
 def _nodes(cudart, g: torch.cuda.CUDAGraph) -> list[object]:  # type: ignore[no-untyped-def]
+    """The types of the graph's nodes, in order; its one root (a chain captured on one stream) is its first node."""
     raw = cudart.cudaGraph_t(init_value=g.raw_cuda_graph())
     err, none, count = cudart.cudaGraphGetNodes(raw)
     assert err == cudart.cudaError_t.cudaSuccess and none is None
     err, nodes, again = cudart.cudaGraphGetNodes(raw, count)
     assert err == cudart.cudaError_t.cudaSuccess and again == count == len(nodes)
+    err, none, roots = cudart.cudaGraphGetRootNodes(raw)
+    assert err == cudart.cudaError_t.cudaSuccess and none is None and roots == 1
+    err, (root,), roots = cudart.cudaGraphGetRootNodes(raw, roots)
+    assert err == cudart.cudaError_t.cudaSuccess and int(root) == int(nodes[0])
     types = []
     for node in nodes:
         err, kind = cudart.cudaGraphNodeGetType(node)
@@ -103,6 +110,18 @@ def test_an_unknown_handle_is_cudas_invalid_value_and_names_its_error() -> None:
         assert cudart.cudaGraphExecGetFlags(cudart.cudaGraphExec_t(init_value=0x1234)) == (invalid, None)
         assert cudart.cudaGetErrorName(invalid) == (cudart.cudaError_t.cudaSuccess, b"cudaErrorInvalidValue")
         assert cudart.cudaGetErrorString(invalid) == (cudart.cudaError_t.cudaSuccess, b"invalid argument")
+
+
+def test_a_handle_is_its_value_as_cuda_pythons_are() -> None:
+    """Two handles of one kind made from one address are equal and hash alike; of two kinds, or two addresses, not."""
+    _outside()
+    with emulate_cuda():
+        import cuda.bindings.runtime as cudart
+
+        node = cudart.cudaGraphNode_t(init_value=0x10)
+        assert node == cudart.cudaGraphNode_t(init_value=0x10) and len({node, cudart.cudaGraphNode_t(init_value=0x10)}) == 1
+        assert node != cudart.cudaGraphNode_t(init_value=0x20) and node != cudart.cudaGraph_t(init_value=0x10)
+        assert int(node) == 0x10 and repr(node) == "<cudaGraphNode_t 0x10>"
 
 
 def test_an_installed_cuda_python_is_never_shadowed(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
