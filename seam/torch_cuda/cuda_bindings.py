@@ -166,14 +166,12 @@ def _graph(handle: Any, table: "weakref.WeakValueDictionary[int, Any]") -> Any:
 
 
 def _listed(graph: Any, asked: int, roots: bool) -> tuple[Any, ...]:
-    """cuda-python's listing shape: (error, the first ``asked`` nodes or None when 0 are asked, how many there are).
-    The roots of a chain are its first node."""
+    """cuda-python's listing shape: (error, the first ``asked`` nodes, how many there are); asked for none, an empty
+    list (cuda-bindings 13.3.1 on the H200). The roots of a chain are its first node."""
     found = _graph(graph, _GRAPHS)
     if found is None:
         return cudaError_t.cudaErrorInvalidValue, None, 0
     nodes = _nodes_of(found)[:1] if roots else _nodes_of(found)
-    if not asked:
-        return cudaError_t.cudaSuccess, None, len(nodes)
     return cudaError_t.cudaSuccess, [cudaGraphNode_t(init_value=n.value) for n in nodes[:asked]], len(nodes)
 
 

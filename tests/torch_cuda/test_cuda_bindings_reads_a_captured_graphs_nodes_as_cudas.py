@@ -35,14 +35,16 @@ def _runtime(arm: str):  # type: ignore[no-untyped-def]
 
 
 def _nodes(cudart, g: torch.cuda.CUDAGraph) -> list[object]:  # type: ignore[no-untyped-def]
-    """The types of the graph's nodes, in order; its one root (a chain captured on one stream) is its first node."""
+    """The types of the graph's nodes, in order; its one root (a chain captured on one stream) is its first node.
+    Asked for no nodes (no count given), a listing is an empty list and the count (cuda-bindings 13.3.1 on the H200:
+    evidence/h200-device-calls-2026-12-05-session20.txt)."""
     raw = cudart.cudaGraph_t(init_value=g.raw_cuda_graph())
     err, none, count = cudart.cudaGraphGetNodes(raw)
-    assert err == cudart.cudaError_t.cudaSuccess and none is None
+    assert err == cudart.cudaError_t.cudaSuccess and none == []
     err, nodes, again = cudart.cudaGraphGetNodes(raw, count)
     assert err == cudart.cudaError_t.cudaSuccess and again == count == len(nodes)
     err, none, roots = cudart.cudaGraphGetRootNodes(raw)
-    assert err == cudart.cudaError_t.cudaSuccess and none is None and roots == 1
+    assert err == cudart.cudaError_t.cudaSuccess and none == [] and roots == 1
     err, (root,), roots = cudart.cudaGraphGetRootNodes(raw, roots)
     assert err == cudart.cudaError_t.cudaSuccess and int(root) == int(nodes[0])
     types = []
