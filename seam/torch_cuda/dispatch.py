@@ -32,6 +32,7 @@ from torch.utils._python_dispatch import TorchDispatchMode
 from seam.capture_guard import COPY_OPS, check_copy
 from seam.errors import CaptureError, PageableCopyError
 from seam.torch_cuda import allocator, cuda_errors, generators, in_flight, kinds, philox, workspaces
+from seam.torch_cuda.fast_calls import FastCall
 from seam.torch_cuda.allocator import DEFAULT_POOL
 from seam.torch_cuda.allocator_events import ALLOC
 from seam.torch_cuda.device import lazy_init, mem_get_info, memory_allocated, memory_reserved
@@ -75,15 +76,15 @@ def _is_cuda(device: Any) -> bool:
     return False
 
 
-class _OpInfo:
-    """What the device mode needs to know of one aten overload, worked out once."""
+class _OpInfo(FastCall):
+    """What the device mode needs to know of one aten overload, worked out once; ``call`` runs it (``FastCall``)."""
 
-    __slots__ = ("func", "seeded", "blas", "cudnn", "mixed_ok", "fresh", "pointwise", "allocates", "plain", "marks",
+    __slots__ = ("seeded", "blas", "cudnn", "mixed_ok", "fresh", "pointwise", "allocates", "plain", "marks",
                  "single", "slow", "new_tensors")
 
     def __init__(self, func: Any) -> None:
-        #: Held, so that ``id(func)``, the key of ``_INFO``, names this overload as long as the entry lives.
-        self.func = func
+        #: ``self.func`` is held, so that ``id(func)``, the key of ``_INFO``, names this overload as long as the entry lives.
+        super().__init__(func)
         self.seeded = _SEEDED in func.tags
         self.blas = func in _BLAS
         self.cudnn = func in _CUDNN
@@ -243,9 +244,10 @@ class DeviceMode(TorchDispatchMode):
                 generators.refuse_device_generator_on_host(kwargs)
             # No device placement asked: the common case, decided by the tensors alone (``_placed`` with
             # ``target`` None, in fewer steps).
-            # ``func._op``: the C++ callable behind the OpOverload, one Python frame less per operation.
+            # ``info.call``: the overload's own generated binding where that is the same call, else ``func._op`` (the C++
+            # callable behind the OpOverload, one Python frame less per operation): ``fast_calls.py``
             if not device_in:
-                return func._op(*args, **kwargs)  # host work: runs now, in or out of a capture
+                return info.call(*args, **kwargs)  # host work: runs now, in or out of a capture
             if host_in and not info.mixed_ok:
                 raise _mixed_devices(func, info, args, kwargs)
             rt = runtime()
@@ -255,7 +257,7 @@ class DeviceMode(TorchDispatchMode):
                     not info.blas or (per_thread.blas_ready is stream and per_thread.blas_for is rt.workspaces)):
                 # the fast path: no replay to wait for, no capture open, no random draw or handle or workspace to
                 # note, the default pool: the operation runs, and its new results are marked and logged
-                result = func._op(*args, **kwargs)
+                result = info.call(*args, **kwargs)
                 if not info.new_tensors or _ALIASED:  # (while an alias lives, a new result may take its owner's memory)
                     if info.marks:
                         _mark_new(result, "device", info.fresh)
@@ -294,7 +296,7 @@ class DeviceMode(TorchDispatchMode):
             else:  # no capture open on any stream: nothing to record or route, at most a handle to note
                 if not info.plain:
                     _note_handles(rt, info)
-                result = func._op(*args, **kwargs)
+                result = info.call(*args, **kwargs)
             if info.marks:
                 if info.single and isinstance(result, _Tensor):
                     mark_unmarked(result, "device")  # one new tensor, the common case: ``_mark_new`` inline

@@ -1,0 +1,137 @@
+"""The device mode calls an aten overload through torch's generated binding only where no other overload can be
+picked, and only once the first call showed the binding reaching that overload alone (``seam/torch_cuda/fast_calls.py``).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+import torch
+from torch.utils._python_dispatch import TorchDispatchMode
+
+from seam.torch_cuda import emulate_cuda
+from seam.torch_cuda.fast_calls import FastCall, binding_of
+
+aten = torch.ops.aten
+
+
+@pytest.mark.parametrize("func, binding", [
+    (aten.addmm.default, torch._C._VariableFunctions.addmm),  # addmm.dtype needs out_dtype, never passed
+    (aten.t.default, torch._C._VariableFunctions.t),
+    (aten.gelu.default, torch._C._nn.gelu),  # found in torch._C._nn, not the functions
+    (aten.arange.default, torch._C._VariableFunctions.arange),  # arange.start needs a second positional
+    (aten.sum.default, torch._C._VariableFunctions.sum),  # sum.dim_IntList needs dim; sum.int has no tensor
+])
+def test_an_overload_no_other_can_take_the_call_of_has_its_binding(func: Any, binding: Any) -> None:
+    assert binding_of(func) is binding
+
+
+@pytest.mark.parametrize("func, why", [
+    (aten.add.Tensor, "add.Scalar takes what add.Tensor is given"),
+    (aten.add.Scalar, "add.Tensor takes a number too"),
+    (aten.arange.start, "arange.start_step's step has a default"),
+    (aten.sum.dim_IntList, "sum.default takes self and a dtype"),
+    (aten.relu_.default, "it writes its self (torch.relu_ is its binding): the first call may run it twice"),
+    (aten.view.default, "a method only"),
+])
+def test_an_overload_another_could_take_the_call_of_has_none(func: Any, why: str) -> None:
+    assert binding_of(func) is None, why
+
+
+def test_a_binding_that_reaches_another_operation_runs_nothing_and_the_overload_is_called_instead() -> None:
+    ran: list[Any] = []
+
+    class Ran(TorchDispatchMode):
+        def __torch_dispatch__(self, func, types, args=(), kwargs=None):  # type: ignore[no-untyped-def]
+            ran.append(func)
+            return func(*args, **(kwargs or {}))
+
+    fast = FastCall(aten.neg.default)
+    fast.binding = torch.abs  # a decoy: reaches abs, not neg
+    x = torch.tensor([1.0, -2.0])
+    with Ran():
+        assert fast.call(x).tolist() == [-1.0, 2.0]  # neg's answer, not abs's
+    assert ran == [aten.neg.default]  # abs never ran (checked before anything runs); neg once
+    assert fast.call == aten.neg.default._op  # for good
+    assert fast.call(x).tolist() == [-1.0, 2.0]
+
+
+def test_a_binding_that_reaches_the_overload_twice_or_refuses_is_given_up_for_torchs_call() -> None:
+    twice = FastCall(aten.neg.default)
+    twice.binding = lambda x: torch.neg(torch.neg(torch.neg(x)))
+    assert twice.call(torch.tensor([3.0])).tolist() == [-3.0] and twice.call == aten.neg.default._op
+
+    def refuses(x: torch.Tensor) -> torch.Tensor:
+        raise TypeError("neg() received an invalid combination of arguments")
+
+    refusing = FastCall(aten.neg.default)
+    refusing.binding = refuses
+    assert refusing.call(torch.tensor([3.0])).tolist() == [-3.0] and refusing.call == aten.neg.default._op
+
+
+def test_a_binding_that_reaches_the_overload_alone_serves_every_later_call() -> None:
+    fast = FastCall(aten.addmm.default)
+    b, x, w = torch.randn(4), torch.randn(2, 3), torch.randn(3, 4)
+    assert torch.equal(fast.call(b, x, w, beta=2), aten.addmm.default._op(b, x, w, beta=2))
+    assert fast.call is torch._C._VariableFunctions.addmm
+
+
+class _Recorded(TorchDispatchMode):
+    """Every aten call of a block, as the device mode sees them: (overload, args, kwargs)."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.calls: list[tuple[Any, tuple[Any, ...], dict[str, Any]]] = []
+
+    def __torch_dispatch__(self, func, types, args=(), kwargs=None):  # type: ignore[no-untyped-def]
+        self.calls.append((func, args, dict(kwargs or {})))
+        return func(*args, **(kwargs or {}))
+
+
+def _decoder_step(x: torch.Tensor, ids: torch.Tensor) -> torch.Tensor:
+    """A small decoder step's operations (embedding, norms, attention, an MLP, sampling helpers)."""
+    torch.manual_seed(0)
+    emb = torch.randn(32, 16)
+    h = torch.nn.functional.embedding(ids, emb) + x
+    h = torch.nn.functional.layer_norm(h, [16])
+    q, k, v = torch.nn.functional.linear(h, torch.randn(48, 16)).split(16, dim=-1)
+    att = torch.softmax(q @ k.transpose(-1, -2) / 4.0, dim=-1)
+    h = h + torch.nn.functional.silu(att @ v) * torch.rsqrt(h.pow(2).mean(-1, keepdim=True) + 1e-6)
+    h = torch.cat([h, torch.nn.functional.gelu(h)], dim=-1).sum(0, keepdim=True).expand(2, -1).contiguous()
+    return torch.where(h > 0, h, -h).clamp(max=3.0).index_select(1, torch.arange(8)).cumsum(1).argmax(1).float()
+
+
+def test_every_call_of_a_decoder_step_gives_through_its_binding_what_torchs_call_gives() -> None:
+    """Each recorded call whose overload has a binding: the binding reaches that overload alone, and its result
+    has the same values, dtype, shape and strides as torch's call (a general check, over real calls)."""
+    recorded = _Recorded()
+    with recorded:
+        _decoder_step(torch.randn(2, 16), torch.tensor([1, 5]))
+    checked = set()
+    for func, args, kwargs in recorded.calls:
+        if binding_of(func) is None:
+            continue
+        fast = FastCall(func)
+        torch.manual_seed(1)  # a random draw (``randn``) draws alike from one seed
+        got = fast.call(*args, **kwargs)
+        torch.manual_seed(1)
+        want = func._op(*args, **kwargs)
+        assert fast.call is fast.binding, f"{func}: its binding reached another operation"
+        for g, w in zip(*(r if isinstance(r, (tuple, list)) else (r,) for r in (got, want))):
+            assert (g.dtype, g.shape, g.stride()) == (w.dtype, w.shape, w.stride()) and torch.equal(g, w), func
+        checked.add(str(func))
+    assert {"aten.mm.default", "aten._softmax.default", "aten.embedding.default", "aten.cat.default",
+            "aten.native_layer_norm.default", "aten.silu.default"} <= checked, checked
+
+
+def test_the_device_mode_runs_an_eligible_operation_through_its_binding_with_the_plain_answer() -> None:
+    from seam.torch_cuda.dispatch import _info
+
+    b, x, w = torch.randn(4), torch.randn(2, 3), torch.randn(3, 4)
+    with emulate_cuda():
+        db, dx, dw = b.cuda(), x.cuda(), w.cuda()
+        first, again = torch.addmm(db, dx, dw), torch.addmm(db, dx, dw)
+        assert _info(aten.addmm.default).call is torch._C._VariableFunctions.addmm
+        assert first.is_cuda and again.is_cuda
+    assert torch.equal(first.cpu(), torch.addmm(b, x, w)) and torch.equal(again.cpu(), first.cpu())
