@@ -66,16 +66,15 @@ def binding_of(func: Any) -> Callable[..., Any] | None:
             continue
         if _may_take_the_call_of(other._schema, schema):
             return None
-    short = schema.name.split("::", 1)[1]
     for module in _MODULES:
-        binding = getattr(module, short, None)
+        binding = getattr(module, packet.__name__, None)
         if binding is not None:
             return binding
     return None
 
 
 class _Elsewhere(Exception):
-    """The binding reached an operation other than the overload (nothing has run)."""
+    """The binding reached an operation other than the overload, or the overload again (nothing more has run)."""
 
 
 class _Seen(TorchDispatchMode):
@@ -83,12 +82,12 @@ class _Seen(TorchDispatchMode):
 
     def __init__(self, func: Any) -> None:
         super().__init__()
-        self.func, self.calls = func, 0
+        self.func, self.ran = func, False
 
     def __torch_dispatch__(self, func: Any, types: Any, args: tuple[Any, ...] = (), kwargs: Any = None) -> Any:
-        if func is not self.func or self.calls:
-            raise _Elsewhere(func)
-        self.calls += 1
+        if func is not self.func or self.ran:
+            raise _Elsewhere
+        self.ran = True
         return func._op(*args, **(kwargs or {}))
 
 
@@ -108,9 +107,14 @@ class FastCall:
             with seen:
                 result = self.binding(*args, **kwargs)  # type: ignore[misc]
         except Exception:  # noqa: BLE001 - another operation reached, or the binding's own refusal: torch's call decides
-            seen.calls = 0
-        if seen.calls != 1:  # nothing ran, or the overload alone (it writes nothing: running it again is harmless)
-            self.call = self.func._op
-            return self.func._op(*args, **kwargs)
+            return self._given_up(*args, **kwargs)
+        if not seen.ran:
+            return self._given_up(*args, **kwargs)
         self.call = self.binding  # type: ignore[assignment]
         return result
+
+    def _given_up(self, *args: Any, **kwargs: Any) -> Any:
+        """The overload called as torch calls it, now and from now on (it writes nothing: the binding may have run it
+        once already, and running it again is harmless)."""
+        self.call = self.func._op
+        return self.func._op(*args, **kwargs)

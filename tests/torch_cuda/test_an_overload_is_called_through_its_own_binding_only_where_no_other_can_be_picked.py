@@ -11,7 +11,7 @@ import torch
 from torch.utils._python_dispatch import TorchDispatchMode
 
 from seam.torch_cuda import emulate_cuda
-from seam.torch_cuda.fast_calls import FastCall, binding_of
+from seam.torch_cuda.fast_calls import FastCall, _may_take_the_call_of, binding_of
 
 aten = torch.ops.aten
 
@@ -37,6 +37,17 @@ def test_an_overload_no_other_can_take_the_call_of_has_its_binding(func: Any, bi
 ])
 def test_an_overload_another_could_take_the_call_of_has_none(func: Any, why: str) -> None:
     assert binding_of(func) is None, why
+    assert FastCall(func).call is func._op  # torch's call from the first
+
+
+def test_an_argument_required_after_a_defaulted_one_is_still_one_the_call_must_give() -> None:
+    """``other`` needs ``c`` (keyword-only, after a defaulted ``b``), which a call of ``mine`` never passes."""
+    other = torch._C.parse_schema("f.other(Tensor a, int b=1, *, str c) -> Tensor")
+    assert not _may_take_the_call_of(other, torch._C.parse_schema("f.mine(Tensor a, int b) -> Tensor"))
+    assert _may_take_the_call_of(other, torch._C.parse_schema("f.mine(Tensor a, *, str c) -> Tensor"))
+    # a positional argument can be given by its name: ``b=`` fills ``other``'s second
+    assert _may_take_the_call_of(torch._C.parse_schema("f.other(Tensor a, Tensor b) -> Tensor"),
+                                 torch._C.parse_schema("f.mine(Tensor a, *, Tensor b) -> Tensor"))
 
 
 def test_a_binding_that_reaches_another_operation_runs_nothing_and_the_overload_is_called_instead() -> None:
@@ -68,6 +79,16 @@ def test_a_binding_that_reaches_the_overload_twice_or_refuses_is_given_up_for_to
     refusing = FastCall(aten.neg.default)
     refusing.binding = refuses
     assert refusing.call(torch.tensor([3.0])).tolist() == [-3.0] and refusing.call == aten.neg.default._op
+
+    nothing = FastCall(aten.addmm.default)
+    made = torch.zeros(2, 4)
+    nothing.binding = lambda *args, **kwargs: made  # returns without reaching any operation
+    b, x, w = torch.ones(4), torch.ones(2, 3), torch.ones(3, 4)
+    assert nothing.call(b, x, w, beta=2).tolist() == [[5.0] * 4] * 2  # addmm's own answer, its keyword kept
+    assert nothing.call is aten.addmm.default._op
+    elsewhere = FastCall(aten.addmm.default)
+    elsewhere.binding = lambda b, x, w, **kwargs: torch.mm(x, w)  # reaches mm, not addmm
+    assert elsewhere.call(b, x, w, beta=2).tolist() == [[5.0] * 4] * 2
 
 
 def test_a_binding_that_reaches_the_overload_alone_serves_every_later_call() -> None:
