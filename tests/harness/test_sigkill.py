@@ -6,13 +6,13 @@ import os
 import signal
 import subprocess
 import sys
-import time
 from pathlib import Path
 
 import pytest
 
 from harness.results.lock import RepositoryLock
 from harness.run.signals import sweep_stale_workdirs
+from tests.reliability.faults import _alive, _wait_for  # one reading of /proc: a process gone mid-read is dead
 from tests.reports.fixture_projects import CALC, tree_digest, write_project
 
 REPO = Path(__file__).resolve().parents[2]
@@ -42,23 +42,6 @@ sys.exit(int(code))
 """
 
 
-def _alive(pid: int) -> bool:
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    # A zombie is dead for our purpose; /proc tells them apart.
-    state = Path(f"/proc/{pid}/stat").read_text().split(")")[-1].split()[0] if Path(f"/proc/{pid}/stat").exists() else "Z"
-    return state != "Z"
-
-
-def _wait_for(predicate, seconds: float) -> bool:
-    deadline = time.monotonic() + seconds
-    while time.monotonic() < deadline:
-        if predicate():
-            return True
-        time.sleep(0.05)
-    return False
 
 
 @pytest.mark.slow
