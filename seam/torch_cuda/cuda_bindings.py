@@ -11,9 +11,11 @@ shapes: each call returns a tuple whose first item is a ``cudaError_t``, then it
 installed cuda-python is never shadowed: it is found first, and its calls reach the real (absent) driver.
 
 What a graph's nodes are, a model (``node_type``): each recorded operation that computes is one kernel node; a copy
-between tensors of one dtype, both contiguous, one memcpy node (torch's copy calls ``cudaMemcpyAsync`` there);
-an allocation (``empty``) none, and a view is never recorded. The H200 confirms ``x + y`` as one kernel node
-(PyTorch's test); that a library call (cuBLAS) is one node is not confirmed (it may launch two kernels). The
+or a clone between tensors of one dtype, both contiguous, one memcpy node (torch's copy calls ``cudaMemcpyAsync``
+there); an allocation (``empty``) none, and a view is never recorded. The H200 (session 20) confirms each: ``x + y``
+one kernel node, ``x * 2 + 1`` two, a contiguous ``copy_`` or ``clone`` one memcpy node, a copy that changes the
+dtype or reads a transposed tensor one kernel node, ``zeros`` and ``fill_`` one kernel node, ``empty`` none, and a
+64 x 64 ``mm`` (cuBLAS) one kernel node. The
 nodes of a graph captured on one stream form a chain, as the emulator's ``debug_dump`` draws them.
 
 Worked example (inside ``emulate_cuda()``, the package not installed)::
@@ -41,8 +43,9 @@ import torch
 
 #: The names the stand-in provides, outermost first.
 STAND_IN = ("cuda", "cuda.bindings", "cuda.bindings.runtime")
-#: What torch passes when it instantiates a graph (``CUDAGraph.cpp``: auto-free on launch | use node priority).
-INSTANTIATE_FLAGS = 1 | 8
+#: What ``cudaGraphExecGetFlags`` reports for an executable torch instantiated: auto-free on launch (1), as the H200
+#: reports it (cuda-bindings 13.3.1, torch 2.11: evidence/h200-device-calls-2026-12-05-session20.txt).
+INSTANTIATE_FLAGS = 1
 
 
 class cudaError_t(enum.IntEnum):  # noqa: N801 (cuda-python's names)
@@ -89,19 +92,22 @@ class _Handle:
         return hash((type(self).__name__, self._value))
 
     def __repr__(self) -> str:
-        return f"<{type(self).__name__} 0x{self._value:x}>"
+        return f"<{self._driver_name} 0x{self._value:x}>"
+
+    #: cuda-python prints a runtime handle by its driver type's name (H200: ``<CUgraphNode 0x433b7ac0>``).
+    _driver_name = "CUhandle"
 
 
 class cudaGraph_t(_Handle):  # noqa: N801
-    pass
+    _driver_name = "CUgraph"
 
 
 class cudaGraphExec_t(_Handle):  # noqa: N801
-    pass
+    _driver_name = "CUgraphExec"
 
 
 class cudaGraphNode_t(_Handle):  # noqa: N801
-    pass
+    _driver_name = "CUgraphNode"
 
 
 #: Kept graphs by the handle ``raw_cuda_graph()`` gave, and by the one ``raw_cuda_graph_exec()`` gave.
@@ -134,7 +140,7 @@ def node_type(op: Any) -> cudaGraphNodeType | None:
     name = getattr(op.func, "__name__", str(op.func))
     if name.startswith(("empty", "new_empty")):
         return None
-    if name.split(".")[0] in ("copy_", "_copy_from", "_to_copy") and _memcpy_eligible(op):
+    if name.split(".")[0] in ("copy_", "_copy_from", "_to_copy", "clone") and _memcpy_eligible(op):
         return cudaGraphNodeType.cudaGraphNodeTypeMemcpy
     return cudaGraphNodeType.cudaGraphNodeTypeKernel
 
@@ -166,13 +172,15 @@ def _graph(handle: Any, table: "weakref.WeakValueDictionary[int, Any]") -> Any:
 
 
 def _listed(graph: Any, asked: int, roots: bool) -> tuple[Any, ...]:
-    """cuda-python's listing shape: (error, the first ``asked`` nodes, how many there are); asked for none, an empty
-    list (cuda-bindings 13.3.1 on the H200). The roots of a chain are its first node."""
+    """cuda-python's listing shape, as cuda-bindings 13.3.1 gives it on the H200: (error, ``asked`` nodes, how many
+    there are), the list cut to ``asked`` or filled up to it with null nodes (asked for none, an empty list); an
+    unknown graph (error, None, None). The roots of a chain are its first node."""
     found = _graph(graph, _GRAPHS)
     if found is None:
-        return cudaError_t.cudaErrorInvalidValue, None, 0
+        return cudaError_t.cudaErrorInvalidValue, None, None
     nodes = _nodes_of(found)[:1] if roots else _nodes_of(found)
-    return cudaError_t.cudaSuccess, [cudaGraphNode_t(init_value=n.value) for n in nodes[:asked]], len(nodes)
+    listed = [cudaGraphNode_t(init_value=n.value) for n in nodes[:asked]]
+    return cudaError_t.cudaSuccess, listed + [cudaGraphNode_t(init_value=0)] * (asked - len(listed)), len(nodes)
 
 
 def cudaGraphGetNodes(graph: Any, numNodes: int = 0) -> tuple[Any, ...]:  # noqa: N802,N803

@@ -15,14 +15,15 @@ import importlib.util
 import sys
 import textwrap
 from pathlib import Path
+from typing import Any
 
 import pytest
 import torch
 
 from seam.torch_cuda import emulate_cuda, is_emulating
 
-#: What torch passes when it instantiates a graph (``CUDAGraph.cpp``: auto-free on launch | use node priority).
-TORCHS_FLAGS = 1 | 8
+#: What cudaGraphExecGetFlags reports for a graph torch instantiated: auto-free on launch (the H200, session 20).
+TORCHS_FLAGS = 1
 
 
 def _runtime(arm: str):  # type: ignore[no-untyped-def]
@@ -43,6 +44,9 @@ def _nodes(cudart, g: torch.cuda.CUDAGraph) -> list[object]:  # type: ignore[no-
     assert err == cudart.cudaError_t.cudaSuccess and none == []
     err, nodes, again = cudart.cudaGraphGetNodes(raw, count)
     assert err == cudart.cudaError_t.cudaSuccess and again == count == len(nodes)
+    err, padded, again = cudart.cudaGraphGetNodes(raw, count + 2)  # asked for more: filled up with null nodes
+    assert err == cudart.cudaError_t.cudaSuccess and again == count and padded[:count] == nodes
+    assert [int(n) for n in padded[count:]] == [0, 0]
     err, none, roots = cudart.cudaGraphGetRootNodes(raw)
     assert err == cudart.cudaError_t.cudaSuccess and none == [] and roots == 1
     err, (root,), roots = cudart.cudaGraphGetRootNodes(raw, roots)
@@ -84,6 +88,24 @@ def test_a_contiguous_copy_is_a_memcpy_node_and_an_allocation_no_node(torch_cuda
     assert twice[:2].tolist() == [2.0, 2.0]
 
 
+@pytest.mark.parametrize("body, types", [
+    (lambda src: src.clone(), ["Memcpy"]),
+    (lambda src: torch.empty(64, device="cuda", dtype=torch.float16).copy_(src), ["Kernel"]),  # a dtype change
+    (lambda src: torch.empty(8, 8, device="cuda").copy_(src.view(8, 8).t()), ["Kernel"]),  # a transposed read
+    (lambda src: torch.zeros(64, device="cuda"), ["Kernel"]),
+    (lambda src: src.view(8, 8) @ src.view(8, 8), ["Kernel"]),  # cuBLAS: one kernel node
+], ids=["clone", "copy-dtype", "copy-transposed", "zeros", "mm"])
+def test_what_node_an_operation_is_as_the_h200_says(torch_cuda: str, body: Any, types: list[str]) -> None:
+    cudart = _runtime(torch_cuda)
+    src = torch.arange(64, dtype=torch.float32, device="cuda")
+    src.view(8, 8) @ src.view(8, 8)  # the thread's cuBLAS handle, before the capture
+    g = torch.cuda.CUDAGraph(keep_graph=True)
+    with torch.cuda.graph(g, capture_error_mode="relaxed"):
+        body(src)
+    kinds = cudart.cudaGraphNodeType
+    assert _nodes(cudart, g) == [getattr(kinds, f"cudaGraphNodeType{t}") for t in types]
+
+
 def _outside() -> None:
     if is_emulating():
         pytest.skip("the whole process is emulated (SEAM_EMULATE_CUDA=1): it has no outside to compare")
@@ -107,7 +129,8 @@ def test_an_unknown_handle_is_cudas_invalid_value_and_names_its_error() -> None:
         import cuda.bindings.runtime as cudart
 
         invalid = cudart.cudaError_t.cudaErrorInvalidValue
-        assert cudart.cudaGraphGetNodes(cudart.cudaGraph_t(init_value=0x1234)) == (invalid, None, 0)
+        assert cudart.cudaGraphGetNodes(cudart.cudaGraph_t(init_value=0x1234)) == (invalid, None, None)
+        assert cudart.cudaGraphGetRootNodes(cudart.cudaGraph_t(init_value=0)) == (invalid, None, None)
         assert cudart.cudaGraphNodeGetType(cudart.cudaGraphNode_t(init_value=0x1234)) == (invalid, None)
         assert cudart.cudaGraphExecGetFlags(cudart.cudaGraphExec_t(init_value=0x1234)) == (invalid, None)
         assert cudart.cudaGetErrorName(invalid) == (cudart.cudaError_t.cudaSuccess, b"cudaErrorInvalidValue")
@@ -123,7 +146,7 @@ def test_a_handle_is_its_value_as_cuda_pythons_are() -> None:
         node = cudart.cudaGraphNode_t(init_value=0x10)
         assert node == cudart.cudaGraphNode_t(init_value=0x10) and len({node, cudart.cudaGraphNode_t(init_value=0x10)}) == 1
         assert node != cudart.cudaGraphNode_t(init_value=0x20) and node != cudart.cudaGraph_t(init_value=0x10)
-        assert int(node) == 0x10 and repr(node) == "<cudaGraphNode_t 0x10>"
+        assert int(node) == 0x10 and repr(node) == "<CUgraphNode 0x10>"  # the driver type's name, as on the H200
 
 
 def test_an_installed_cuda_python_is_never_shadowed(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
