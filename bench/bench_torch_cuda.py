@@ -88,17 +88,18 @@ def _per_aten_op(hidden: int, reps: int, rounds: int = 9) -> dict[str, dict[str,
 def _parts(hidden: int, layers: int, batch: int, reps: int, rounds: int) -> dict[str, float]:
     """Where the emulated eager forward's time goes, each a ratio over plain CPU torch (medians of interleaved
     rounds' means): ``passthrough``, every other part of ``emulate_cuda()`` on with the device mode only calling
-    each operation (the emulator's floor at the dispatcher); ``no_log_play``, the whole device mode with the
-    allocator model's log never played inside a round (played between rounds, untimed); ``whole``, all of it. So
-    whole - no_log_play is the log's play, no_log_play - passthrough the device mode's own work per operation."""
+    each operation as it calls it (``fast_calls.py``: the emulator's floor at the dispatcher); ``no_log_play``, the
+    whole device mode with the allocator model's log never played inside a round (played between rounds, untimed);
+    ``whole``, all of it. So whole - no_log_play is the log's play, no_log_play - passthrough the device mode's own
+    work per operation."""
     from seam.torch_cuda import allocator
-    from seam.torch_cuda.dispatch import DeviceMode
+    from seam.torch_cuda.dispatch import DeviceMode, _info
     from seam.torch_cuda.runtime import runtime
 
     whole_mode = DeviceMode.__torch_dispatch__
 
     def passthrough(self, func, types, args=(), kwargs=None):  # type: ignore[no-untyped-def]
-        return func._op(*args, **(kwargs or {}))
+        return _info(func).call(*args, **(kwargs or {}))  # the device mode's own call (``fast_calls.py``)
 
     plain_model, plain_x = _model(hidden, layers, "cpu"), torch.randn(batch, hidden)
     with emulate_cuda(), torch.no_grad():
