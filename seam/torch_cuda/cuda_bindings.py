@@ -15,8 +15,8 @@ or a clone between tensors of one dtype, both contiguous, one memcpy node (torch
 there); an allocation (``empty``) none, and a view is never recorded. The H200 (session 20) confirms each: ``x + y``
 one kernel node, ``x * 2 + 1`` two, a contiguous ``copy_`` or ``clone`` one memcpy node, a copy that changes the
 dtype or reads a transposed tensor one kernel node, ``zeros`` and ``fill_`` one kernel node, ``empty`` none, and a
-64 x 64 ``mm`` (cuBLAS) one kernel node. The
-nodes of a graph captured on one stream form a chain, as the emulator's ``debug_dump`` draws them.
+64 x 64 ``mm`` (cuBLAS) one kernel node. The nodes of a graph captured on one stream form a chain, as the
+emulator's ``debug_dump`` draws them.
 
 Worked example (inside ``emulate_cuda()``, the package not installed)::
 

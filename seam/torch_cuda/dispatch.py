@@ -32,10 +32,10 @@ from torch.utils._python_dispatch import TorchDispatchMode
 from seam.capture_guard import COPY_OPS, check_copy
 from seam.errors import CaptureError, PageableCopyError
 from seam.torch_cuda import allocator, cuda_errors, generators, in_flight, kinds, philox, workspaces
-from seam.torch_cuda.fast_calls import FastCall
 from seam.torch_cuda.allocator import DEFAULT_POOL
 from seam.torch_cuda.allocator_events import ALLOC
 from seam.torch_cuda.device import lazy_init, mem_get_info, memory_allocated, memory_reserved
+from seam.torch_cuda.fast_calls import FastCall
 from seam.torch_cuda.kinds import _ATTR as _KIND
 from seam.torch_cuda.kinds import _ALIASED_BY_SIZE as _ALIASED
 from seam.torch_cuda.kinds import _BY_ADDRESS as _STORAGES
@@ -83,7 +83,8 @@ class _OpInfo(FastCall):
                  "single", "slow", "new_tensors")
 
     def __init__(self, func: Any) -> None:
-        #: ``self.func`` is held, so that ``id(func)``, the key of ``_INFO``, names this overload as long as the entry lives.
+        # ``self.func`` (``FastCall``) is held, so that ``id(func)``, the key of ``_INFO``, names this overload as
+        # long as the entry lives.
         super().__init__(func)
         self.seeded = _SEEDED in func.tags
         self.blas = func in _BLAS
@@ -244,8 +245,8 @@ class DeviceMode(TorchDispatchMode):
                 generators.refuse_device_generator_on_host(kwargs)
             # No device placement asked: the common case, decided by the tensors alone (``_placed`` with
             # ``target`` None, in fewer steps).
-            # ``info.call``: the overload's own generated binding where that is the same call, else ``func._op`` (the C++
-            # callable behind the OpOverload, one Python frame less per operation): ``fast_calls.py``
+            # ``info.call``: the overload's own generated binding where that is the same call, else ``func._op``
+            # (the C++ callable behind the OpOverload, one Python frame less per operation): ``fast_calls.py``
             if not device_in:
                 return info.call(*args, **kwargs)  # host work: runs now, in or out of a capture
             if host_in and not info.mixed_ok:

@@ -37,7 +37,7 @@ def _writes(schema: Any) -> bool:
 
 
 def _of_tensors(schema: Any) -> bool:
-    """Whether an overload takes or gives a tensor (TorchScript's ``add.int`` does neither: it has no Python binding)."""
+    """Whether an overload takes or gives a tensor (TorchScript's ``add.int`` does neither: no Python binding)."""
     return any("Tensor" in str(a.type) for a in (*schema.arguments, *schema.returns))
 
 
@@ -106,7 +106,7 @@ class FastCall:
         try:
             with seen:
                 result = self.binding(*args, **kwargs)  # type: ignore[misc]
-        except Exception:  # noqa: BLE001 - another operation reached, or the binding's own refusal: torch's call decides
+        except Exception:  # noqa: BLE001 - another operation reached, or the binding refused: torch's call decides
             return self._given_up(*args, **kwargs)
         if not seen.ran:
             return self._given_up(*args, **kwargs)

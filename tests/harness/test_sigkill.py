@@ -42,8 +42,6 @@ sys.exit(int(code))
 """
 
 
-
-
 @pytest.mark.slow
 def test_sigkill_of_the_runners_process_group_mid_mutation_leaves_the_tree_byte_identical(tmp_path):
     project = write_project(tmp_path / "proj", {**CALC, "tests/test_slow.py": SLOW_TEST})

@@ -1,5 +1,6 @@
 """The device mode calls an aten overload through torch's generated binding only where no other overload can be
-picked, and only once the first call showed the binding reaching that overload alone (``seam/torch_cuda/fast_calls.py``).
+picked, and only once the first call showed the binding reaching that overload alone
+(``seam/torch_cuda/fast_calls.py``).
 """
 
 from __future__ import annotations

@@ -144,7 +144,8 @@ def test_a_handle_is_its_value_as_cuda_pythons_are() -> None:
         import cuda.bindings.runtime as cudart
 
         node = cudart.cudaGraphNode_t(init_value=0x10)
-        assert node == cudart.cudaGraphNode_t(init_value=0x10) and len({node, cudart.cudaGraphNode_t(init_value=0x10)}) == 1
+        same = cudart.cudaGraphNode_t(init_value=0x10)
+        assert node == same and len({node, same}) == 1
         assert node != cudart.cudaGraphNode_t(init_value=0x20) and node != cudart.cudaGraph_t(init_value=0x10)
         assert int(node) == 0x10 and repr(node) == "<CUgraphNode 0x10>"  # the driver type's name, as on the H200
 
