@@ -138,6 +138,17 @@ _PRIMITIVES = {
 }
 
 
+def _current_stream(device: Any = None, /) -> Any:
+    """``torch.accelerator.current_stream``: the emulated current stream. Its own function, not
+    ``torch.cuda``'s, as in torch: dynamo registers one handler per function and refuses one twice."""
+    return streams.current_stream(device)
+
+
+def _set_stream(stream: Any) -> None:
+    """``torch.accelerator.set_stream``: its own function, not ``torch.cuda``'s (see ``_current_stream``)."""
+    streams.set_stream(stream)
+
+
 def patches() -> list[tuple[Any, str, Any]]:
     """(owner, name, replacement) for the installation: ``torch.accelerator``'s device queries and ``Graph``, and
     the ``torch._C`` primitives under the rest; only what this torch has."""
@@ -148,7 +159,7 @@ def patches() -> list[tuple[Any, str, Any]]:
                "current_accelerator": lambda check_available=False: DEVICE.__class__("cuda"),
                "current_device_index": device.current_device, "current_device_idx": device.current_device,
                "set_device_index": device.set_device, "set_device_idx": device.set_device,
-               "current_stream": streams.current_stream, "set_stream": streams.set_stream, "Graph": Graph}
+               "current_stream": _current_stream, "set_stream": _set_stream, "Graph": Graph}
     out: list[tuple[Any, str, Any]] = [(accelerator, name, value) for name, value in by_name.items()
                                        if hasattr(accelerator, name)]
     graphs = getattr(accelerator, "graphs", None)

@@ -219,6 +219,12 @@ def _device_out_of_memory(err: RuntimeError, args: tuple[Any, ...], kwargs: Any)
 class DeviceMode(TorchDispatchMode):
     """Places every aten operation on the emulated device (see the module docstring)."""
 
+    @classmethod
+    def ignore_compile_internals(cls) -> bool:
+        """torch.compile traces as if no mode were on, and the compiled code runs under this one
+        (``seam/torch_cuda/compiling.py``); else dynamo skips every frame while the emulation is on."""
+        return True
+
     def __torch_dispatch__(self, func: Any, types: Any, args: tuple[Any, ...] = (), kwargs: Any = None) -> Any:
         try:
             info = _INFO.get(id(func)) or _info(func)

@@ -28,8 +28,9 @@ import torch.cuda.memory
 import torch.cuda.random
 import torch.cuda.streams
 
-from seam.torch_cuda import (accelerator, allocator, autocast, capture, cuda_bindings, device, generators,
-                              in_flight, kinds, memory_history, mempool, runtime_api, serialization, streams, workspaces)
+from seam.torch_cuda import (accelerator, allocator, autocast, capture, compiling, cuda_bindings, device,
+                              generators, in_flight, kinds, memory_history, mempool, runtime_api, serialization,
+                              streams, workspaces)
 from seam.torch_cuda.dispatch import DeviceMode
 from seam.torch_cuda.generic import GENERIC_PATCHES
 from seam.torch_cuda.kinds import storage_at
@@ -133,6 +134,7 @@ def _patches() -> list[tuple[Any, str, Any]]:
     out.extend(autocast.PATCHES)
     out.extend(mempool.patches())
     out.extend(runtime_api.patches())
+    out.extend(compiling.patches())
     return out
 
 
@@ -153,6 +155,7 @@ class _Installation:
                                    else getattr(owner, name, _MISSING)))
                 setattr(owner, name, value)
             self._set_env()
+            compiling.forget_what_dynamo_looked_up()
             cuda_bindings.install()  # ``import cuda.bindings.runtime`` finds the stand-in where none is installed
             self.mode.__enter__()
         except BaseException:
@@ -173,6 +176,7 @@ class _Installation:
             else:
                 setattr(owner, name, value)
         self.saved.clear()
+        compiling.forget_what_dynamo_looked_up()
         cuda_bindings.remove()
         for key, value in self.env.items():
             if value is None:

@@ -105,6 +105,17 @@ class _DeviceMeta(type):
     def __subclasscheck__(cls, subclass: Any) -> bool:
         return isinstance(subclass, type) and issubclass(subclass, TORCH_DEVICE)
 
+    # Equal to torch's class, and hashed as it: code that keeps ``torch.device`` in a table or compares a type with
+    # it (dynamo's constant types, torch.fx's globals for generated code) finds torch's devices by either name.
+    def __eq__(cls, other: Any) -> bool:
+        return other is cls or other is TORCH_DEVICE
+
+    def __ne__(cls, other: Any) -> bool:
+        return not (other is cls or other is TORCH_DEVICE)
+
+    def __hash__(cls) -> int:
+        return hash(TORCH_DEVICE)
+
 
 class device(metaclass=_DeviceMeta):
     """``torch.device`` under emulation: ``torch.device(0)`` is ``cuda:0``, as on a CUDA build."""
