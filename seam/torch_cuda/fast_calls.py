@@ -12,7 +12,10 @@ for an overload only when no other can be picked:
    name): ``addmm.dtype`` needs ``out_dtype``, so ``addmm.default`` qualifies; ``add.Scalar`` takes what
    ``add.Tensor`` takes, so neither does. (Overloads with no tensor in or out, TorchScript's ``add.int``, have no
    Python binding.) The binding is the function of the overload's own name in ``torch._C._VariableFunctions``,
-   ``_nn``, ``_fft``, ``_linalg`` or ``_special``; methods are never used.
+   ``_nn``, ``_fft``, ``_linalg`` or ``_special``; methods are never used. An overload with a ``reduction``
+   argument keeps torch's call: the dispatcher leaves out an argument equal to its schema's default, and the
+   binding's default for ``reduction`` is written by name (``at::Reduction::Mean``), which torch's argument parser
+   reads as the number 0 (``none``), so ``mse_loss(x, y)`` through ``torch._C._nn.mse_loss`` came back unreduced.
 2. **Seen, at the first call.** The first call goes through the binding under a recording mode that lets the
    overload itself run and nothing else: if the binding reached exactly this overload, once, and returned, it
    serves every later call; otherwise (another operation reached, a hand-written binding, a decomposition, an
@@ -57,7 +60,7 @@ def _may_take_the_call_of(other: Any, schema: Any) -> bool:
 def binding_of(func: Any) -> Callable[..., Any] | None:
     """The generated Python binding that can only mean ``func`` (rule 1 of the module docstring), or None."""
     schema = func._schema
-    if func.namespace != "aten" or _writes(schema):
+    if func.namespace != "aten" or _writes(schema) or any(a.name == "reduction" for a in schema.arguments):
         return None
     packet = func._overloadpacket
     for name in packet.overloads():

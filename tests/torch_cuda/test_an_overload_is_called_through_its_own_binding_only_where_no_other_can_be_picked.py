@@ -157,3 +157,51 @@ def test_the_device_mode_runs_an_eligible_operation_through_its_binding_with_the
         assert _info(aten.addmm.default).call is torch._C._VariableFunctions.addmm
         assert first.is_cuda and again.is_cuda
     assert torch.equal(first.cpu(), torch.addmm(b, x, w)) and torch.equal(again.cpu(), first.cpu())
+
+
+def test_an_overload_with_a_reduction_keeps_torchs_call() -> None:
+    """The binding writes ``reduction``'s default by name, which its parser reads as 0: torch's call is kept."""
+    assert torch._C._nn.mse_loss(torch.ones(2), torch.zeros(2)).shape == (2,)  # the binding's own default: none
+    with_reduction = [getattr(getattr(aten, name), overload)
+                      for name in dir(aten) if isinstance(getattr(aten, name, None), torch._ops.OpOverloadPacket)
+                      for overload in getattr(aten, name).overloads()
+                      if any(a.name == "reduction" for a in getattr(getattr(aten, name), overload)._schema.arguments)]
+    assert aten.mse_loss.default in with_reduction and len(with_reduction) > 10
+    assert [f for f in with_reduction if binding_of(f) is not None] == []
+
+
+_LOSSES = {
+    "mse_loss": lambda F, x, y, p: F.mse_loss(x, y),
+    "l1_loss": lambda F, x, y, p: F.l1_loss(x, y),
+    "smooth_l1_loss": lambda F, x, y, p: F.smooth_l1_loss(x, y),
+    "huber_loss": lambda F, x, y, p: F.huber_loss(x, y),
+    "soft_margin_loss": lambda F, x, y, p: F.soft_margin_loss(x, y.sign()),
+    "binary_cross_entropy": lambda F, x, y, p: F.binary_cross_entropy(x.sigmoid(), p),
+    "binary_cross_entropy_with_logits": lambda F, x, y, p: F.binary_cross_entropy_with_logits(x, y.sigmoid()),
+    "kl_div": lambda F, x, y, p: F.kl_div(x.log_softmax(-1), y.softmax(-1), reduction="batchmean"),
+    "cross_entropy": lambda F, x, y, p: F.cross_entropy(x, y.argmax(-1)),
+    "nll_loss": lambda F, x, y, p: F.nll_loss(x.log_softmax(-1), y.argmax(-1)),
+    "hinge_embedding_loss": lambda F, x, y, p: F.hinge_embedding_loss(x, y.sign()),
+    "margin_ranking_loss": lambda F, x, y, p: F.margin_ranking_loss(x, y, (p > 0.5).float() * 2 - 1),
+    "poisson_nll_loss": lambda F, x, y, p: F.poisson_nll_loss(x, y.abs()),
+    "multilabel_soft_margin_loss": lambda F, x, y, p: F.multilabel_soft_margin_loss(x, (y > 0).float()),
+}
+
+
+@pytest.mark.parametrize("loss", sorted(_LOSSES))
+def test_a_loss_on_the_device_and_its_gradient_are_torchs_on_the_cpu(loss: str) -> None:
+    """Each of torch's losses at its default reduction, and its gradient: the device's answer is the CPU's."""
+    import torch.nn.functional as F
+
+    torch.manual_seed(0)
+    x, y, p = torch.randn(4, 5), torch.randn(4, 5), torch.rand(4, 5)
+    want_x = x.clone().requires_grad_()
+    want = _LOSSES[loss](F, want_x, y, p)
+    want.backward()
+    with emulate_cuda():
+        got_x = x.cuda().requires_grad_()
+        got = _LOSSES[loss](F, got_x, y.cuda(), p.cuda())
+        got.backward()
+        assert got.is_cuda and got.shape == want.shape == ()
+        assert torch.allclose(got.cpu(), want.detach(), atol=1e-6)
+        assert torch.allclose(got_x.grad.cpu(), want_x.grad, atol=1e-6)
