@@ -6,6 +6,13 @@ code as on a GPU build, with the mode off while it compiles and on again while t
 makes fake tensors; a device tensor's fake says ``cuda:0`` (its ``device`` reads the storage's kind), so the
 traced graph names the device as a GPU build's does.
 
+Except for a device tensor that requires grad (a module's parameters, by default): a CPU-only build of torch aborts
+the whole process (C++ ``terminate``: "PyTorch is not linked with support for cuda devices") when autograd or
+functionalization meets a fake CUDA tensor that requires grad, in torch's own FakeTensorMode outside any emulation
+too, and no CUDA device guard can be registered from Python. So making such a fake is refused
+(``_from_real_tensor``) with dynamo's ``Unsupported`` that skips the frame: it runs as written, uncompiled, and
+``fullgraph=True`` raises that error, naming the tensor. Engines' weights do not require grad.
+
 A fake tensor mode decides whether a CUDA runtime is there (``avoid_device_init``) from
 ``torch.cuda.is_available()``, which is True here; there is none, so it is told the truth: it must not run a
 constant's real kernel on "cuda" (``FakeTensorMode.avoid_device_init`` is True under the emulation).
@@ -14,6 +21,11 @@ dynamo looks torch's functions up by identity in tables it builds once, on first
 then (which function is an in-graph torch function, which has a handler of its own): built inside the emulation
 they hold its replacements, built outside torch's own. So the tables are forgotten on the way in and on the way out
 (``forget_what_dynamo_looked_up``) and built again from the names of the moment; code dynamo has compiled is kept.
+
+The emulation's own Python runs where a GPU build runs C++ (a factory, ``Tensor.to``, the device mode's dispatch of
+every operation). dynamo tries to compile each frame that starts under a compiled call that it could not trace
+whole, so those frames would be compiled too, with graphs a GPU build never makes; each such code object is marked
+for dynamo to run as it is, and whatever it calls with it (``run_as_written``, on the way in).
 
 Inductor, torch.compile's default compiler, writes Triton kernels for a CUDA graph, and a CPU-only machine has no
 Triton: a graph with an input on the device is compiled as ``aot_eager`` compiles it instead (the same graph, its
@@ -25,13 +37,31 @@ host still goes to inductor.
 from __future__ import annotations
 
 import sys
-from typing import Any
+import types
+from typing import Any, Iterable, Iterator
 
 import torch
-from torch._subclasses.fake_tensor import FakeTensorMode
+from torch._subclasses.fake_tensor import FakeTensorConverter, FakeTensorMode
+
+from seam.torch_cuda.kinds import is_device
 
 _INDUCTOR = torch._TorchCompileInductorWrapper
 _inductor_call = _INDUCTOR.__call__
+_from_real = FakeTensorConverter.from_real_tensor
+#: What ``fullgraph=True`` says of a device tensor that requires grad (the module docstring says why).
+REQUIRES_GRAD = ("seamgate's CUDA emulator: torch.compile cannot trace a device tensor that requires grad on a "
+                 "CPU-only build of torch (its fake CUDA tensor would abort the process in autograd); the frame "
+                 "runs uncompiled. Give the tensor requires_grad=False (as engines' weights have) to compile it")
+
+
+def _from_real_tensor(self: Any, fake_mode: Any, t: torch.Tensor, *args: Any, **kwargs: Any) -> Any:
+    """torch's conversion of a real tensor to a fake one, refused for a device tensor that requires grad."""
+    if t.requires_grad and is_device(t):
+        from torch._dynamo.exc import Unsupported
+
+        raise Unsupported(f"{REQUIRES_GRAD}: {tuple(t.shape)} {t.dtype}", "seamgate: device tensor requires grad",
+                          skip_frame=True)
+    return _from_real(self, fake_mode, t, *args, **kwargs)
 
 
 def _no_cuda_runtime(self: FakeTensorMode) -> bool:
@@ -54,7 +84,36 @@ def _inductor_or_aot_eager(self: Any, model_: Any, inputs_: Any, **kwargs: Any) 
 def patches() -> list[tuple[Any, str, Any]]:
     """(owner, name, replacement) for the installation."""
     return [(FakeTensorMode, "avoid_device_init", property(_no_cuda_runtime)),
-            (_INDUCTOR, "__call__", _inductor_or_aot_eager)]
+            (_INDUCTOR, "__call__", _inductor_or_aot_eager),
+            (FakeTensorConverter, "from_real_tensor", _from_real_tensor)]
+
+
+_SKIP = torch._C._dynamo.eval_frame._FrameAction.SKIP
+_AS_WRITTEN = torch._C._dynamo.eval_frame._FrameExecStrategy(_SKIP, _SKIP)
+
+
+def _codes(value: Any) -> Iterator[types.CodeType]:
+    """The code objects of a function, a property's getter and setter, or a class's own functions."""
+    if isinstance(value, property):
+        for part in (value.fget, value.fset):
+            yield from _codes(part)
+    elif isinstance(value, (staticmethod, classmethod)):
+        yield from _codes(value.__func__)
+    elif isinstance(value, types.FunctionType):
+        yield value.__code__
+    elif isinstance(value, type) and value.__module__.startswith("seam."):
+        for member in vars(value).values():
+            yield from _codes(member)
+
+
+def run_as_written(values: Iterable[Any]) -> None:
+    """Mark the code of ``values`` (and the device mode's dispatch) for dynamo to run, never to compile, with every
+    frame they call: what is torch's C++ on a GPU build is never a frame dynamo compiles."""
+    from seam.torch_cuda.dispatch import DeviceMode
+
+    for value in (*values, DeviceMode.__dict__["__torch_dispatch__"]):
+        for code in _codes(value):
+            torch._C._dynamo.eval_frame.set_code_exec_strategy(code, _AS_WRITTEN)
 
 
 def forget_what_dynamo_looked_up() -> None:

@@ -150,10 +150,12 @@ class _Installation:
         reset()
         runtime_api.reset()
         try:
-            for owner, name, value in _patches():
+            patches = _patches()
+            for owner, name, value in patches:
                 self.saved.append((owner, name, owner.__dict__.get(name, _MISSING) if isinstance(owner, type)
                                    else getattr(owner, name, _MISSING)))
                 setattr(owner, name, value)
+            compiling.run_as_written(value for _, _, value in patches)
             self._set_env()
             compiling.forget_what_dynamo_looked_up()
             cuda_bindings.install()  # ``import cuda.bindings.runtime`` finds the stand-in where none is installed

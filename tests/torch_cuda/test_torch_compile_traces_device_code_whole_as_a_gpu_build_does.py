@@ -117,18 +117,56 @@ def test_torch_accelerators_current_stream_is_its_own_function(torch_cuda: str) 
     assert torch.accelerator.current_stream() == torch.cuda.current_stream()
 
 
+def _child(code: str) -> str:
+    """``code`` run in a fresh interpreter, emulated as this test is (a child of the emulated arm starts emulated);
+    its last line of output. A crash of torch's C++ (an abort) is a failure here, not the end of the test session."""
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join(filter(None, [os.environ.get("PYTHONPATH"), str(ROOT)]))}
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env, timeout=300)
+    assert done.returncode == 0, done.stderr[-2000:]
+    return done.stdout.strip().splitlines()[-1]
+
+
 def test_dynamo_first_imported_on_the_device_compiles_a_whole_graph(torch_cuda: str) -> None:
-    """In a fresh interpreter (emulated as this test is: a child of the emulated arm starts emulated), dynamo is
-    first imported while the device is on, so its tables are built from what torch's names are then."""
+    """dynamo first imported while the device is on builds its tables from what torch's names are then."""
     code = ("import sys, torch\n"
             "assert 'torch._dynamo' not in sys.modules\n"
             "x = torch.ones(4, device='cuda')\n"
             "out = torch.compile(lambda t: t + torch.ones(4, device=t.device), backend='aot_eager', fullgraph=True)(x)\n"
             "print(out.device, out.cpu().tolist())\n")
-    env = {**os.environ, "PYTHONPATH": os.pathsep.join(filter(None, [os.environ.get("PYTHONPATH"), str(ROOT)]))}
-    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env, timeout=300)
-    assert done.returncode == 0, done.stderr[-2000:]
-    assert done.stdout.strip().splitlines()[-1] == "cuda:0 [2.0, 2.0, 2.0, 2.0]"
+    assert _child(code) == "cuda:0 [2.0, 2.0, 2.0, 2.0]"
+
+
+def test_a_compiled_module_whose_weights_require_grad_runs_and_backpropagates(torch_cuda: str) -> None:
+    """On a CPU-only torch a fake CUDA tensor that requires grad aborts the process in autograd; the emulation runs
+    such a frame uncompiled instead, so the values and the gradients are the GPU's."""
+    code = ("import torch\n"
+            "torch.manual_seed(0)\n"
+            "lin = torch.nn.Linear(4, 3).cuda()\n"
+            "x = torch.ones(2, 4, device='cuda')\n"
+            "out = torch.compile(lin)(x)\n"
+            "out.sum().backward()\n"
+            "eager = lin(x)\n"
+            "print(out.device, torch.allclose(out, eager), lin.weight.grad.device, lin.weight.grad.cpu().tolist())\n")
+    assert _child(code) == "cuda:0 True cuda:0 " + str([[2.0] * 4] * 3)
+
+
+def test_a_whole_graph_over_a_device_tensor_that_requires_grad_is_refused_in_seamgates_words() -> None:
+    """The emulation's own limit (``seam/torch_cuda/compiling.py``): ``fullgraph=True`` raises dynamo's Unsupported
+    with seamgate's words, where a GPU build compiles (docs/torch-cuda.md, known gaps)."""
+    from torch._dynamo.exc import Unsupported
+
+    from seam.torch_cuda import emulate_cuda
+    from seam.torch_cuda.compiling import REQUIRES_GRAD
+
+    torch._dynamo.reset()
+    with emulate_cuda():
+        w = torch.ones(4, device="cuda", requires_grad=True)
+        with pytest.raises(Unsupported, match="seamgate's CUDA emulator: torch.compile cannot trace a device tensor"):
+            torch.compile(lambda t: t * 2, backend="eager", fullgraph=True)(w)
+        assert REQUIRES_GRAD.startswith("seamgate's CUDA emulator")
+        frozen = torch.ones(4, device="cuda")
+        assert torch.compile(lambda t: t * 2, backend="eager", fullgraph=True)(frozen).device.type == "cuda"
+    torch._dynamo.reset()
 
 
 def test_after_the_emulation_a_whole_graph_on_the_cpu_compiles_with_torchs_own_functions() -> None:
