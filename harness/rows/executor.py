@@ -54,6 +54,13 @@ _REAP_GRACE = 10.0
 Launcher = ForkServer | FreshInterpreter
 
 
+class RunsStopped(RuntimeError):
+    """A run refused by a stopped executor (``Executor.stop``: SIGINT/SIGTERM, or a row's error stopped the pool).
+
+    A refused run has no outcome: the pool that stopped raises its own cause, and a sweep keeps no row for the
+    mutants of a batch that did not end (neither killed nor survived)."""
+
+
 @dataclass(frozen=True)
 class Run:
     """One pytest run: which tree, which tests, which environment, which platform arm."""
@@ -212,6 +219,18 @@ class Executor:
         self.torch = torch
         self._counter = itertools.count(1)
         self._lock = threading.Lock()
+        #: Set by ``stop``: no run starts any more.
+        self.stopped = threading.Event()
+
+    def stop(self) -> None:
+        """Start no run any more (``execute`` and ``call`` raise ``RunsStopped``) and kill the runs in flight.
+
+        The row pool's stop (``harness/rows/pool.py``): a thread whose run was just killed may go on to its next one
+        (a sweep's batch runs its mutants' sessions one after another), which the pool would then wait out. The stop
+        is this executor's, made for one invocation: its launcher (shared by tests) still starts other executors'
+        runs."""
+        self.stopped.set()
+        self.launcher.kill_all()
 
     def _run_dir(self, label: str) -> Path:
         """A new folder for one run's logs; a folder an earlier invocation left (``--output DIR``
@@ -277,8 +296,18 @@ class Executor:
         return CallOutcome(call.label, end, status if end == "completed" else None, None, detail)
 
     def _launch(self, request: dict[str, Any], timeout: float) -> tuple[str, int | None, float, str]:
+        folder = Path(request["stdout"]).parent
+        if self.stopped.is_set():
+            raise RunsStopped(f"run {folder} not started: the runs were stopped (SIGINT/SIGTERM, or a row's error)")
         started = time.perf_counter()
         handle = self.launcher.submit(request)
+        if self.stopped.is_set():
+            # Stopped while it was submitted: ``stop`` sets the flag before it kills, and we submit before we read
+            # it, so either its ``kill_all`` found this run or we see the flag here.
+            handle.kill()
+            handle.wait(_REAP_GRACE)
+            raise RunsStopped(f"run {folder} killed as it started: the runs were stopped (SIGINT/SIGTERM, or a "
+                              "row's error)")
         if handle.wait(timeout):
             return "completed", handle.status, time.perf_counter() - started, ""
         handle.kill()

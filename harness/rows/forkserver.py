@@ -526,12 +526,17 @@ class Handle:
     payload: dict[str, Any] = field(default_factory=dict)
     #: How to kill the whole process group of this run.
     killer: Callable[[], None] | None = None
+    #: ``kill`` was called: a run whose pid had not come yet is killed as it comes (``ForkServer._dispatch``).
+    kill_asked: bool = False
 
     def wait(self, timeout: float | None) -> bool:
         """Wait for the exit; False when ``timeout`` passed first (the run is still going)."""
         return self.exited.wait(timeout)
 
     def kill(self) -> None:
+        # Asked first, the pid read after: the reader sets the pid first and reads the ask after, so one of the
+        # two sees the other's write and the run is killed, however their threads interleave.
+        self.kill_asked = True
         if self.killer is not None and not self.exited.is_set():
             self.killer()
 
@@ -659,6 +664,8 @@ class ForkServer:
         if event == "started":
             handle.pid = int(message["pid"])
             handle.started.set()
+            if handle.kill_asked:  # killed (kill_all, a timeout) before its pid came: that kill found none
+                handle.kill()
             return
         handle.payload = dict(message)
         handle.status = message.get("status")

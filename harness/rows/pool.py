@@ -20,7 +20,8 @@ def run_parallel(thunks: list[Callable[[], Any]], jobs: int, *, on_stop: Callabl
     ``on_done`` (in the caller's thread) as it comes.
 
     ``on_stop``: called when the wait is interrupted (a signal, a thunk's error), before the workers drain:
-    it stops feeding runs and kills the ones in flight."""
+    it kills the runs in flight and refuses every run started after it (``Executor.stop``): a thunk whose run
+    was killed may go on to start another, and the pool waits for every thunk to end."""
     results: list[Any] = [None] * len(thunks)
     pool = ThreadPoolExecutor(max_workers=jobs, thread_name_prefix="seamgate-row")
     try:

@@ -234,8 +234,7 @@ class Sweep:
             return SweepResult(scope=scope, mutants=mutants, wall=time.perf_counter() - started,
                                generator=f"mutmut {version}", facts=dict(self.facts))
         except BaseException:
-            if launcher is not None:
-                launcher.kill_all()
+            self.stop()  # a thread still running (the baseline's) starts no session after this
             raise
         finally:
             if launcher is not None and launcher is not self.shared_launcher:
@@ -369,8 +368,12 @@ class Sweep:
         return out
 
     def stop(self) -> None:
-        """Kill every session in flight (the row pool's ``on_stop``)."""
-        if self.launcher is not None:
+        """Start no session any more and kill every one in flight (the row pool's ``on_stop``): a batch whose session
+        was killed goes on to its next one (``run_alone``), which the executor then refuses (``RunsStopped``: the
+        batch ends undecided, its mutants get no row)."""
+        if self.executor is not None:
+            self.executor.stop()
+        elif self.launcher is not None:
             self.launcher.kill_all()
 
     def remember(self, found: Mapping[str, MutantOutcome]) -> None:
