@@ -59,8 +59,12 @@ def _from_real_tensor(self: Any, fake_mode: Any, t: torch.Tensor, *args: Any, **
     if t.requires_grad and is_device(t):
         from torch._dynamo.exc import Unsupported
 
-        raise Unsupported(f"{REQUIRES_GRAD}: {tuple(t.shape)} {t.dtype}", "seamgate: device tensor requires grad",
-                          skip_frame=True)
+        message = f"{REQUIRES_GRAD}: {tuple(t.shape)} {t.dtype}"
+        try:
+            refusal = Unsupported(message, "seamgate: device tensor requires grad", skip_frame=True)
+        except TypeError:  # a torch whose Unsupported takes the message alone
+            refusal = Unsupported(message)
+        raise refusal
     return _from_real(self, fake_mode, t, *args, **kwargs)
 
 
@@ -83,13 +87,17 @@ def _inductor_or_aot_eager(self: Any, model_: Any, inputs_: Any, **kwargs: Any) 
 
 def patches() -> list[tuple[Any, str, Any]]:
     """(owner, name, replacement) for the installation."""
-    return [(FakeTensorMode, "avoid_device_init", property(_no_cuda_runtime)),
-            (_INDUCTOR, "__call__", _inductor_or_aot_eager),
-            (FakeTensorConverter, "from_real_tensor", _from_real_tensor)]
+    out: list[tuple[Any, str, Any]] = [(_INDUCTOR, "__call__", _inductor_or_aot_eager),
+                                       (FakeTensorConverter, "from_real_tensor", _from_real_tensor)]
+    if isinstance(FakeTensorMode.__dict__.get("avoid_device_init"), property):  # an attribute in older torch
+        out.append((FakeTensorMode, "avoid_device_init", property(_no_cuda_runtime)))
+    return out
 
 
-_SKIP = torch._C._dynamo.eval_frame._FrameAction.SKIP
-_AS_WRITTEN = torch._C._dynamo.eval_frame._FrameExecStrategy(_SKIP, _SKIP)
+_EVAL_FRAME = getattr(torch._C._dynamo, "eval_frame", None)
+#: dynamo runs a code object so marked, and every frame it calls, as written (None: a torch without the marks).
+_AS_WRITTEN = (_EVAL_FRAME._FrameExecStrategy(_EVAL_FRAME._FrameAction.SKIP, _EVAL_FRAME._FrameAction.SKIP)
+               if hasattr(_EVAL_FRAME, "set_code_exec_strategy") else None)
 
 
 def _codes(value: Any) -> Iterator[types.CodeType]:
@@ -111,9 +119,11 @@ def run_as_written(values: Iterable[Any]) -> None:
     frame they call: what is torch's C++ on a GPU build is never a frame dynamo compiles."""
     from seam.torch_cuda.dispatch import DeviceMode
 
+    if _AS_WRITTEN is None:
+        return
     for value in (*values, DeviceMode.__dict__["__torch_dispatch__"]):
         for code in _codes(value):
-            torch._C._dynamo.eval_frame.set_code_exec_strategy(code, _AS_WRITTEN)
+            _EVAL_FRAME.set_code_exec_strategy(code, _AS_WRITTEN)
 
 
 def forget_what_dynamo_looked_up() -> None:
