@@ -80,7 +80,7 @@ class _OpInfo(FastCall):
     """What the device mode needs to know of one aten overload, worked out once; ``call`` runs it (``FastCall``)."""
 
     __slots__ = ("seeded", "blas", "cudnn", "mixed_ok", "fresh", "pointwise", "allocates", "plain", "marks",
-                 "single", "slow", "new_tensors")
+                 "single", "slow", "new_tensors", "cuda_kernel")
 
     def __init__(self, func: Any) -> None:
         # ``self.func`` (``FastCall``) is held, so that ``id(func)``, the key of ``_INFO``, names this overload as
@@ -108,7 +108,19 @@ class _OpInfo(FastCall):
         self.marks = any(self.fresh)
         #: One result, and it is new memory: a tensor result is marked without ``_mark_new``'s walk.
         self.single = self.fresh == (True,)
+        #: A kernel for CUDA and none for the CPU (a library's operation registered for "CUDA" alone, in Python): on
+        #: the device it runs that kernel, as on a GPU, where the CPU's dispatch would find none (``_on_cuda_kernel``).
+        name = func.name()
+        self.cuda_kernel = (func.namespace not in _TORCHS_OWN and _has_kernel(name, "CUDA")
+                            and not _has_computed_kernel(name, "CPU"))
 
+
+#: Namespaces of torch's own operations: their kernels are torch's C++ (a CUDA one is never Python).
+_TORCHS_OWN = frozenset(("aten", "prims"))
+_has_kernel = torch._C._dispatch_has_kernel_for_dispatch_key
+_has_computed_kernel = torch._C._dispatch_has_computed_kernel_for_dispatch_key
+#: The dispatch key set that runs an operation's CUDA kernel (``_on_cuda_kernel``).
+_CUDA_KEYS = torch._C.DispatchKeySet(torch._C.DispatchKey.CUDA)
 
 #: By ``id(overload)``: an ``OpOverload``'s own ``__hash__`` is a Python call, paid on every lookup.
 _INFO: dict[int, _OpInfo] = {}
@@ -257,6 +269,8 @@ class DeviceMode(TorchDispatchMode):
                 return info.call(*args, **kwargs)  # host work: runs now, in or out of a capture
             if host_in and not info.mixed_ok:
                 raise _mixed_devices(func, info, args, kwargs)
+            if info.cuda_kernel:
+                return self._on_cuda_kernel(func, args, kwargs)
             rt = runtime()
             per_thread = rt.per_thread
             stream = per_thread.fast_stream  # None while ``use_mem_pool`` routes this thread's allocations
@@ -317,6 +331,13 @@ class DeviceMode(TorchDispatchMode):
             if oom is None:
                 raise
             raise oom from None
+
+    def _on_cuda_kernel(self, func: Any, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
+        """An operation whose only kernel is its CUDA one (``_OpInfo.cuda_kernel``), on device tensors: that kernel
+        runs, with this mode on for the operations it makes, which run on the device, are recorded in a capture and
+        replayed as any other (the kernel is Python: a CPU-only torch loads no compiled CUDA kernel)."""
+        with self:
+            return func.redispatch(_CUDA_KEYS, *args, **kwargs)
 
     def _placed(self, func: Any, types: Any, args: tuple[Any, ...], kwargs: dict[str, Any], info: _OpInfo) -> Any:
         """An operation with a ``device=`` or ``pin_memory=`` argument: a factory, a copy to a device."""
