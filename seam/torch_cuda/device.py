@@ -192,6 +192,28 @@ def memory_snapshot(mempool_id: Any = None, *args: Any, **kwargs: Any) -> list[d
     return memory_history.memory_snapshot(mempool_id)["segments"]
 
 
+def memory_stats_as_nested_dict(device: Any = None) -> dict[str, Any]:
+    """``torch.cuda.memory_stats_as_nested_dict``: ``memory_stats`` by its dotted keys, as torch nests its own (torch's
+    ``memory_stats`` is this dictionary flattened)."""
+    nested: dict[str, Any] = {}
+    for key, value in memory_stats(device).items():
+        *path, last = key.split(".")
+        node = nested
+        for part in path:
+            node = node.setdefault(part, {})
+        node[last] = value
+    return nested
+
+
+def get_allocator_backend() -> str:
+    """``torch.cuda.get_allocator_backend``: the caching allocator the emulator models, torch's native one."""
+    return "native"
+
+
+def ipc_collect() -> None:
+    """``torch.cuda.ipc_collect``: no memory is shared with another process on the emulated device."""
+
+
 def memory_summary(device: Any = None, abbreviated: bool = False) -> str:
     stats = _stats()
     return (f"seamgate emulated CUDA device: {stats['allocated_bytes.all.current']} bytes allocated, "

@@ -91,6 +91,8 @@ def _patches() -> list[tuple[Any, str, Any]]:
         "reset_peak_memory_stats": device.reset_peak_memory_stats,
         "reset_max_memory_allocated": device.reset_max_memory_allocated, "empty_cache": device.empty_cache,
         "mem_get_info": device.mem_get_info, "memory_stats": device.memory_stats,
+        "memory_stats_as_nested_dict": device.memory_stats_as_nested_dict,
+        "get_allocator_backend": device.get_allocator_backend, "ipc_collect": device.ipc_collect,
         "memory_summary": device.memory_summary, "memory_snapshot": device.memory_snapshot,
         "reset_accumulated_memory_stats": device.reset_accumulated_memory_stats,
         "manual_seed": device.manual_seed, "manual_seed_all": device.manual_seed, "seed": device.seed,
