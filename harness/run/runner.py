@@ -64,7 +64,7 @@ from harness.results.lock import Locked, RepositoryLock
 from harness.results.platforms import Platform
 from harness.results.reuse import KeptRuns
 from harness.results.workspace import new_kept_folder
-from harness.rows.executor import Call, Executor, Run, threads_per_run
+from harness.rows.executor import Call, Executor, Run, RunsStopped, threads_per_run
 from harness.rows.forkserver import ServerDied, launcher as start_launcher
 from harness.rows.preload import uses_torch
 from harness.rows.import_roots import project_names
@@ -464,9 +464,11 @@ class Session:
         return run_parallel(thunks, self.options.jobs, on_stop=self.stop_runs, on_done=on_done)
 
     def stop_runs(self) -> None:
-        """Stop feeding runs and kill the ones in flight."""
+        """Stop feeding runs and kill the ones in flight: the executor's stop (``Executor.stop``), so that a run past
+        the ``stopping`` check but not yet held by the launcher is killed as it starts, not waited out."""
         self.stopping.set()
-        self.executor.launcher.kill_all()
+        if self.executor is not None:
+            self.executor.stop()
 
     def execute(self, run: Run) -> RunOutcome:
         if self.stopping.is_set():
@@ -478,6 +480,8 @@ class Session:
             with self.tree_guard.watch(run.label) if self.tree_guard else contextlib.nullcontext():
                 outcome = self.executor.execute(run)
             return _copy_gone(run, outcome)
+        except RunsStopped:  # the run met the stop as it started: it is the interruption, not a row's error
+            raise Interrupted(signal.SIGTERM) from None
         finally:
             if progress is not None:
                 progress.stop(run.label)
