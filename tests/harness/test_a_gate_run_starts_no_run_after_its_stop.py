@@ -11,20 +11,14 @@ from __future__ import annotations
 import threading
 import time
 from pathlib import Path
-from typing import Any
 
 import pytest
 
 from harness.rows.executor import Executor, Run
 from harness.run.runner import Session
 from harness.run.signals import Interrupted
+from tests.harness.stops import NAP, NAPPING, StoppedMidSubmit
 from tests.reports.fixture_projects import shared_server, write_project
-
-NAP = 60.0
-NAPPING = {
-    "tests/__init__.py": "",
-    "tests/test_nap.py": f"import time\n\n\ndef test_nap():\n    time.sleep({NAP})\n",
-}
 
 
 def test_a_run_submitted_as_the_gate_run_stops_is_killed_and_reads_as_the_interruption(tmp_path: Path) -> None:
@@ -33,18 +27,7 @@ def test_a_run_submitted_as_the_gate_run_stops_is_killed_and_reads_as_the_interr
     session = Session.__new__(Session)  # the two methods under test need only these
     session.progress, session.tree_guard = None, None
     session.stopping = threading.Event()
-
-    class StoppedMidSubmit:
-        """The shared server, with the stop coming after the run's check and before the server holds the run."""
-
-        def submit(self, request: dict[str, Any]) -> Any:
-            session.stop_runs()
-            return server.submit(request)
-
-        def kill_all(self) -> None:
-            server.kill_all()
-
-    session.executor = Executor(StoppedMidSubmit(), tmp_path / "w")  # type: ignore[arg-type]
+    session.executor = Executor(StoppedMidSubmit(server, session.stop_runs), tmp_path / "w")  # type: ignore[arg-type]
     began = time.monotonic()
     with pytest.raises(Interrupted):
         session.execute(Run("nap", tree, ("tests/test_nap.py",), timeout=NAP * 2))

@@ -23,16 +23,8 @@ from harness.sweep.kept_outcomes import KeptOutcomes
 from harness.sweep.mutants import Mutant
 from harness.sweep.sweep import Planned, Sweep, SweepOptions
 from reports.outcome import RunOutcome
+from tests.harness.stops import NAP, NAPPING, StoppedMidSubmit
 from tests.reports.fixture_projects import shared_server, write_project
-
-#: Each session of the batch: one line in ``MARKER`` as it starts, then a nap the sweep must not wait out.
-NAP = 60.0
-NAPPING = {
-    "tests/__init__.py": "",
-    "tests/test_nap.py": ("import os, time\n\n\ndef test_nap():\n    if os.environ.get('MARKER'):\n"
-                          "        with open(os.environ['MARKER'], 'a') as fh:\n            fh.write('started\\n')\n"
-                          f"        time.sleep({NAP})\n"),
-}
 
 
 def planned(file: str, n: int = 1) -> Planned:
@@ -119,17 +111,7 @@ def test_a_session_submitted_while_its_executor_stops_is_killed(tmp_path: Path) 
     tree = write_project(tmp_path / "p", NAPPING)
     marker = tmp_path / "marker"
 
-    class StoppedMidSubmit:
-        """The shared server, with the stop coming after the executor's check and before the server holds the run."""
-
-        def submit(self, request: dict[str, Any]) -> Any:
-            executor.stop()
-            return server.submit(request)
-
-        def kill_all(self) -> None:
-            server.kill_all()
-
-    executor = Executor(StoppedMidSubmit(), tmp_path / "w")  # type: ignore[arg-type]
+    executor = Executor(StoppedMidSubmit(server, lambda: executor.stop()), tmp_path / "w")  # type: ignore[arg-type]
     began = time.monotonic()
     with pytest.raises(RunsStopped, match="killed as it started"):
         executor.execute(Run("nap", tree, ("tests/test_nap.py",), env={"MARKER": str(marker)}, timeout=NAP * 2))
