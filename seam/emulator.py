@@ -147,8 +147,10 @@ class EmulatedGraph(RawGraph):
 
     def steps(self) -> Iterator[None]:
         """The replay, one recorded operation a step (``seam.torch_cuda.in_flight`` runs two graphs' steps in
-        turn, as a GPU runs two replays that nothing orders at once)."""
-        with torch.no_grad():
+        turn, as a GPU runs two replays that nothing orders at once). It runs in inference mode: a GPU's replay
+        launches kernels, which neither autograd nor inference mode sees, so buffers made in a capture under
+        ``torch.inference_mode()`` are written by a replay issued (or settled) outside it, as on a GPU."""
+        with torch.inference_mode():
             for op in self.ops:
                 op.run()
                 yield
