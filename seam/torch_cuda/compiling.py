@@ -29,9 +29,9 @@ for dynamo to run as it is, and whatever it calls with it (``run_as_written``, o
 
 Inductor, torch.compile's default compiler, writes Triton kernels for a CUDA graph, and a CPU-only machine has no
 Triton: a graph with an input on the device is compiled as ``aot_eager`` compiles it instead (the same graph, its
-aten operations run one by one under the device mode, values equal to rounding). What inductor's own kernels and
-``mode="reduce-overhead"``'s CUDA graph trees do is not modelled (docs/torch-cuda.md, known gaps); a graph on the
-host still goes to inductor.
+aten operations run one by one under the device mode, values equal to rounding), and with ``mode="reduce-overhead"``
+as the ``cudagraphs`` backend does (that graph in torch's CUDA graph trees: ``graph_trees.py``). What inductor's own
+kernels do is not modelled (docs/torch-cuda.md, known gaps); a graph on the host still goes to inductor.
 """
 
 from __future__ import annotations
@@ -77,9 +77,14 @@ def _on_device(example_inputs: Any) -> bool:
 
 
 def _inductor_or_aot_eager(self: Any, model_: Any, inputs_: Any, **kwargs: Any) -> Any:
-    """``torch.compile``'s inductor: a graph with an input on the device is compiled as ``aot_eager`` compiles it."""
+    """``torch.compile``'s inductor: a graph with an input on the device is compiled as ``aot_eager`` compiles it, in
+    a CUDA graph tree where the mode asks for one (``reduce-overhead``: the ``cudagraphs`` backend)."""
     if not _on_device(inputs_):
         return _inductor_call(self, model_, inputs_, **kwargs)
+    if {**getattr(self, "config", {}), **(kwargs.get("config_patches") or {})}.get("triton.cudagraphs"):
+        from torch._dynamo.backends.cudagraphs import cudagraphs
+
+        return cudagraphs(model_, inputs_)
     from torch._dynamo.backends.debugging import aot_eager
 
     return aot_eager(model_, inputs_)

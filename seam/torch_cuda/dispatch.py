@@ -31,7 +31,7 @@ from torch.utils._python_dispatch import TorchDispatchMode
 
 from seam.capture_guard import COPY_OPS, check_copy
 from seam.errors import CaptureError, PageableCopyError
-from seam.torch_cuda import allocator, cuda_errors, generators, in_flight, kinds, philox, workspaces
+from seam.torch_cuda import allocator, cuda_errors, generators, graph_trees, in_flight, kinds, philox, workspaces
 from seam.torch_cuda.allocator import DEFAULT_POOL
 from seam.torch_cuda.allocator_events import ALLOC
 from seam.torch_cuda.device import lazy_init, mem_get_info, memory_allocated, memory_reserved
@@ -121,6 +121,9 @@ _has_kernel = torch._C._dispatch_has_kernel_for_dispatch_key
 _has_computed_kernel = torch._C._dispatch_has_computed_kernel_for_dispatch_key
 #: The dispatch key set that runs an operation's CUDA kernel (``_on_cuda_kernel``).
 _CUDA_KEYS = torch._C.DispatchKeySet(torch._C.DispatchKey.CUDA)
+
+#: The CUDA graph trees' overwritten outputs that live (``graph_trees.py``): empty but where a tree replayed.
+_OVERWRITTEN = graph_trees.MARKED
 
 #: By ``id(overload)``: an ``OpOverload``'s own ``__hash__`` is a Python call, paid on every lookup.
 _INFO: dict[int, _OpInfo] = {}
@@ -239,6 +242,8 @@ class DeviceMode(TorchDispatchMode):
 
     def __torch_dispatch__(self, func: Any, types: Any, args: tuple[Any, ...] = (), kwargs: Any = None) -> Any:
         try:
+            if _OVERWRITTEN:  # a CUDA graph tree's output a later replay overwrote lives: reading one is refused
+                graph_trees.refuse_overwritten((*args, *(kwargs or {}).values()))
             info = _INFO.get(id(func)) or _info(func)
             if kwargs:
                 if "device" in kwargs or "pin_memory" in kwargs:

@@ -29,8 +29,8 @@ import torch.cuda.random
 import torch.cuda.streams
 
 from seam.torch_cuda import (accelerator, allocator, autocast, capture, compiling, cuda_bindings, device,
-                              generators, in_flight, kinds, memory_history, mempool, runtime_api, serialization,
-                              streams, workspaces)
+                              generators, graph_trees, in_flight, kinds, memory_history, mempool, runtime_api,
+                              serialization, streams, workspaces)
 from seam.torch_cuda.dispatch import DeviceMode
 from seam.torch_cuda.generic import GENERIC_PATCHES
 from seam.torch_cuda.kinds import storage_at
@@ -137,6 +137,7 @@ def _patches() -> list[tuple[Any, str, Any]]:
     out.extend(mempool.patches())
     out.extend(runtime_api.patches())
     out.extend(compiling.patches())
+    out.extend(graph_trees.patches())
     return out
 
 

@@ -21,6 +21,7 @@ from typing import Any
 
 import torch
 
+from seam.torch_cuda.kinds import storage_at
 from seam.torch_cuda.runtime import runtime
 
 class MemPool:
@@ -83,14 +84,20 @@ def release_pool(device: int, pool_id: Any) -> None:
 def raw_alloc(size: int, stream: int) -> int:
     """``torch._C._cuda_cudaCachingAllocator_raw_alloc``: a device block of ``size`` bytes; its address."""
     block = torch.empty(max(0, int(size)), dtype=torch.uint8, device="cuda").untyped_storage()
+    block._seam_raw_block = True  # ``raw_delete`` frees it from the runtime that gave it only
     address = block.data_ptr()
     runtime().raw_blocks[address] = block
     return address
 
 
 def raw_delete(address: int) -> None:
-    """``torch._C._cuda_cudaCachingAllocator_raw_delete``: free the block ``raw_alloc`` gave."""
-    if runtime().raw_blocks.pop(int(address), None) is None:
+    """``torch._C._cuda_cudaCachingAllocator_raw_delete``: free the block ``raw_alloc`` gave, or a device storage's
+    block whose deleter CUDA graph trees took away (``graph_trees.py``: the emulated device places memory with the
+    CPU's allocator, so that frees nothing); any other address is refused, as CUDA's allocator refuses it."""
+    if runtime().raw_blocks.pop(int(address), None) is not None:
+        return
+    storage = storage_at(int(address))
+    if storage is None or getattr(storage, "_seam_raw_block", False):  # another runtime's raw block is not ours
         raise RuntimeError("invalid device pointer: " + hex(int(address)))
 
 

@@ -18,7 +18,7 @@ from typing import Any, Iterator
 import torch
 from torch.overrides import handle_torch_function, has_torch_function_unary
 
-from seam.torch_cuda import in_flight
+from seam.torch_cuda import graph_trees, in_flight
 from seam.torch_cuda.kinds import is_device, kind_of, mark
 from seam.torch_cuda.runtime import CPU, DEVICE, runtime
 
@@ -183,6 +183,8 @@ def _printing(base: Any) -> Any:
     """``repr``/``str`` of a device tensor reads it on the host (torch prints with every mode off, so
     the device mode never sees the reads): refused inside a capture, as the GPU refuses them."""
     def show(self: torch.Tensor, *args: Any, **kwargs: Any) -> str:
+        if graph_trees.MARKED:
+            graph_trees.refuse_overwritten((self,))
         if is_device(self) and runtime().captures:
             from seam.torch_cuda.streams import refuse_host_wait
 
