@@ -2,7 +2,7 @@
 
 torch's tree manager (``torch._inductor.cudagraph_trees``) records a compiled function into a ``torch.cuda.CUDAGraph``
 (the emulated one) and replays it; around that it reads 12 functions of a CUDA build's ``torch._C`` that a CPU-only
-build lacks. They stand in here:
+build lacks. Eleven stand in here, the twelfth (``_cuda_cudaCachingAllocator_raw_delete``) is ``mempool.py``'s:
 
 - **An output a later replay overwrote.** When a replay writes over the memory of an earlier call's outputs, the
   tree marks those tensors (``_set_storage_access_error_msg``) and their storages
@@ -15,8 +15,8 @@ build lacks. They stand in here:
   ``_free_And_Remove_DeleterFn`` and ``_has_Standard_Deleter`` move blocks between a graph's pool and its live
   tensors in the caching allocator. The emulated device places memory with the CPU's allocator (``allocator.py``
   models the figures, not the placement), so they keep nothing: a checkpoint is an empty state, restoring it does
-  nothing, and every deleter is standard. (The tree's raw frees, ``_cuda_cudaCachingAllocator_raw_delete``, are
-  ``mempool.py``'s, which frees only what ``raw_alloc`` gave.)
+  nothing, and every deleter is standard. The tree's raw frees (``_cuda_cudaCachingAllocator_raw_delete`` of a
+  device storage's address) free nothing either (``mempool.raw_delete``, which refuses an address no storage has).
   ``_cuda_checkPoolLiveAllocations`` (torch's own consistency check of the tree) says the pool holds what the tree
   says it does.
 - ``_tensors_data_ptrs_at_indices_equal``: the tensors' data pointers, compared at the indices, as torch's C++ does.

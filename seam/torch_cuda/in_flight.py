@@ -50,10 +50,10 @@ def settle(rt: Any) -> None:
     if not rt.in_flight:
         return
     batch, rt.in_flight = rt.in_flight, []
-    # inference mode around the whole batch: each replay's steps enter it too (``EmulatedGraph.steps``), and
-    # interleaved generators leave it in another order than they entered it; nested in this one, each leaves it on,
-    # and this one restores the caller's mode
-    with _disable_current_modes(), torch.no_grad(), torch.inference_mode():
+    # inference mode (no grad either) around the whole batch: each replay's steps enter it too
+    # (``EmulatedGraph.steps``), and interleaved generators leave it in another order than they entered it; nested
+    # in this one, each leaves it on, and this one restores the caller's modes
+    with _disable_current_modes(), torch.inference_mode():
         if len(batch) == 1:
             batch[0].graph.replay()
             return

@@ -57,6 +57,8 @@ def test_the_recording_calls_output_read_after_the_next_call_is_refused_and_its_
             recorded.sum()
         with pytest.raises(RuntimeError, match=OVERWRITTEN):
             recorded.cpu()
+        with pytest.raises(RuntimeError, match=OVERWRITTEN):  # a read with no tensor operation (torch's own C++)
+            recorded.tolist()
         assert torch.allclose(kept.cpu(), compiled_twice["model"](x).cpu(), atol=1e-5)
 
 
