@@ -171,10 +171,6 @@ class CUDAGraph:
         self._rng_states: list[list[Any]] = []
         #: Whether the captured graph has its executable (CUDA's ``has_graph_exec_``).
         self._instantiated = False
-        #: ``enable_debug_mode()`` was called: the graph is kept for ``debug_dump``.
-        self._debug = False
-        #: A graph not kept is destroyed after its first dump (CUDA's ``has_graph_ = false``).
-        self._dumped = False
         #: Its pool was begun in the allocator model (released at reset or when the graph dies).
         self._pool_begun = False
         #: Generator states this graph is registered with, holding their seed and offset holders (``_hold``).
@@ -351,7 +347,6 @@ class CUDAGraph:
         self._drop_graph()
         self._rng_states = []
         self._instantiated = False
-        self._dumped = False
         self._forget_pool_refs()
         self._release_memory()
 
@@ -365,23 +360,27 @@ class CUDAGraph:
         return self._pool
 
     def enable_debug_mode(self) -> None:
-        self._debug = True
+        """CUDA's graphs debug mode: one flag of the device (torch's ``_cuda_graphs_debug`` is a static of
+        CUDAGraph.cpp), so it holds for every graph of the process from then on, not this one alone."""
+        runtime().graphs_debug = True
 
     def debug_dump(self, debug_path: str) -> None:
-        """The captured graph as DOT (one node per recorded operation, in issue order), in debug mode only;
-        torch's warnings otherwise. A graph not kept is dumped once, as CUDA destroys it after the dump."""
-        if not self._debug:
+        """The captured graph as DOT (one node per recorded operation, in issue order), as torch's C++ does it:
+        in debug mode or for a kept graph it warns that it is called, and writes only while the graph holds its
+        ``cudaGraph_t``, which a graph not kept gave up when capture_end instantiated it (H200, torch 2.11: a
+        graph not kept is never written, debug mode or not); torch's warning otherwise."""
+        if not (runtime().graphs_debug or self.keep_graph):
             warnings.warn("CUDA Graphs debug not enabled, set with [graph].enable_debug_mode()", UserWarning,
                           stacklevel=2)
             return
-        if self._graph is None or self._dumped:
+        warnings.warn("DEBUG: calling debug_dump()", UserWarning, stacklevel=2)
+        if self._graph is None or not self.keep_graph:
             return
         warnings.warn(f"DEBUG: calling cudaGraphDebugDotPrint() with {debug_path}", UserWarning, stacklevel=2)
         nodes = [f'  n{i} [label="{getattr(op.func, "__name__", str(op.func))}"];' for i, op in enumerate(self._graph.ops)]
         edges = [f"  n{i} -> n{i + 1};" for i in range(len(self._graph.ops) - 1)]
         with open(debug_path, "w") as f:
             f.write("digraph dot {\n" + "\n".join(nodes + edges) + "\n}\n")
-        self._dumped = not self.keep_graph
 
     def __del__(self) -> None:
         # CUDA destroys the graph's executable with the object: refused (and the open capture

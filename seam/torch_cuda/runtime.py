@@ -188,6 +188,8 @@ class Runtime:
         #: Raw blocks by address (``torch.cuda.caching_allocator_alloc``, ``seam.torch_cuda.mempool``): each
         #: storage keeps its memory until deleted, and goes with this runtime when the emulation ends.
         self.raw_blocks: dict[int, torch.UntypedStorage] = {}
+        #: ``CUDAGraph.enable_debug_mode()`` was called by some graph (one flag of the device, as in torch).
+        self.graphs_debug = False
 
     def refuse_recorded(self, pool: tuple[int, int], what: str) -> None:
         """CUDA's allocator refuses to record to ``pool`` while ``use_mem_pool`` or a capture records to it."""

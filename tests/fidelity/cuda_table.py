@@ -39,10 +39,6 @@ EXCEPTIONS: dict[str, str] = {
         "the figures agree; two tensors made one after the other lie 256 KiB apart on the H200 (one segment) "
         "and a request takes the merged block's address there, where the CPU allocator places them "
         "(the placement is not modelled)."),
-    "debug_dump_writes_the_captured_graph": (
-        "torch 2.11 on the H200 warns `DEBUG: calling debug_dump()` and writes no file for a graph not kept; "
-        "the emulator writes the DOT file as torch 2.13 (this machine's) does. Which one torch 2.11 gives on "
-        "the emulated device is owed (the emulator follows the torch it runs on)."),
 }
 
 

@@ -3,7 +3,7 @@
 ``keep_graph=False`` (the default): ``capture_end`` instantiates, and the user's ``instantiate()`` or
 ``raw_cuda_graph()`` are refused. ``keep_graph=True``: the user may instantiate (again), the first
 replay instantiates if they did not, and ``raw_cuda_graph_exec()`` exists once instantiated.
-``debug_dump`` writes the captured graph as DOT only under ``enable_debug_mode()``, and warns otherwise.
+``debug_dump`` writes a kept graph as DOT; the debug mode is the process's, and a graph not kept is never written.
 The words are torch's (``aten/src/ATen/cuda/CUDAGraph.cpp``); PyTorch's own
 ``test_cuda_graph_raw_graph_keep_graph_false`` and ``test_graph_debugdump`` check them.
 """
@@ -53,7 +53,12 @@ def test_a_kept_graph_is_instantiated_by_the_user_or_by_its_first_replay(torch_c
     assert x.tolist() == [2.0, 2.0, 2.0, 2.0]
 
 
-def test_debug_dump_writes_the_graph_in_debug_mode_and_warns_without_it(torch_cuda: str, tmp_path: Path) -> None:
+def test_debug_dump_writes_a_kept_graph_and_the_debug_mode_holds_for_every_graph(torch_cuda: str,
+                                                                                 tmp_path: Path) -> None:
+    """torch's C++ (CUDAGraph.cpp): the debug mode is one flag of the process, and only a graph that still holds
+    its ``cudaGraph_t`` is written, which a graph not kept gave up when capture_end instantiated it (the H200,
+    torch 2.11: a debugged graph not kept warns and writes nothing). On the cuda arm the flag stays on for the
+    rest of the process, as torch leaves it: the first check holds only where no earlier case enabled it."""
     x = torch.zeros(4, device="cuda")
     plain = torch.cuda.CUDAGraph()
     _capture(plain, x)
@@ -64,10 +69,19 @@ def test_debug_dump_writes_the_graph_in_debug_mode_and_warns_without_it(torch_cu
     debugged = torch.cuda.CUDAGraph()
     debugged.enable_debug_mode()
     _capture(debugged, x)
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")
-        debugged.debug_dump(str(tmp_path / "debugged.dot"))  # returns (it raised on the emulator before)
-    # Whether the DOT file is written then differs by torch version: the emulator (torch 2.13's behaviour)
-    # writes it; the H200 (torch 2.11, at 84b227e) wrote none. docs/torch-cuda.md, known gaps.
-    if torch_cuda == "cpu-emulated":
-        assert (tmp_path / "debugged.dot").read_text().startswith("digraph")
+    with warnings.catch_warnings(record=True) as said:
+        warnings.simplefilter("always")
+        debugged.debug_dump(str(tmp_path / "debugged.dot"))
+        plain.debug_dump(str(tmp_path / "plain.dot"))  # the mode is the process's now, not the graph's
+    assert [str(w.message).startswith("DEBUG: calling debug_dump()") for w in said] == [True, True]
+    assert not (tmp_path / "debugged.dot").exists() and not (tmp_path / "plain.dot").exists()
+
+    kept = torch.cuda.CUDAGraph(keep_graph=True)
+    _capture(kept, x)
+    with warnings.catch_warnings(record=True) as said:
+        warnings.simplefilter("always")
+        kept.debug_dump(str(tmp_path / "kept.dot"))
+        kept.debug_dump(str(tmp_path / "again.dot"))  # a kept graph keeps its cudaGraph_t after a dump
+    assert sum(str(w.message).startswith("DEBUG: calling cudaGraphDebugDotPrint() with") for w in said) == 2
+    assert (tmp_path / "kept.dot").read_text().startswith("digraph")
+    assert (tmp_path / "again.dot").read_text().startswith("digraph")
