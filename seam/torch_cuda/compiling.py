@@ -15,7 +15,10 @@ too, and no CUDA device guard can be registered from Python. So making such a fa
 
 A fake tensor mode decides whether a CUDA runtime is there (``avoid_device_init``) from
 ``torch.cuda.is_available()``, which is True here; there is none, so it is told the truth: it must not run a
-constant's real kernel on "cuda" (``FakeTensorMode.avoid_device_init`` is True under the emulation).
+constant's real kernel on "cuda" (``FakeTensorMode.avoid_device_init`` is True under the emulation). Nor does a
+fake CUDA tensor initialise a CUDA context (``fake_tensor.init_gpu_context`` makes a real one-element tensor on the
+device while CUDA is said to be available): on a CUDA build of torch on a machine without a GPU, PyPI's default
+build, that asks the real runtime for a driver that is not there ("Found no NVIDIA driver on your system").
 
 dynamo looks torch's functions up by identity in tables it builds once, on first use, from the names torch has
 then (which function is an in-graph torch function, which has a handler of its own): built inside the emulation
@@ -41,6 +44,7 @@ import types
 from typing import Any, Iterable, Iterator
 
 import torch
+from torch._subclasses import fake_tensor
 from torch._subclasses.fake_tensor import FakeTensorConverter, FakeTensorMode
 
 from seam.torch_cuda.kinds import is_device
@@ -72,6 +76,10 @@ def _no_cuda_runtime(self: FakeTensorMode) -> bool:
     return True
 
 
+def _no_gpu_context(device: torch.device) -> None:
+    """``fake_tensor.init_gpu_context``: the emulated device has no CUDA context to initialise."""
+
+
 def _on_device(example_inputs: Any) -> bool:
     return any(isinstance(t, torch.Tensor) and t.device.type == "cuda" for t in example_inputs)
 
@@ -96,6 +104,8 @@ def patches() -> list[tuple[Any, str, Any]]:
                                        (FakeTensorConverter, "from_real_tensor", _from_real_tensor)]
     if isinstance(FakeTensorMode.__dict__.get("avoid_device_init"), property):  # an attribute in older torch
         out.append((FakeTensorMode, "avoid_device_init", property(_no_cuda_runtime)))
+    if hasattr(fake_tensor, "init_gpu_context"):
+        out.append((fake_tensor, "init_gpu_context", _no_gpu_context))
     return out
 
 

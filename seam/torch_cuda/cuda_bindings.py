@@ -7,8 +7,14 @@ CPU-only CI), such code skipped or failed where the H200 ran it. Inside ``emulat
 cuda.bindings`` finds no installed package, it finds this module's stand-in (``STAND_IN``: the packages ``cuda`` and
 ``cuda.bindings`` and the module ``cuda.bindings.runtime``), which answers for the emulated device in cuda-python's
 shapes: each call returns a tuple whose first item is a ``cudaError_t``, then its outputs; handles are
-``cudaGraph_t(init_value=...)`` and the like. Leaving the emulation takes the stand-in out of ``sys.modules``. An
-installed cuda-python is never shadowed: it is found first, and its calls reach the real (absent) driver.
+``cudaGraph_t(init_value=...)`` and the like. Leaving the emulation takes the stand-in out of ``sys.modules``.
+
+An installed cuda-python (PyPI's CUDA builds of torch depend on it, so a CI machine without a GPU has it) keeps its
+packages ``cuda`` and ``cuda.bindings`` and their other modules, but inside the emulation its ``runtime`` module is the
+stand-in: the CUDA device there is the emulated one, whose graphs the real runtime cannot read (it answered
+``cudaErrorInsufficientDriver`` on such a machine, and would be handed a handle that is no CUDA graph on a machine
+with a GPU). A real ``cuda.bindings.runtime`` imported before is put back on the way out; a name bound to it
+before the emulation keeps it.
 
 What a graph's nodes are, a model (``node_type``): each recorded operation that computes is one kernel node; a copy
 or a clone between tensors of one dtype, both contiguous, one memcpy node (torch's copy calls ``cudaMemcpyAsync``
@@ -236,10 +242,15 @@ RUNTIME_NAMES = ("cudaError_t", "cudaGraphNodeType", "cudaGraph_t", "cudaGraphEx
 
 
 class _StandIn(importlib.abc.MetaPathFinder, importlib.abc.Loader):
-    """Finds ``STAND_IN``'s names only where nothing earlier on ``sys.meta_path`` did: last on it."""
+    """First on ``sys.meta_path``: finds ``cuda.bindings.runtime`` always, and the packages ``cuda`` and
+    ``cuda.bindings`` only where no other finder does (an installed cuda-python keeps its packages)."""
 
     def find_spec(self, fullname: str, path: Any = None, target: Any = None) -> importlib.machinery.ModuleSpec | None:
         if fullname not in STAND_IN:
+            return None
+        if fullname != "cuda.bindings.runtime" and any(
+                finder is not self and getattr(finder, "find_spec", None) is not None
+                and finder.find_spec(fullname, path, target) is not None for finder in list(sys.meta_path)):
             return None
         return importlib.machinery.ModuleSpec(fullname, self, is_package=fullname != "cuda.bindings.runtime")
 
@@ -257,12 +268,22 @@ class _StandIn(importlib.abc.MetaPathFinder, importlib.abc.Loader):
 
 
 _FINDER = _StandIn()
+#: The real ``cuda.bindings.runtime`` imported before the emulation, and whether its package had it bound.
+_SHADOWED: list[tuple[types.ModuleType, bool]] = []
 
 
 def install() -> None:
-    """Let ``import cuda.bindings.runtime`` find the stand-in where no installed package answers."""
+    """Let ``import cuda.bindings.runtime`` find the stand-in, installed package or not."""
+    real = sys.modules.get("cuda.bindings.runtime")
+    if real is not None and not getattr(real, "__seamgate_stand_in__", False):
+        package = sys.modules.get("cuda.bindings")
+        bound = package is not None and getattr(package, "runtime", None) is real
+        _SHADOWED.append((real, bound))
+        del sys.modules["cuda.bindings.runtime"]
+        if bound:
+            delattr(package, "runtime")
     if _FINDER not in sys.meta_path:
-        sys.meta_path.append(_FINDER)
+        sys.meta_path.insert(0, _FINDER)
 
 
 def remove() -> None:
@@ -276,3 +297,9 @@ def remove() -> None:
             parent, _, child = name.rpartition(".")
             if parent and getattr(sys.modules.get(parent), child, None) is module:  # an installed ``cuda`` package
                 delattr(sys.modules[parent], child)
+    while _SHADOWED:
+        real, bound = _SHADOWED.pop()
+        sys.modules["cuda.bindings.runtime"] = real
+        package = sys.modules.get("cuda.bindings")
+        if bound and package is not None:
+            package.runtime = real  # type: ignore[attr-defined]

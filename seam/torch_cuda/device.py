@@ -77,6 +77,21 @@ def set_device(device: Any) -> None:
     lazy_init()
 
 
+def exchange_device(index: int) -> int:
+    """``torch.cuda._exchange_device`` (``torch.cuda.device``'s entry; a CUDA build's C++): the device before, after
+    CUDA's check of ``index``; a negative index changes nothing."""
+    if index < 0:
+        return -1
+    set_device(index)
+    return 0
+
+
+def maybe_exchange_device(index: int) -> int:
+    """``torch.cuda._maybe_exchange_device`` (``torch.cuda.device``'s exit): as ``exchange_device``, never
+    initialising the device."""
+    return -1 if index < 0 else 0
+
+
 def get_device_name(device: Any = None) -> str:
     _check_index(device)
     lazy_init()

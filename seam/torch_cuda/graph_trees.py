@@ -118,7 +118,8 @@ def set_conv_benchmark_empty_cache(enable: bool) -> None:
 
 
 def patches() -> list[tuple[Any, str, Any]]:
-    """(owner, name, replacement) for the installation: ``torch._C``'s names a CPU-only build lacks."""
+    """(owner, name, replacement) for the installation: ``torch._C``'s names a CPU-only build lacks, replaced on a CUDA
+    build too (its own would ask a CUDA runtime or its allocator about device memory that is CPU memory here)."""
     by_name = {
         "_set_storage_access_error_msg": set_storage_access_error_msg,
         "_set_storage_data_ptr_access_error_msg": set_storage_data_ptr_access_error_msg,
@@ -132,4 +133,4 @@ def patches() -> list[tuple[Any, str, Any]]:
         "_cuda_get_conv_benchmark_empty_cache": get_conv_benchmark_empty_cache,
         "_cudnn_set_conv_benchmark_empty_cache": set_conv_benchmark_empty_cache,
     }
-    return [(torch._C, name, value) for name, value in by_name.items() if not hasattr(torch._C, name)]
+    return [(torch._C, name, value) for name, value in by_name.items()]

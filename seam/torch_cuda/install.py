@@ -79,7 +79,8 @@ def _patches() -> list[tuple[Any, str, Any]]:
         "get_device_name": device.get_device_name, "get_device_capability": device.get_device_capability,
         "get_device_properties": device.get_device_properties, "get_arch_list": device.get_arch_list,
         "is_initialized": device.is_initialized, "_lazy_init": device.lazy_init, "init": device.lazy_init,
-        "device": device.device,
+        "device": device.device, "_exchange_device": device.exchange_device,
+        "_maybe_exchange_device": device.maybe_exchange_device,
         "Stream": streams.Stream, "ExternalStream": streams.ExternalStream, "Event": streams.Event,
         "current_stream": streams.current_stream, "default_stream": streams.default_stream,
         "set_stream": streams.set_stream, "stream": streams.stream, "StreamContext": streams.StreamContext,
@@ -123,6 +124,10 @@ def _patches() -> list[tuple[Any, str, Any]]:
     out.extend((torch._C, name, value) for name, value in (("_cuda_CUDAAllocator_AllocatorState", _AllocatorState),
                                                             ("_set_cached_tensors_enabled", _noop))
                if not hasattr(torch._C, name))
+    # A CUDA build's composite operations pick cuDNN in C++ for a tensor that says "cuda" (an RNN's ``_cudnn_rnn``),
+    # before the device mode sees them: the emulated device has no cuDNN, as a CPU-only build has none.
+    if torch._C._has_cudnn:
+        out.append((torch.backends.cudnn, "enabled", False))
     out.append((cuda, "default_generators", (generators.default_generator(),)))
     out.append((torch, "Generator", generators.Generator))
     out.append((torch.backends.cuda, "is_built", lambda: True))
@@ -161,7 +166,7 @@ class _Installation:
             compiling.run_as_written(value for _, _, value in patches)
             self._set_env()
             compiling.forget_what_dynamo_looked_up()
-            cuda_bindings.install()  # ``import cuda.bindings.runtime`` finds the stand-in where none is installed
+            cuda_bindings.install()  # ``import cuda.bindings.runtime`` finds the stand-in, installed package or not
             self.mode.__enter__()
         except BaseException:
             self.restore_names()

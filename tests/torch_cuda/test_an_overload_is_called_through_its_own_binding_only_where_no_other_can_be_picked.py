@@ -143,8 +143,11 @@ def test_every_call_of_a_decoder_step_gives_through_its_binding_what_torchs_call
         for g, w in zip(*(r if isinstance(r, (tuple, list)) else (r,) for r in (got, want))):
             assert (g.dtype, g.shape, g.stride()) == (w.dtype, w.shape, w.stride()) and torch.equal(g, w), func
         checked.add(str(func))
-    assert {"aten.mm.default", "aten._softmax.default", "aten.embedding.default", "aten.cat.default",
-            "aten.native_layer_norm.default", "aten.silu.default"} <= checked, checked
+    expected = {"aten.mm.default", "aten._softmax.default", "aten.embedding.default", "aten.native_layer_norm.default",
+                "aten.silu.default"}
+    if "names" not in torch.ops.aten.cat.overloads():  # torch 2.11 has cat.names (a dimension's name), which the
+        expected.add("aten.cat.default")              # rule lets take the call: no binding for cat there
+    assert expected <= checked, checked
 
 
 def test_the_device_mode_runs_an_eligible_operation_through_its_binding_with_the_plain_answer() -> None:

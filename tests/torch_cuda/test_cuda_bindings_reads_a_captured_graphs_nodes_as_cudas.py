@@ -150,20 +150,34 @@ def test_a_handle_is_its_value_as_cuda_pythons_are() -> None:
         assert int(node) == 0x10 and repr(node) == "<CUgraphNode 0x10>"  # the driver type's name, as on the H200
 
 
-def test_an_installed_cuda_python_is_never_shadowed(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+@pytest.mark.parametrize("imported_before", [True, False], ids=["imported-before", "imported-inside"])
+def test_an_installed_cuda_python_keeps_its_packages_and_its_runtime_answers_for_the_emulated_device(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch, imported_before: bool) -> None:
+    """PyPI's CUDA builds of torch install cuda-python, so a CI machine without a GPU has it, and its runtime answers
+    cudaErrorInsufficientDriver there: inside the emulation its runtime module is the stand-in, its packages and
+    other modules stay its own, and the emulation's end puts its runtime back."""
     _outside()
-    runtime = tmp_path / "cuda" / "bindings" / "runtime.py"
-    runtime.parent.mkdir(parents=True)
-    (tmp_path / "cuda" / "bindings" / "__init__.py").write_text("")
-    runtime.write_text(textwrap.dedent("""\
-        INSTALLED = True
-    """))
+    package = tmp_path / "cuda" / "bindings"
+    package.mkdir(parents=True)
+    (package / "__init__.py").write_text("INSTALLED = True\n")
+    (package / "runtime.py").write_text("INSTALLED = True\n")
+    (package / "driver.py").write_text("INSTALLED = True\n")
     monkeypatch.syspath_prepend(str(tmp_path))
     try:
+        real = importlib.import_module("cuda.bindings.runtime") if imported_before else None
         with emulate_cuda():
+            import cuda.bindings
+            import cuda.bindings.driver
             import cuda.bindings.runtime as cudart
 
-            assert getattr(cudart, "INSTALLED", False) and not hasattr(cudart, "__seamgate_stand_in__")
+            assert cudart.__seamgate_stand_in__ and not hasattr(cudart, "INSTALLED")
+            assert cudart.cudaGetDeviceCount() == (cudart.cudaError_t.cudaSuccess, 1)
+            assert cuda.bindings.INSTALLED and cuda.bindings.driver.INSTALLED
+        after = importlib.import_module("cuda.bindings.runtime")
+        assert after.INSTALLED and not hasattr(after, "__seamgate_stand_in__")
+        assert sys.modules["cuda.bindings"].runtime is after
+        if real is not None:
+            assert after is real
     finally:
         for name in [n for n in sys.modules if n == "cuda" or n.startswith("cuda.")]:
             del sys.modules[name]
