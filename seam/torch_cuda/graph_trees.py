@@ -2,7 +2,8 @@
 
 torch's tree manager (``torch._inductor.cudagraph_trees``) records a compiled function into a ``torch.cuda.CUDAGraph``
 (the emulated one) and replays it; around that it reads 12 functions of a CUDA build's ``torch._C`` that a CPU-only
-build lacks. Eleven stand in here, the twelfth (``_cuda_cudaCachingAllocator_raw_delete``) is ``mempool.py``'s:
+build lacks (a CUDA build's own are replaced: they would ask its allocator about CPU memory). Eleven stand in
+here, the twelfth (``_cuda_cudaCachingAllocator_raw_delete``) is ``mempool.py``'s:
 
 - **An output a later replay overwrote.** When a replay writes over the memory of an earlier call's outputs, the
   tree marks those tensors (``_set_storage_access_error_msg``) and their storages

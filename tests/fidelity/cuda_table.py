@@ -3,7 +3,10 @@
 The rows come from ``evidence/cuda-corpus-h200.json`` (``--arm cuda`` on the H200) and
 ``evidence/cuda-corpus-emulated.json`` (``--arm emulated``), compared by ``cuda_corpus.compare``. A
 program that does not agree is a documented exception only when ``EXCEPTIONS`` names it with its
-reason; any other difference is counted ``other`` and fails ``test_cuda_table``. Regenerate with::
+reason; any other difference is counted ``other`` and fails ``test_cuda_table``. A third run,
+``evidence/cuda-corpus-emulated-h200-torch.json``, is the corpus emulated on the H200's own torch release
+(``scripts/torch_release_check.sh``): there the exceptions that are two releases' words (``RELEASE_WORDS``)
+must agree too. Regenerate with::
 
     python -m tests.fidelity.cuda_table          # writes docs/fidelity.md
     python -m tests.fidelity.cuda_table --check  # exit 1 when docs/fidelity.md is not what it writes
@@ -22,6 +25,7 @@ from .cuda_corpus import CLASS, compare
 ROOT = Path(__file__).resolve().parents[2]
 H200 = ROOT / "evidence" / "cuda-corpus-h200.json"
 EMULATED = ROOT / "evidence" / "cuda-corpus-emulated.json"
+SAME_TORCH = ROOT / "evidence" / "cuda-corpus-emulated-h200-torch.json"
 DOC = ROOT / "docs" / "fidelity.md"
 REGENERATE = "python -m tests.fidelity.cuda_table"
 
@@ -42,6 +46,10 @@ EXCEPTIONS: dict[str, str] = {
 }
 
 
+#: The exceptions that are the words of two torch releases, not the emulator's: on the H200's release they agree.
+RELEASE_WORDS = frozenset({"make_graphed_callables_refuses_an_unused_input"})
+
+
 def _cell(signature: dict) -> str:
     if signature.get("error"):
         return f"{signature['phase']}: {signature['error'][:90]}".replace("|", "\\|")
@@ -56,7 +64,22 @@ def verdicts(cuda: dict, emulated: dict) -> dict[str, str]:
     return {n: "agree" if n not in differing else "documented" if n in EXCEPTIONS else "other" for n in names}
 
 
-def render(cuda: dict, emulated: dict) -> str:
+def _same_torch_section(cuda: dict, same: dict) -> list[str]:
+    verdict = verdicts(cuda, same)
+    counts = Counter(verdict.values())
+    ps = same["provenance"]
+    differing = sorted(n for n, v in verdict.items() if v != "agree")
+    gone = sorted(n for n in EXCEPTIONS if verdict.get(n) == "agree")
+    return ["", "## On the H200's torch release", "",
+            f"The same corpus emulated on torch {ps['torch']} (PyPI's CUDA build, on a machine without a GPU), commit "
+            f"`{ps['commit']}`, {ps['wall_s']} s with {ps['jobs']} jobs: `bash scripts/torch_release_check.sh "
+            f"{ps['torch'].split('+')[0]}` (`evidence/cuda-corpus-emulated-h200-torch.json`).", "",
+            f"**{len(verdict)} programs: {counts['agree']} agree, {counts['documented']} documented exceptions, "
+            f"{counts['other']} other.** Differing: {', '.join(f'`{n}`' for n in differing) or 'none'}. "
+            f"Agreeing there (two releases' words here): {', '.join(f'`{n}`' for n in gone) or 'none'}."]
+
+
+def render(cuda: dict, emulated: dict, same_torch: dict | None = None) -> str:
     verdict = verdicts(cuda, emulated)
     counts = Counter(verdict.values())
     pc, pe = cuda["provenance"], emulated["provenance"]
@@ -100,6 +123,8 @@ def render(cuda: dict, emulated: dict) -> str:
         c, e = cuda["programs"].get(name, {}), emulated["programs"].get(name, {})
         same = verdict[name] == "agree" and _cell(c) == _cell(e)
         lines.append(f"| {CLASS.get(name, '?')} | `{name}` | {_cell(c)} | {'same' if same else _cell(e)} | {verdict[name]} |")
+    if same_torch is not None:
+        lines += _same_torch_section(cuda, same_torch)
     lines += ["", "## The seam's own backends",
               "", "The seam's `EmulatedBackend` and `CudaBackend` have their own corpus of 82 programs written against "
               "the seam's `Backend`: `docs/fidelity-seam.md` (`python -m tests.fidelity.table`).", ""]
@@ -110,11 +135,16 @@ def load() -> tuple[dict, dict]:
     return json.loads(H200.read_text()), json.loads(EMULATED.read_text())
 
 
+def load_same_torch() -> dict | None:
+    """The corpus emulated on the H200's torch release, where it was recorded."""
+    return json.loads(SAME_TORCH.read_text()) if SAME_TORCH.exists() else None
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--check", action="store_true", help="exit 1 when docs/fidelity.md is stale; write nothing")
     args = parser.parse_args(argv)
-    text = render(*load())
+    text = render(*load(), load_same_torch())
     if args.check:
         if DOC.read_text() != text:
             print(f"docs/fidelity.md is stale: run `{REGENERATE}`", file=sys.stderr)

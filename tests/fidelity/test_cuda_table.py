@@ -35,4 +35,16 @@ def test_every_documented_exception_still_differs(runs: tuple[dict, dict]) -> No
 
 
 def test_docs_fidelity_md_is_what_the_runs_say(runs: tuple[dict, dict]) -> None:
-    assert cuda_table.DOC.read_text() == cuda_table.render(*runs), f"docs/fidelity.md is stale: run `{cuda_table.REGENERATE}`"
+    assert cuda_table.DOC.read_text() == cuda_table.render(*runs, cuda_table.load_same_torch()), \
+        f"docs/fidelity.md is stale: run `{cuda_table.REGENERATE}`"
+
+
+def test_on_the_h200s_torch_release_only_the_emulators_own_exceptions_differ(runs: tuple[dict, dict]) -> None:
+    cuda, _ = runs
+    same = cuda_table.load_same_torch()
+    assert same is not None, f"no {cuda_table.SAME_TORCH.name}: run `bash scripts/torch_release_check.sh 2.11.0`"
+    assert same["provenance"]["torch"].split("+")[0] == cuda["provenance"]["torch"].split("+")[0]
+    assert same["provenance"]["programs_sha256"] == programs_digest()
+    verdicts = cuda_table.verdicts(cuda, same)
+    assert sorted(n for n, v in verdicts.items() if v == "other") == []
+    assert sorted(n for n in cuda_table.RELEASE_WORDS if verdicts[n] != "agree") == []
