@@ -70,6 +70,22 @@ class _AllocatorState:
     built, ``torch._inductor.cudagraph_trees`` imports it (``torch._dynamo.reset()`` imports that module)."""
 
 
+class _CudnnFlag:
+    """torch's cuDNN switch as an attribute the installation can set and put back: its own, in ``torch._C``, which
+    ``torch.backends.cudnn.enabled`` refuses to set after ``disable_global_flags()`` (PyTorch's test base calls it)."""
+
+    @property
+    def enabled(self) -> bool:
+        return torch._C._get_cudnn_enabled()
+
+    @enabled.setter
+    def enabled(self, value: bool) -> None:
+        torch._C._set_cudnn_enabled(value)
+
+
+_CUDNN = _CudnnFlag()
+
+
 def _patches() -> list[tuple[Any, str, Any]]:
     """(owner, name, replacement): everything ``install`` replaces, in order."""
     cuda = torch.cuda
@@ -127,7 +143,7 @@ def _patches() -> list[tuple[Any, str, Any]]:
     # A CUDA build's composite operations pick cuDNN in C++ for a tensor that says "cuda" (an RNN's ``_cudnn_rnn``),
     # before the device mode sees them: the emulated device has no cuDNN, as a CPU-only build has none.
     if torch._C._has_cudnn:
-        out.append((torch.backends.cudnn, "enabled", False))
+        out.append((_CUDNN, "enabled", False))
     out.append((cuda, "default_generators", (generators.default_generator(),)))
     out.append((torch, "Generator", generators.Generator))
     out.append((torch.backends.cuda, "is_built", lambda: True))

@@ -226,6 +226,12 @@ class _EventRecordNode:
         self.event.time = time.perf_counter()
 
 
+if not hasattr(torch._C.Stream, "is_capturing"):
+    # The emulator follows the torch it runs on: before 2.12 torch's streams have no ``is_capturing`` (the H200's
+    # torch 2.11 raised AttributeError where the emulated stream answered).
+    del Stream.is_capturing
+
+
 class StreamContext:
     """``torch.cuda.stream(s)`` / ``torch.cuda.StreamContext``: ``s`` is current inside the block."""
 

@@ -86,3 +86,15 @@ def test_the_device_context_and_an_rnn_run_on_the_device_without_cudnn(monkeypat
         assert got.device == torch.device("cuda", 0)
         torch.testing.assert_close(got.cpu(), want, rtol=1e-5, atol=1e-6)
     assert torch.backends.cudnn.enabled is True
+
+
+def test_cudnn_goes_off_and_on_again_where_torchs_flags_are_frozen(monkeypatch: pytest.MonkeyPatch) -> None:
+    """PyTorch's test base freezes the cuDNN flags (``disable_global_flags()``): setting
+    ``torch.backends.cudnn.enabled`` raises then, so the emulation sets torch's switch itself, in and out."""
+    monkeypatch.setattr(torch._C, "_has_cudnn", True)
+    # what disable_global_flags() does, undone after the case (the flag is a global of torch.backends' own module)
+    monkeypatch.setitem(torch.backends.flags_frozen.__globals__, "__allow_nonbracketed_mutation_flag", False)
+    assert torch.backends.flags_frozen()
+    with emulate_cuda():
+        assert torch.backends.cudnn.enabled is False
+    assert torch.backends.cudnn.enabled is True

@@ -56,3 +56,11 @@ def test_a_capturable_adam_step_is_captured_and_its_replays_match_eager_steps(to
         g.replay()
     torch.cuda.synchronize()
     torch.testing.assert_close(graphed.detach().cpu(), control.detach().cpu())
+
+
+def test_a_stream_has_is_capturing_exactly_where_torchs_own_stream_has_it(emulated: None) -> None:
+    """The emulator follows the torch it runs on: torch 2.11's streams have no ``is_capturing`` (the H200 raised
+    AttributeError in PyTorch's ``test_graph_is_current_stream_capturing``), 2.12's and later's have it."""
+    has = hasattr(torch._C.Stream, "is_capturing")
+    assert hasattr(torch.cuda.Stream(), "is_capturing") is has
+    assert hasattr(torch.cuda.current_stream(), "is_capturing") is has
