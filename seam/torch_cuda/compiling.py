@@ -9,7 +9,8 @@ traced graph names the device as a GPU build's does.
 Except for a device tensor that requires grad (a module's parameters, by default): a CPU-only build of torch aborts
 the whole process (C++ ``terminate``: "PyTorch is not linked with support for cuda devices") when autograd or
 functionalization meets a fake CUDA tensor that requires grad, in torch's own FakeTensorMode outside any emulation
-too, and no CUDA device guard can be registered from Python. So making such a fake is refused
+too, and no CUDA device guard can be registered from Python (a CUDA build on a machine without a GPU raises
+"hasPrimaryContext expects a valid device index" there instead: torch 2.11.0+cu130). So making such a fake is refused
 (``_from_real_tensor``) with dynamo's ``Unsupported`` that skips the frame: it runs as written, uncompiled, and
 ``fullgraph=True`` raises that error, naming the tensor. Engines' weights do not require grad.
 
@@ -53,9 +54,10 @@ _INDUCTOR = torch._TorchCompileInductorWrapper
 _inductor_call = _INDUCTOR.__call__
 _from_real = FakeTensorConverter.from_real_tensor
 #: What ``fullgraph=True`` says of a device tensor that requires grad (the module docstring says why).
-REQUIRES_GRAD = ("seamgate's CUDA emulator: torch.compile cannot trace a device tensor that requires grad on a "
-                 "CPU-only build of torch (its fake CUDA tensor would abort the process in autograd); the frame "
-                 "runs uncompiled. Give the tensor requires_grad=False (as engines' weights have) to compile it")
+REQUIRES_GRAD = ("seamgate's CUDA emulator: torch.compile cannot trace a device tensor that requires grad without a "
+                 "GPU (a CPU-only build of torch aborts the process on its fake CUDA tensor in autograd; a CUDA build "
+                 "asks the absent driver for a context); the frame runs uncompiled. Give the tensor "
+                 "requires_grad=False (as engines' weights have) to compile it")
 
 
 def _from_real_tensor(self: Any, fake_mode: Any, t: torch.Tensor, *args: Any, **kwargs: Any) -> Any:
