@@ -31,6 +31,18 @@ FILES = {
 }
 
 
+@pytest.fixture(autouse=True)
+def _a_users_pythonpath(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A user's shell: no empty entry on ``PYTHONPATH`` (one is the working folder, which would put the project on
+    the path of both pytests; a device script's ``PYTHONPATH=/x:$PYTHONPATH`` with none set left one: H100, session
+    22). seamgate and the user's pytest inherit the same environment."""
+    entries = [e for e in os.environ.get("PYTHONPATH", "").split(os.pathsep) if e]
+    if entries:
+        monkeypatch.setenv("PYTHONPATH", os.pathsep.join(entries))
+    else:
+        monkeypatch.delenv("PYTHONPATH", raising=False)
+
+
 def write(root: Path, pythonpath: bool) -> Path:
     files = dict(FILES)
     if pythonpath:

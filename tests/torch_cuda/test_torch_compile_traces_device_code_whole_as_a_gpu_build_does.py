@@ -115,7 +115,9 @@ def test_torch_accelerators_current_stream_is_its_own_function(torch_cuda: str) 
     if not hasattr(torch, "accelerator"):
         pytest.skip("this torch has no torch.accelerator")
     assert torch.accelerator.current_stream is not torch.cuda.current_stream
-    assert torch.accelerator.current_stream() == torch.cuda.current_stream()
+    # The same stream: its id. Not ``==``: on a GPU the accelerator's is a generic torch.Stream, which a torch.cuda
+    # stream's __eq__ never equals (H100, session 22); the emulator gives the torch.cuda stream (docs, known gaps).
+    assert torch.accelerator.current_stream().stream_id == torch.cuda.current_stream().stream_id
 
 
 def _child(code: str) -> str:
