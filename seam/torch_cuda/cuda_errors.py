@@ -96,12 +96,14 @@ def _size(n: int) -> str:
 
 
 def out_of_memory(tried: int, total: int, free: int, allocated: int, reserved: int, *,
-                  allowed: int | None = None) -> Exception:
+                  allowed: int | None = None, beyond: bool = False) -> Exception:
     """``torch.OutOfMemoryError`` in the caching allocator's words (torch 2.11 on the H200), with the emulator's
     reason below. The process's memory in use is what the allocator reserved (the emulated device runs no CUDA
-    context); ``allowed``: the memory fraction's bound (``set_per_process_memory_fraction``), named when set."""
+    context); ``allowed``: the memory fraction's bound (``set_per_process_memory_fraction``), named when set; ``beyond``:
+    more than the whole device was asked for (refused before the CPU is asked)."""
     why = (f"the {tried} bytes asked for would take what is reserved past the {allowed} bytes the memory fraction "
-           "allows" if allowed is not None else f"the CPU could not allocate the {tried} bytes asked for on the device")
+           "allows" if allowed is not None else f"the {tried} bytes asked for are more than the device's {total}"
+           if beyond else f"the CPU could not allocate the {tried} bytes asked for on the device")
     return torch.OutOfMemoryError(
         f"CUDA out of memory. Tried to allocate {_size(tried)}. GPU 0 has a total capacity of {_size(total)} of "
         f"which {_size(free)} is free. Including non-PyTorch memory, this process has {_size(reserved)} memory in "

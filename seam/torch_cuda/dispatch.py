@@ -34,7 +34,7 @@ from seam.errors import CaptureError, PageableCopyError
 from seam.torch_cuda import allocator, cuda_errors, generators, graph_trees, in_flight, kinds, philox, workspaces
 from seam.torch_cuda.allocator import DEFAULT_POOL
 from seam.torch_cuda.allocator_events import ALLOC
-from seam.torch_cuda.device import lazy_init, mem_get_info, memory_allocated, memory_reserved
+from seam.torch_cuda.device import TOTAL_MEMORY, lazy_init, mem_get_info, memory_allocated, memory_reserved
 from seam.torch_cuda.fast_calls import FastCall
 from seam.torch_cuda.kinds import _ATTR as _KIND
 from seam.torch_cuda.kinds import _ALIASED_BY_SIZE as _ALIASED
@@ -80,7 +80,7 @@ class _OpInfo(FastCall):
     """What the device mode needs to know of one aten overload, worked out once; ``call`` runs it (``FastCall``)."""
 
     __slots__ = ("seeded", "blas", "cudnn", "mixed_ok", "fresh", "pointwise", "allocates", "plain", "marks",
-                 "single", "slow", "new_tensors", "cuda_kernel")
+                 "single", "slow", "new_tensors", "cuda_kernel", "sized")
 
     def __init__(self, func: Any) -> None:
         # ``self.func`` (``FastCall``) is held, so that ``id(func)``, the key of ``_INFO``, names this overload as
@@ -113,6 +113,51 @@ class _OpInfo(FastCall):
         name = func.name()
         self.cuda_kernel = (func.namespace not in _TORCHS_OWN and _has_kernel(name, "CUDA")
                             and not _has_computed_kernel(name, "CPU"))
+        #: Where the size of its new memory is read before it runs, for ``_past_the_device``: (position, name, whether
+        #: the argument is a tensor whose copy it makes rather than a size); None for the others.
+        self.sized = _sized(func) if self.allocates else None
+
+
+#: Operations whose result is a copy of their first argument, of its size: what ``_past_the_device`` reads.
+_COPIES = frozenset(getattr(aten, n).default for n in ("clone", "_to_copy") if hasattr(aten, n))
+
+
+def _sized(func: Any) -> tuple[int, str, bool] | None:
+    if func in _COPIES:
+        return 0, "self", True
+    for i, arg in enumerate(func._schema.arguments):
+        if arg.name == "size" and str(arg.type) in ("List[int]", "SymInt[]", "int[]"):
+            return i, "size", False
+    return None
+
+
+def _past_the_device(info: _OpInfo, args: tuple[Any, ...], kwargs: dict[str, Any]) -> None:
+    """A device allocation larger than the whole device is CUDA's out of memory, refused BEFORE the CPU is asked:
+    a host that overcommits memory (``vm.overcommit_memory=1``, common in containers) hands out 4 TiB, and a kernel
+    that then writes it (``torch.zeros(2**40, device="cuda")``) fills the host's memory until the kernel's OOM killer
+    ends the process (H100 host, session 22). Host work and anything the device could hold go on as before."""
+    position, name, copies = info.sized
+    value = args[position] if position < len(args) else kwargs.get(name)
+    if value is None:
+        return
+    device = kwargs.get("device")
+    if device is not None:
+        if not _is_cuda(device):
+            return
+    elif not any(isinstance(a, torch.Tensor) and is_device(a) for a in args[:1]):
+        return
+    if copies:
+        numel, dtype = value.numel(), kwargs.get("dtype") or value.dtype
+    else:
+        numel = 1
+        for n in value:
+            numel *= int(n)
+        first = args[0] if args and isinstance(args[0], torch.Tensor) else None
+        dtype = kwargs.get("dtype") or (first.dtype if first is not None else torch.get_default_dtype())
+    tried = numel * dtype.itemsize
+    if tried > TOTAL_MEMORY:
+        free, total = mem_get_info()
+        raise cuda_errors.out_of_memory(tried, total, free, memory_allocated(), memory_reserved(), beyond=True)
 
 
 #: Namespaces of torch's own operations: their kernels are torch's C++ (a CUDA one is never Python).
@@ -245,6 +290,8 @@ class DeviceMode(TorchDispatchMode):
             if _OVERWRITTEN:  # a CUDA graph tree's output a later replay overwrote lives: reading one is refused
                 graph_trees.refuse_overwritten((*args, *(kwargs or {}).values()))
             info = _INFO.get(id(func)) or _info(func)
+            if info.sized is not None:
+                _past_the_device(info, args, kwargs or {})
             if kwargs:
                 if "device" in kwargs or "pin_memory" in kwargs:
                     return self._placed(func, types, args, kwargs, info)

@@ -4,6 +4,8 @@ allocate ..."), eagerly and inside a capture, and the device works on afterwards
 
 from __future__ import annotations
 
+from typing import Any
+
 import pytest
 import torch
 
@@ -30,4 +32,20 @@ def test_inside_a_capture_the_same_refusal_leaves_the_graph_context(torch_cuda: 
         with torch.cuda.graph(torch.cuda.CUDAGraph()):
             torch.zeros(TOO_BIG, device="cuda")
     assert not torch.cuda.is_current_stream_capturing()
+    assert torch.ones(2, device="cuda").sum().item() == 2.0
+
+
+@pytest.mark.parametrize("make", [
+    lambda: torch.zeros(TOO_BIG, device="cuda"),
+    lambda: torch.ones(2, device="cuda").new_zeros(TOO_BIG),
+    lambda: torch.ones(1, device="cuda").expand(TOO_BIG).clone(),
+    lambda: torch.ones(1, device="cuda").expand(TOO_BIG).to(torch.float64),
+], ids=["factory", "new_zeros", "clone", "to_dtype"])
+def test_more_than_the_whole_device_is_refused_before_the_host_is_asked(emulated: None, make: Any) -> None:
+    """A host that overcommits memory hands the CPU's allocator 4 TiB, and a kernel that writes it fills the host
+    until the OOM killer ends the process (H100 host, session 22: vm.overcommit_memory=1). The emulator refuses
+    what the device could never hold before the kernel runs, in CUDA's words, naming why."""
+    with pytest.raises(torch.OutOfMemoryError, match=r"^CUDA out of memory\. Tried to allocate [0-9.]+ [KMGT]iB\.") as refused:
+        make()
+    assert "bytes asked for are more than the device's" in str(refused.value)
     assert torch.ones(2, device="cuda").sum().item() == 2.0
