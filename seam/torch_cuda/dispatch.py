@@ -22,6 +22,7 @@ Worked example: ``y = x @ w`` with ``x`` and ``w`` on the device -> ``aten.mm`` 
 
 from __future__ import annotations
 
+import os
 import threading
 import weakref
 from typing import Any
@@ -51,7 +52,10 @@ _SEEDED = torch.Tag.nondeterministic_seeded
 _MIXED_OK = frozenset({aten.copy_.default, _TO_COPY, aten._copy_from.default, aten._copy_from_and_resize.default,
                        aten.index.Tensor, aten.index_put_.default, aten.index_put.default, aten._index_put_impl_.default,
                        aten.set_.source_Storage_storage_offset, aten.set_.source_Tensor, aten.set_.source_Storage,
-                       aten.lift_fresh.default, aten.detach.default, aten.alias.default})
+                        aten.lift_fresh.default, aten.detach.default, aten.alias.default})
+#: Operations whose 0-dim host tensors a GPU refuses beside device tensors, where most kernels take them as scalars
+#: (H100, session 22: clamp(x, min=<0-dim host tensor>) "got min is on cpu"; lerp's, addcmul's, where's are taken).
+_NO_HOST_SCALARS = frozenset(getattr(aten, n).Tensor for n in ("clamp", "clamp_") if hasattr(aten, n))
 #: cuBLAS work: the first in a thread creates the thread's handle, which CUDA refuses inside a capture.
 _BLAS = frozenset(getattr(aten, n).default for n in ("mm", "addmm", "bmm", "baddbmm", "addmv", "mv", "dot", "vdot",
                                                       "addbmm", "_addmm_activation") if hasattr(aten, n))
@@ -80,7 +84,7 @@ class _OpInfo(FastCall):
     """What the device mode needs to know of one aten overload, worked out once; ``call`` runs it (``FastCall``)."""
 
     __slots__ = ("seeded", "blas", "cudnn", "mixed_ok", "fresh", "pointwise", "allocates", "plain", "marks",
-                 "single", "slow", "new_tensors", "cuda_kernel", "sized")
+                 "single", "slow", "new_tensors", "cuda_kernel", "sized", "composite", "no_host_scalars")
 
     def __init__(self, func: Any) -> None:
         # ``self.func`` (``FastCall``) is held, so that ``id(func)``, the key of ``_INFO``, names this overload as
@@ -113,6 +117,13 @@ class _OpInfo(FastCall):
         name = func.name()
         self.cuda_kernel = (func.namespace not in _TORCHS_OWN and _has_kernel(name, "CUDA")
                             and not _has_computed_kernel(name, "CPU"))
+        #: Its CPU kernel is its CompositeExplicitAutograd one, which a GPU runs too (no device check of its own): given
+        #: host tensors beside device tensors it runs under the device mode, whose checks of the operations it makes
+        #: decide (``_on_composite``; pack_padded_sequence's host lengths pass, embedding's host ids are refused by
+        #: its index_select, as on a GPU).
+        self.composite = (func.namespace == "aten" and not _has_kernel(name, "CPU")
+                          and _has_kernel(name, "CompositeExplicitAutograd"))
+        self.no_host_scalars = func in _NO_HOST_SCALARS
         #: Where the size of its new memory is read before it runs, for ``_past_the_device``: (position, name, whether
         #: the argument is a tensor whose copy it makes rather than a size); None for the others.
         self.sized = _sized(func) if self.allocates else None
@@ -166,6 +177,8 @@ _has_kernel = torch._C._dispatch_has_kernel_for_dispatch_key
 _has_computed_kernel = torch._C._dispatch_has_computed_kernel_for_dispatch_key
 #: The dispatch key set that runs an operation's CUDA kernel (``_on_cuda_kernel``).
 _CUDA_KEYS = torch._C.DispatchKeySet(torch._C.DispatchKey.CUDA)
+#: The dispatch key set whose kernel of a CompositeExplicitAutograd operation is that composite (``_on_composite``).
+_CPU_KEYS = torch._C.DispatchKeySet(torch._C.DispatchKey.CPU)
 
 #: The CUDA graph trees' overwritten outputs that live (``graph_trees.py``): empty but where a tree replayed.
 _OVERWRITTEN = graph_trees.MARKED
@@ -234,19 +247,50 @@ def _mark_new(result: Any, kind: str, fresh: tuple[bool, ...]) -> None:
 def _mixed_devices(func: Any, info: _OpInfo, args: tuple[Any, ...], kwargs: dict[str, Any]) -> RuntimeError:
     """torch's words for a kernel given tensors of two devices: TensorIterator's for a pointwise
     operation, the kernel wrapper's (naming the argument) for the others."""
-    if info.pointwise:
+    if info.pointwise and not info.no_host_scalars:
         return RuntimeError("Expected all tensors to be on the same device, but found at least two devices, "
                             "cuda:0 and cpu!")
     name = "self"
     for i, arg in enumerate(func._schema.arguments):
         value = args[i] if i < len(args) else kwargs.get(arg.name)
         values = value if isinstance(value, (list, tuple)) else [value]
-        if any(isinstance(v, torch.Tensor) and not is_device(v) and v.dim() > 0 for v in values):
+        if any(isinstance(v, torch.Tensor) and not is_device(v) and (v.dim() > 0 or info.no_host_scalars)
+               for v in values):
             name = arg.name
             break
     return RuntimeError(f"Expected all tensors to be on the same device, but got {name} is on cpu, different from "
-                        f"other tensors on cuda:0 (when checking argument in method "
-                        f"wrapper_CUDA_{func._schema.name.split('::')[-1]})")
+                        f"other tensors on cuda:0 (when checking argument in method {_wrapper_name(func)})")
+
+
+#: The names of torch's structured operations (``native_functions.yaml``, which torch ships in torchgen), read once.
+_STRUCTURED: set[str] | None = None
+
+
+def _wrapper_name(func: Any) -> str:
+    """The name of the generated CUDA kernel wrapper torch's device check names: a structured operation's is its name
+    then its overload's (H100: ``wrapper_CUDA_mm``, ``wrapper_CUDA_clamp_Tensor``), another's its overload's then its
+    name (``wrapper_CUDA__index_select``, ``wrapper_CUDA_Tensor_searchsorted``)."""
+    global _STRUCTURED
+    if _STRUCTURED is None:
+        _STRUCTURED = set()
+        try:
+            import torchgen
+
+            path = os.path.join(os.path.dirname(torchgen.__file__), "packaged", "ATen", "native", "native_functions.yaml")
+            with open(path, encoding="utf-8") as fh:
+                current = None
+                for line in fh:
+                    if line.startswith("- func: "):
+                        current = line[8:].split("(", 1)[0].strip()
+                    elif current and line.lstrip().startswith(("structured_delegate:", "structured: True")):
+                        _STRUCTURED.add(current)
+        except (ImportError, OSError):  # a torch without torchgen's copy: the structured form, the common one
+            pass
+    name, overload = func._schema.name.split("::")[-1], func._overloadname
+    full = name if overload == "default" else f"{name}.{overload}"
+    if full in _STRUCTURED or not _STRUCTURED:
+        return f"wrapper_CUDA_{name}" + (f"_{overload}" if overload != "default" else "")
+    return f"wrapper_CUDA_{overload if overload != 'default' else ''}_{name}"
 
 
 def _translate(err: CaptureError, func: Any, capture: Any) -> RuntimeError:
@@ -306,7 +350,7 @@ class DeviceMode(TorchDispatchMode):
                 if isinstance(value, _Tensor):
                     if getattr(value.untyped_storage(), _KIND, None) == "device":
                         device_in = True
-                    elif value.is_cpu and value.dim() > 0:
+                    elif value.is_cpu and (value.dim() > 0 or info.no_host_scalars):
                         host_in = True
                 elif isinstance(value, (list, tuple)) and value and not isinstance(value[0], int):
                     inner_device, inner_host = _devices_in(value)
@@ -320,6 +364,8 @@ class DeviceMode(TorchDispatchMode):
             if not device_in:
                 return info.call(*args, **kwargs)  # host work: runs now, in or out of a capture
             if host_in and not info.mixed_ok:
+                if info.composite:
+                    return self._on_composite(func, args, kwargs)
                 raise _mixed_devices(func, info, args, kwargs)
             if info.cuda_kernel:
                 return self._on_cuda_kernel(func, args, kwargs)
@@ -391,6 +437,13 @@ class DeviceMode(TorchDispatchMode):
         with self:
             return func.redispatch(_CUDA_KEYS, *args, **kwargs)
 
+    def _on_composite(self, func: Any, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
+        """An operation whose kernel is its CompositeExplicitAutograd one, given host and device tensors: that kernel
+        runs (a GPU runs the same one, with no device check of its own), with this mode on for the operations it
+        makes, whose own checks refuse or place them as on a GPU (``_OpInfo.composite``)."""
+        with self:
+            return func.redispatch(_CPU_KEYS, *args, **kwargs)
+
     def _placed(self, func: Any, types: Any, args: tuple[Any, ...], kwargs: dict[str, Any], info: _OpInfo) -> Any:
         """An operation with a ``device=`` or ``pin_memory=`` argument: a factory, a copy to a device."""
         rt = runtime()
@@ -419,9 +472,11 @@ class DeviceMode(TorchDispatchMode):
         for t in _tensors(args, kwargs):
             if is_device(t):
                 device_in = True
-            elif t.is_cpu and t.dim() > 0:
+            elif t.is_cpu and (t.dim() > 0 or info.no_host_scalars):
                 host_in = True
         if device_in and host_in and target is None and not info.mixed_ok:
+            if info.composite:
+                return self._on_composite(func, args, kwargs)
             raise _mixed_devices(func, info, args, kwargs)
         on_device = target == "device" or (target is None and device_in)
         if on_device or device_in:
