@@ -32,7 +32,8 @@ from torch.utils._python_dispatch import TorchDispatchMode
 
 from seam.capture_guard import COPY_OPS, check_copy
 from seam.errors import CaptureError, PageableCopyError
-from seam.torch_cuda import allocator, cuda_errors, generators, graph_trees, in_flight, kinds, philox, workspaces
+from seam.torch_cuda import (allocator, cuda_errors, generators, graph_trees, in_flight, kinds, philox, sync_debug,
+                             workspaces)
 from seam.torch_cuda.allocator import DEFAULT_POOL
 from seam.torch_cuda.allocator_events import ALLOC
 from seam.torch_cuda.device import TOTAL_MEMORY, lazy_init, mem_get_info, memory_allocated, memory_reserved
@@ -372,6 +373,8 @@ class DeviceMode(TorchDispatchMode):
             rt = runtime()
             per_thread = rt.per_thread
             stream = per_thread.fast_stream  # None while ``use_mem_pool`` routes this thread's allocations
+            if rt.sync_debug:  # torch.cuda.set_sync_debug_mode: what a GPU flags is flagged (sync_debug.py)
+                sync_debug.check(func, args, kwargs or {})
             if stream is not None and not (rt.in_flight or rt.captures or info.slow) and (
                     not info.blas or (per_thread.blas_ready is stream and per_thread.blas_for is rt.workspaces)):
                 # the fast path: no replay to wait for, no capture open, no random draw or handle or workspace to
@@ -447,6 +450,8 @@ class DeviceMode(TorchDispatchMode):
     def _placed(self, func: Any, types: Any, args: tuple[Any, ...], kwargs: dict[str, Any], info: _OpInfo) -> Any:
         """An operation with a ``device=`` or ``pin_memory=`` argument: a factory, a copy to a device."""
         rt = runtime()
+        if rt.sync_debug:
+            sync_debug.check(func, args, kwargs)
         if rt.in_flight:
             in_flight.settle(rt)
         target: str | None = None

@@ -30,7 +30,7 @@ import torch.cuda.streams
 
 from seam.torch_cuda import (accelerator, allocator, autocast, capture, compiling, cuda_bindings, device,
                               generators, graph_trees, in_flight, kinds, memory_history, mempool, runtime_api,
-                              serialization, streams, workspaces)
+                              serialization, streams, sync_debug, workspaces)
 from seam.torch_cuda.dispatch import DeviceMode
 from seam.torch_cuda.generic import GENERIC_PATCHES
 from seam.torch_cuda.kinds import storage_at
@@ -159,6 +159,7 @@ def _patches() -> list[tuple[Any, str, Any]]:
     out.extend(runtime_api.patches())
     out.extend(compiling.patches())
     out.extend(graph_trees.patches())
+    out.extend(sync_debug.patches())
     return out
 
 

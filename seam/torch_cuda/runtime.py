@@ -190,6 +190,8 @@ class Runtime:
         self.raw_blocks: dict[int, torch.UntypedStorage] = {}
         #: ``CUDAGraph.enable_debug_mode()`` was called by some graph (one flag of the device, as in torch).
         self.graphs_debug = False
+        #: ``torch.cuda.set_sync_debug_mode``: 0 says nothing, 1 warns, 2 raises on a synchronizing operation.
+        self.sync_debug = 0
 
     def refuse_recorded(self, pool: tuple[int, int], what: str) -> None:
         """CUDA's allocator refuses to record to ``pool`` while ``use_mem_pool`` or a capture records to it."""

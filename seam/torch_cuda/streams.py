@@ -14,7 +14,7 @@ from typing import Any
 
 import torch
 
-from seam.torch_cuda import cuda_errors, in_flight, runtime_api
+from seam.torch_cuda import cuda_errors, in_flight, runtime_api, sync_debug
 from seam.torch_cuda.device import lazy_init
 from seam.torch_cuda.runtime import DEVICE, new_handle, register_default_stream, runtime
 
@@ -86,6 +86,7 @@ class Stream:
         return True
 
     def synchronize(self) -> None:
+        sync_debug.synchronize_stream()
         refuse_host_wait("cudaStreamSynchronize", capturing_stream=runtime().capture_of(self.id) is not None)
         in_flight.settle(runtime())
         runtime().fire("StreamSynchronizationCallbacks", self.cuda_stream)

@@ -1,0 +1,84 @@
+"""``torch.cuda.set_sync_debug_mode`` on the emulated device: the operations a GPU flags as synchronizing, flagged.
+
+torch's C++ calls ``warn_or_error_on_sync()`` where it makes the host wait for the device: mode 1 ("warn") warns
+"called a synchronizing CUDA operation", mode 2 ("error") raises a RuntimeError of those words, mode 0 (the default)
+says nothing. Which operations do, from the H100 (torch 2.11, session 22, ``evidence/h100-device-calls-2026-12-05-
+session22.txt``): reading a device value on the host (``item``, ``bool(t)``, ``tolist``, printing), the operations
+whose result's size depends on device data (``nonzero``, ``masked_select``, ``unique``, ``repeat_interleave`` of a
+tensor), indexing by a tensor of indices (host or device), a BLOCKING copy between host and device memory in either
+direction (``.cpu()``, ``.to("cuda")``, ``torch.tensor(data, device="cuda")``, ``copy_``), and
+``Stream.synchronize()``. Not flagged there, so not here: ``torch.equal``, non-blocking copies, copies on the device,
+``torch.cuda.synchronize()``, ``Event.synchronize()``, queries, the memory figures, ``empty_cache``, random draws,
+sorts, products, a graph's capture and replay.
+
+While the mode is 0 the device mode's fast path runs as before; while it is not, operations take the checked path.
+"""
+
+from __future__ import annotations
+
+import warnings
+from typing import Any
+
+import torch
+
+from seam.capture_guard import COPY_OPS
+from seam.torch_cuda.kinds import is_device
+from seam.torch_cuda.runtime import runtime
+
+aten = torch.ops.aten
+MESSAGE = "called a synchronizing CUDA operation"
+#: Operations that read device data on the host, or size their result by it: flagged when they read a device tensor.
+SYNCING = frozenset(getattr(getattr(aten, name), overload) for name, overload in (
+    ("_local_scalar_dense", "default"), ("nonzero", "default"), ("masked_select", "default"),
+    ("_unique2", "default"), ("unique_dim", "default"), ("unique_consecutive", "default"),
+    ("repeat_interleave", "Tensor"), ("index", "Tensor")) if hasattr(getattr(aten, name, None), overload))
+_TO_COPY = aten._to_copy.default
+
+
+def set_mode(mode: Any) -> None:
+    """``torch._C._cuda_set_sync_debug_mode`` (torch's Python turns "default", "warn", "error" into 0, 1, 2)."""
+    if isinstance(mode, bool) or not isinstance(mode, int):
+        raise TypeError(f"invalid argument to set_sync_debug_mode: {type(mode).__name__}")
+    if not 0 <= mode <= 2:
+        raise RuntimeError("invalid value of debug_mode, expected one of 0,1,2")
+    runtime().sync_debug = mode
+
+
+def get_mode() -> int:
+    """``torch._C._cuda_get_sync_debug_mode``."""
+    return runtime().sync_debug
+
+
+def flag() -> None:
+    """torch's ``warn_or_error_on_sync()``: the mode's warning or error, nothing in mode 0."""
+    mode = runtime().sync_debug
+    if mode == 2:
+        raise RuntimeError(MESSAGE)
+    if mode == 1:
+        warnings.warn(MESSAGE, UserWarning, stacklevel=3)
+
+
+def check(func: Any, args: tuple[Any, ...], kwargs: dict[str, Any]) -> None:
+    """Flag ``func(*args, **kwargs)`` if a GPU would (called only while the mode is not 0)."""
+    if func in SYNCING:
+        if args and isinstance(args[0], torch.Tensor) and is_device(args[0]):
+            flag()
+    elif func in COPY_OPS:
+        blocking = not (args[2] if len(args) > 2 else kwargs.get("non_blocking", False))
+        if blocking and len(args) > 1 and is_device(args[0]) != is_device(args[1]):
+            flag()
+    elif func is _TO_COPY and not kwargs.get("non_blocking", False):
+        device = kwargs.get("device")
+        if device is not None and (torch.device(device).type == "cuda") != is_device(args[0]):
+            flag()
+
+
+def synchronize_stream() -> None:
+    """``Stream.synchronize()`` waits on the host: flagged (``torch.cuda.synchronize()`` is not, as on the GPU)."""
+    if runtime().sync_debug:
+        flag()
+
+
+def patches() -> list[tuple[Any, str, Any]]:
+    """(owner, name, replacement) for the installation: the two ``torch._C`` functions torch's Python calls."""
+    return [(torch._C, "_cuda_set_sync_debug_mode", set_mode), (torch._C, "_cuda_get_sync_debug_mode", get_mode)]
