@@ -49,7 +49,7 @@ from harness.project_copy import materialize
 from harness.reach.reach import Attribute, Reach, cases_reached, change_regions
 from harness.results.reuse import file_hashes
 from harness.results.workspace import new_kept_folder, reach_file_name
-from harness.rows.executor import Executor, Run, threads_per_run, underlying_error
+from harness.rows.executor import Executor, Run, RunsStopped, threads_per_run, underlying_error
 from harness.rows.forkserver import launcher as start_launcher
 from harness.rows.preload import TorchUse
 from harness.rows.import_roots import project_names
@@ -557,6 +557,7 @@ class _Lazy:
 
     def __init__(self, start: Callable[[], Any]) -> None:
         self._start, self._launcher, self._lock = start, None, threading.Lock()
+        self._closed = False
 
     def submit(self, request: dict[str, Any]) -> Any:
         return self._started().submit(request)
@@ -569,6 +570,8 @@ class _Lazy:
     def _started(self) -> Any:
         with self._lock:
             if self._launcher is None:
+                if self._closed:
+                    raise RunsStopped("the sweep's launcher was closed before it started")
                 self._launcher = self._start()
             return self._launcher
 
@@ -583,8 +586,13 @@ class _Lazy:
             self._launcher.kill_all()
 
     def close(self) -> None:
-        if self._launcher is not None:
-            self._launcher.close()
+        """Close the launcher, one being started too: the close waits for that start and closes what it made (a
+        sweep interrupted while its fork server started left that server running), and no start follows it."""
+        with self._lock:
+            self._closed = True
+            launcher = self._launcher
+        if launcher is not None:
+            launcher.close()
 
 
 def write_mutant(path: Path, text: str) -> None:
