@@ -151,6 +151,8 @@ def _copy_one(source: Path, target: Path, dest: Path) -> None:
     if source.resolve().is_relative_to(dest) or not os.path.lexists(source):
         return  # dest inside the project (and not ignored), or a tracked file deleted from the tree
     target.parent.mkdir(parents=True, exist_ok=True)
+    if not target.parent.resolve().is_relative_to(dest):
+        return  # under a linked folder the copy already holds (the link): copying would write through it
     if source.is_symlink():
         os.symlink(os.readlink(source), target)
     elif source.is_dir():  # a submodule or nested repository: git lists its folder
