@@ -30,6 +30,8 @@ pip=("$venv/bin/python" -m pip install --quiet --disable-pip-version-check)
 # The test extra without torch (pinned above): hypothesis, jsonschema, mutmut and the real subjects, as setup.sh has.
 "${pip[@]}" pyyaml junitparser rich pytest coverage pyflakes numpy jsonschema "hypothesis==6.170.17" \
   "breakable-cuda-graphs==0.1.0" "piecewise-cuda-graphs==0.1.0" || exit 1
+# seamgate itself (its pytest11 plugin: the torch_cuda fixture of the suites' child pytest sessions)
+"${pip[@]}" --no-deps -e . || exit 1
 export PYTHONPATH="$PWD:$PWD/.subjects${PYTHONPATH:+:$PYTHONPATH}"
 "$venv/bin/python" -c "import torch; print('torch', torch.__version__, 'CUDA', torch.version.cuda, 'GPU', torch.cuda.is_available())"
 rc=0
