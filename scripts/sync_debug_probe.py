@@ -51,25 +51,24 @@ def capture_replay():
     return y
 cases["graph_capture_replay"] = capture_replay
 print(json.dumps({"torch": torch.__version__, "mode_default": torch.cuda.get_sync_debug_mode()}), flush=True)
-for name, call in cases.items():
-    out = {"case": name}
+
+
+def run(call, mode):
+    """``call`` in sync debug ``mode``: "ok" or its error's first words, and the synchronizing warnings it gave."""
     torch.cuda.synchronize()
-    torch.cuda.set_sync_debug_mode("warn")
+    torch.cuda.set_sync_debug_mode(mode)
     with warnings.catch_warnings(record=True) as said:
         warnings.simplefilter("always")
         try:
             call()
-            out["warn_mode"] = "ok"
+            outcome = "ok"
         except Exception as e:
-            out["warn_mode"] = f"{type(e).__name__}: {str(e).splitlines()[0][:160]}"
+            outcome = f"{type(e).__name__}: {str(e).splitlines()[0][:160]}"
     torch.cuda.set_sync_debug_mode(0)
-    out["warnings"] = [str(w.message).splitlines()[0][:120] for w in said if "synchroniz" in str(w.message)]
-    torch.cuda.synchronize()
-    torch.cuda.set_sync_debug_mode("error")
-    try:
-        call()
-        out["error_mode"] = "ok"
-    except Exception as e:
-        out["error_mode"] = f"{type(e).__name__}: {str(e).splitlines()[0][:160]}"
-    torch.cuda.set_sync_debug_mode(0)
-    print(json.dumps(out), flush=True)
+    return outcome, [str(w.message).splitlines()[0][:120] for w in said if "synchroniz" in str(w.message)]
+
+
+for name, call in cases.items():
+    warn_mode, warned = run(call, "warn")
+    error_mode, _ = run(call, "error")
+    print(json.dumps({"case": name, "warn_mode": warn_mode, "warnings": warned, "error_mode": error_mode}), flush=True)

@@ -22,6 +22,7 @@ Worked example: ``y = x @ w`` with ``x`` and ``w`` on the device -> ``aten.mm`` 
 
 from __future__ import annotations
 
+import functools
 import os
 import threading
 import weakref
@@ -53,7 +54,7 @@ _SEEDED = torch.Tag.nondeterministic_seeded
 _MIXED_OK = frozenset({aten.copy_.default, _TO_COPY, aten._copy_from.default, aten._copy_from_and_resize.default,
                        aten.index.Tensor, aten.index_put_.default, aten.index_put.default, aten._index_put_impl_.default,
                        aten.set_.source_Storage_storage_offset, aten.set_.source_Tensor, aten.set_.source_Storage,
-                        aten.lift_fresh.default, aten.detach.default, aten.alias.default})
+                       aten.lift_fresh.default, aten.detach.default, aten.alias.default})
 #: Operations whose 0-dim host tensors a GPU refuses beside device tensors, where most kernels take them as scalars
 #: (H100, session 22: clamp(x, min=<0-dim host tensor>) "got min is on cpu"; lerp's, addcmul's, where's are taken).
 _NO_HOST_SCALARS = frozenset(getattr(aten, n).Tensor for n in ("clamp", "clamp_") if hasattr(aten, n))
@@ -114,13 +115,13 @@ class _OpInfo(FastCall):
         #: One result, and it is new memory: a tensor result is marked without ``_mark_new``'s walk.
         self.single = self.fresh == (True,)
         #: A kernel for CUDA and none for the CPU (a library's operation registered for "CUDA" alone, in Python): on
-        #: the device it runs that kernel, as on a GPU, where the CPU's dispatch would find none (``_on_cuda_kernel``).
+        #: the device it runs that kernel, as on a GPU, where the CPU's dispatch would find none (``_redispatched``).
         name = func.name()
         self.cuda_kernel = (func.namespace not in _TORCHS_OWN and _has_kernel(name, "CUDA")
                             and not _has_computed_kernel(name, "CPU"))
         #: Its CPU kernel is its CompositeExplicitAutograd one, which a GPU runs too (no device check of its own): given
         #: host tensors beside device tensors it runs under the device mode, whose checks of the operations it makes
-        #: decide (``_on_composite``; pack_padded_sequence's host lengths pass, embedding's host ids are refused by
+        #: decide (``_redispatched``; pack_padded_sequence's host lengths pass, embedding's host ids are refused by
         #: its index_select, as on a GPU).
         self.composite = (func.namespace == "aten" and not _has_kernel(name, "CPU")
                           and _has_kernel(name, "CompositeExplicitAutograd"))
@@ -156,7 +157,7 @@ def _past_the_device(info: _OpInfo, args: tuple[Any, ...], kwargs: dict[str, Any
     if device is not None:
         if not _is_cuda(device):
             return
-    elif not any(isinstance(a, torch.Tensor) and is_device(a) for a in args[:1]):
+    elif not (args and isinstance(args[0], torch.Tensor) and is_device(args[0])):
         return
     if copies:
         numel, dtype = value.numel(), kwargs.get("dtype") or value.dtype
@@ -168,17 +169,16 @@ def _past_the_device(info: _OpInfo, args: tuple[Any, ...], kwargs: dict[str, Any
         dtype = kwargs.get("dtype") or (first.dtype if first is not None else torch.get_default_dtype())
     tried = numel * dtype.itemsize
     if tried > TOTAL_MEMORY:
-        free, total = mem_get_info()
-        raise cuda_errors.out_of_memory(tried, total, free, memory_allocated(), memory_reserved(), beyond=True)
+        raise _out_of_device_memory(tried, beyond=True)
 
 
 #: Namespaces of torch's own operations: their kernels are torch's C++ (a CUDA one is never Python).
 _TORCHS_OWN = frozenset(("aten", "prims"))
 _has_kernel = torch._C._dispatch_has_kernel_for_dispatch_key
 _has_computed_kernel = torch._C._dispatch_has_computed_kernel_for_dispatch_key
-#: The dispatch key set that runs an operation's CUDA kernel (``_on_cuda_kernel``).
+#: The dispatch key set that runs an operation's CUDA kernel (``_redispatched``).
 _CUDA_KEYS = torch._C.DispatchKeySet(torch._C.DispatchKey.CUDA)
-#: The dispatch key set whose kernel of a CompositeExplicitAutograd operation is that composite (``_on_composite``).
+#: The dispatch key set whose kernel of a CompositeExplicitAutograd operation is that composite (``_redispatched``).
 _CPU_KEYS = torch._C.DispatchKeySet(torch._C.DispatchKey.CPU)
 
 #: The CUDA graph trees' overwritten outputs that live (``graph_trees.py``): empty but where a tree replayed.
@@ -263,33 +263,36 @@ def _mixed_devices(func: Any, info: _OpInfo, args: tuple[Any, ...], kwargs: dict
                         f"other tensors on cuda:0 (when checking argument in method {_wrapper_name(func)})")
 
 
-#: The names of torch's structured operations (``native_functions.yaml``, which torch ships in torchgen), read once.
-_STRUCTURED: set[str] | None = None
+@functools.cache
+def _structured_ops() -> frozenset[str]:
+    """The names of torch's structured operations, from the ``native_functions.yaml`` torch ships in torchgen (read
+    once, on the first refusal that names a kernel wrapper); empty where this torch has no copy of it."""
+    found: set[str] = set()
+    try:
+        import torchgen
+
+        path = os.path.join(os.path.dirname(torchgen.__file__), "packaged", "ATen", "native", "native_functions.yaml")
+        with open(path, encoding="utf-8") as fh:
+            current = None
+            for line in fh:
+                if line.startswith("- func: "):
+                    current = line[8:].split("(", 1)[0].strip()
+                elif current and line.lstrip().startswith(("structured_delegate:", "structured: True")):
+                    found.add(current)
+    except (ImportError, OSError):
+        pass
+    return frozenset(found)
 
 
 def _wrapper_name(func: Any) -> str:
     """The name of the generated CUDA kernel wrapper torch's device check names: a structured operation's is its name
     then its overload's (H100: ``wrapper_CUDA_mm``, ``wrapper_CUDA_clamp_Tensor``), another's its overload's then its
-    name (``wrapper_CUDA__index_select``, ``wrapper_CUDA_Tensor_searchsorted``)."""
-    global _STRUCTURED
-    if _STRUCTURED is None:
-        _STRUCTURED = set()
-        try:
-            import torchgen
-
-            path = os.path.join(os.path.dirname(torchgen.__file__), "packaged", "ATen", "native", "native_functions.yaml")
-            with open(path, encoding="utf-8") as fh:
-                current = None
-                for line in fh:
-                    if line.startswith("- func: "):
-                        current = line[8:].split("(", 1)[0].strip()
-                    elif current and line.lstrip().startswith(("structured_delegate:", "structured: True")):
-                        _STRUCTURED.add(current)
-        except (ImportError, OSError):  # a torch without torchgen's copy: the structured form, the common one
-            pass
+    name (``wrapper_CUDA__index_select``, ``wrapper_CUDA_Tensor_searchsorted``); without torchgen's list, the
+    structured form, the common one."""
+    structured = _structured_ops()
     name, overload = func._schema.name.split("::")[-1], func._overloadname
     full = name if overload == "default" else f"{name}.{overload}"
-    if full in _STRUCTURED or not _STRUCTURED:
+    if full in structured or not structured:
         return f"wrapper_CUDA_{name}" + (f"_{overload}" if overload != "default" else "")
     return f"wrapper_CUDA_{overload if overload != 'default' else ''}_{name}"
 
@@ -317,8 +320,13 @@ def _device_out_of_memory(err: RuntimeError, args: tuple[Any, ...], kwargs: Any)
     if not ((device is not None and _is_cuda(device)) or _devices_in((*args, *(kwargs or {}).values()))[0]):
         return None  # host work: the CPU's own error is the right one
     tried = int(text.split(_CPU_ALLOC_FAILED, 1)[1].split(" ", 1)[0])
+    return _out_of_device_memory(tried)
+
+
+def _out_of_device_memory(tried: int, *, beyond: bool = False) -> Exception:
+    """CUDA's ``torch.OutOfMemoryError`` for ``tried`` bytes, with the emulated device's figures."""
     free, total = mem_get_info()
-    return cuda_errors.out_of_memory(tried, total, free, memory_allocated(), memory_reserved())
+    return cuda_errors.out_of_memory(tried, total, free, memory_allocated(), memory_reserved(), beyond=beyond)
 
 
 class DeviceMode(TorchDispatchMode):
@@ -366,10 +374,10 @@ class DeviceMode(TorchDispatchMode):
                 return info.call(*args, **kwargs)  # host work: runs now, in or out of a capture
             if host_in and not info.mixed_ok:
                 if info.composite:
-                    return self._on_composite(func, args, kwargs)
+                    return self._redispatched(_CPU_KEYS, func, args, kwargs)
                 raise _mixed_devices(func, info, args, kwargs)
             if info.cuda_kernel:
-                return self._on_cuda_kernel(func, args, kwargs)
+                return self._redispatched(_CUDA_KEYS, func, args, kwargs)
             rt = runtime()
             per_thread = rt.per_thread
             stream = per_thread.fast_stream  # None while ``use_mem_pool`` routes this thread's allocations
@@ -433,19 +441,17 @@ class DeviceMode(TorchDispatchMode):
                 raise
             raise oom from None
 
-    def _on_cuda_kernel(self, func: Any, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
-        """An operation whose only kernel is its CUDA one (``_OpInfo.cuda_kernel``), on device tensors: that kernel
-        runs, with this mode on for the operations it makes, which run on the device, are recorded in a capture and
-        replayed as any other (the kernel is Python: a CPU-only torch loads no compiled CUDA kernel)."""
-        with self:
-            return func.redispatch(_CUDA_KEYS, *args, **kwargs)
+    def _redispatched(self, keys: Any, func: Any, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
+        """``func``'s kernel for ``keys``, run with this mode on for the operations it makes (which run on the device,
+        are recorded in a capture and replayed, and are checked as any other):
 
-    def _on_composite(self, func: Any, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
-        """An operation whose kernel is its CompositeExplicitAutograd one, given host and device tensors: that kernel
-        runs (a GPU runs the same one, with no device check of its own), with this mode on for the operations it
-        makes, whose own checks refuse or place them as on a GPU (``_OpInfo.composite``)."""
+        - ``_CUDA_KEYS``: an operation whose only kernel is its CUDA one (``_OpInfo.cuda_kernel``), on device tensors
+          (the kernel is Python: a CPU-only torch loads no compiled CUDA kernel);
+        - ``_CPU_KEYS``: an operation whose kernel is its CompositeExplicitAutograd one, given host and device tensors
+          (``_OpInfo.composite``): a GPU runs the same composite, with no device check of its own, so the checks of
+          the operations it makes refuse or place them as on a GPU."""
         with self:
-            return func.redispatch(_CPU_KEYS, *args, **kwargs)
+            return func.redispatch(keys, *args, **kwargs)
 
     def _placed(self, func: Any, types: Any, args: tuple[Any, ...], kwargs: dict[str, Any], info: _OpInfo) -> Any:
         """An operation with a ``device=`` or ``pin_memory=`` argument: a factory, a copy to a device."""
@@ -481,7 +487,7 @@ class DeviceMode(TorchDispatchMode):
                 host_in = True
         if device_in and host_in and target is None and not info.mixed_ok:
             if info.composite:
-                return self._on_composite(func, args, kwargs)
+                return self._redispatched(_CPU_KEYS, func, args, kwargs)
             raise _mixed_devices(func, info, args, kwargs)
         on_device = target == "device" or (target is None and device_in)
         if on_device or device_in:

@@ -86,7 +86,7 @@ class Stream:
         return True
 
     def synchronize(self) -> None:
-        sync_debug.synchronize_stream()
+        sync_debug.flag()  # a host wait: flagged in sync debug mode (torch.cuda.synchronize() is not, as on the GPU)
         refuse_host_wait("cudaStreamSynchronize", capturing_stream=runtime().capture_of(self.id) is not None)
         in_flight.settle(runtime())
         runtime().fire("StreamSynchronizationCallbacks", self.cuda_stream)

@@ -11,7 +11,9 @@ direction (``.cpu()``, ``.to("cuda")``, ``torch.tensor(data, device="cuda")``, `
 ``torch.cuda.synchronize()``, ``Event.synchronize()``, queries, the memory figures, ``empty_cache``, random draws,
 sorts, products, a graph's capture and replay.
 
-While the mode is 0 the device mode's fast path runs as before; while it is not, operations take the checked path.
+The device mode calls ``check`` for each device operation while the mode is not 0 (one attribute test otherwise);
+``Tensor.tolist``, printing and ``Stream.synchronize`` read the host without a tensor operation and call ``flag``,
+which says nothing in mode 0.
 """
 
 from __future__ import annotations
@@ -71,12 +73,6 @@ def check(func: Any, args: tuple[Any, ...], kwargs: dict[str, Any]) -> None:
         device = kwargs.get("device")
         if device is not None and (torch.device(device).type == "cuda") != is_device(args[0]):
             flag()
-
-
-def synchronize_stream() -> None:
-    """``Stream.synchronize()`` waits on the host: flagged (``torch.cuda.synchronize()`` is not, as on the GPU)."""
-    if runtime().sync_debug:
-        flag()
 
 
 def patches() -> list[tuple[Any, str, Any]]:

@@ -138,7 +138,7 @@ def tolist(self: torch.Tensor) -> Any:
         # A device-to-pageable copy first: torch refuses it on the capturing stream (H200: ``tolist``),
         # and CUDA's global mode refuses it elsewhere.
         return _base_tolist(cpu(self))
-    if is_device(self) and runtime().sync_debug:
+    if is_device(self):
         sync_debug.flag()  # torch's C++ copies to the host, a blocking copy (H100, session 22)
     in_flight.settle(runtime())  # torch reads the memory itself, with no tensor operation
     return _base_tolist(self)
@@ -192,7 +192,7 @@ def _printing(base: Any) -> Any:
 
             rt = runtime()
             refuse_host_wait("printing a device tensor", capturing_stream=rt.capture_of(rt.current_stream().id) is not None)
-        if is_device(self) and runtime().sync_debug:
+        if is_device(self):
             sync_debug.flag()  # torch's printing reads the values on the host (H100: flagged, several times)
         in_flight.settle(runtime())
         return base(self, *args, **kwargs)
