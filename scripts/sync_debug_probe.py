@@ -1,8 +1,8 @@
 """Which operations torch's sync debug mode flags: per case, its warnings in mode "warn" and its error in "error".
 
 Plain torch on a GPU machine (``python3 scripts/sync_debug_probe.py``), or on the emulated device here (``--emulated``);
-one JSON line per case. Its H100 answers (session 22) are in ``evidence/h100-device-calls-2026-12-05-session22.txt``
-and ``seam/torch_cuda/sync_debug.py`` follows them; the cases after ``mm`` were added after that run (owed on a GPU).
+one JSON line per case. Its H100 answers (all 42 cases, session 23, at 5c7867f) are
+``evidence/h100-sync-debug-probe-5c7867f.jsonl``, and ``seam/torch_cuda/sync_debug.py`` follows them.
 """
 import json, sys, warnings
 import torch

@@ -5,7 +5,8 @@ torch's C++ calls ``warn_or_error_on_sync()`` where it makes the host wait for t
 says nothing. Which operations do, from the H100 (torch 2.11, session 22, ``evidence/h100-device-calls-2026-12-05-
 session22.txt``): reading a device value on the host (``item``, ``bool(t)``, ``tolist``, printing), the operations
 whose result's size depends on device data (``nonzero``, ``masked_select``, ``unique``, ``repeat_interleave`` of a
-tensor), indexing by a tensor of indices (host or device), a BLOCKING copy between host and device memory in either
+tensor, ``bincount``), indexing by a tensor of indices (host or device) and assignment by one (``index_put_``,
+``x[ids] = v``; not a device mask given one host value, which torch runs as a masked fill), a BLOCKING copy between host and device memory in either
 direction (``.cpu()``, ``.to("cuda")``, ``torch.tensor(data, device="cuda")``, ``copy_``), and
 ``Stream.synchronize()``. Not flagged there, so not here: ``torch.equal``, non-blocking copies, copies on the device,
 ``torch.cuda.synchronize()``, ``Event.synchronize()``, queries, the memory figures, ``empty_cache``, random draws,
@@ -33,7 +34,12 @@ MESSAGE = "called a synchronizing CUDA operation"
 SYNCING = frozenset(getattr(getattr(aten, name), overload) for name, overload in (
     ("_local_scalar_dense", "default"), ("nonzero", "default"), ("masked_select", "default"),
     ("_unique2", "default"), ("unique_dim", "default"), ("unique_consecutive", "default"),
-    ("repeat_interleave", "Tensor"), ("index", "Tensor")) if hasattr(getattr(aten, name, None), overload))
+    ("repeat_interleave", "Tensor"), ("index", "Tensor"), ("bincount", "default"))
+    if hasattr(getattr(aten, name, None), overload))
+#: Assignment by indices (``x[ids] = v``, ``index_put_``): flagged unless torch's kernel turns it into a masked fill.
+INDEX_PUTS = frozenset(getattr(getattr(aten, name), "default") for name in ("index_put_", "index_put")
+                       if hasattr(aten, name))
+_MASKS = (torch.bool, torch.uint8)
 _TO_COPY = aten._to_copy.default
 
 
@@ -65,6 +71,9 @@ def check(func: Any, args: tuple[Any, ...], kwargs: dict[str, Any]) -> None:
     if func in SYNCING:
         if args and isinstance(args[0], torch.Tensor) and is_device(args[0]):
             flag()
+    elif func in INDEX_PUTS:
+        if args and is_device(args[0]) and not _a_masked_fill(args[1], args[2]):
+            flag()
     elif func in COPY_OPS:
         blocking = not (args[2] if len(args) > 2 else kwargs.get("non_blocking", False))
         if blocking and len(args) > 1 and is_device(args[0]) != is_device(args[1]):
@@ -73,6 +82,16 @@ def check(func: Any, args: tuple[Any, ...], kwargs: dict[str, Any]) -> None:
         device = kwargs.get("device")
         if device is not None and (torch.device(device).type == "cuda") != is_device(args[0]):
             flag()
+
+
+def _a_masked_fill(indices: Any, values: torch.Tensor) -> bool:
+    """Whether torch's ``index_put_`` runs this as ``masked_fill_`` (its ``can_dispatch_to_masked_fill``): one mask on
+    the device and one value on the host; no host read then (H100: ``x[x > 0] = 0.0`` is not flagged). Any other
+    assignment by indices sorts or counts its indices on the device and reads the count (flagged, host ids or device
+    ids alike)."""
+    given = [index for index in indices if index is not None]
+    return (len(given) == 1 and given[0].dtype in _MASKS and is_device(given[0]) and values.numel() == 1
+            and not is_device(values))
 
 
 def patches() -> list[tuple[Any, str, Any]]:

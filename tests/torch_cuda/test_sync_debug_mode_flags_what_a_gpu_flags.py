@@ -37,6 +37,10 @@ FLAGGED: dict[str, Callable[[torch.Tensor], Any]] = {
     "tensor_on_device": lambda x: torch.tensor([1.0, 2.0], device="cuda"),
     "stream_synchronize": lambda x: torch.cuda.Stream().synchronize(),
     "print": lambda x: repr(x),
+    # Probed on the H100 at 5c7867f (session 23): assignment by ids sorts and counts them on the device.
+    "assign_by_host_ids": lambda x: x.index_put_((torch.tensor([0, 1]),), torch.zeros(2, 3, device="cuda")),
+    "assign_by_device_ids": lambda x: x.__setitem__(torch.arange(2, device="cuda"), 1.0),
+    "bincount": lambda x: torch.bincount(torch.arange(3, device="cuda")),
 }
 QUIET: dict[str, Callable[[torch.Tensor], Any]] = {
     "equal": lambda x: torch.equal(x, x),
@@ -48,6 +52,9 @@ QUIET: dict[str, Callable[[torch.Tensor], Any]] = {
     "sort_and_topk": lambda x: (x.sort(), x.topk(2)),
     "mm": lambda x: x @ x.T,
     "memory_stats": lambda x: torch.cuda.memory_stats(),
+    # torch runs one device mask given one host value as a masked fill: no count read (H100, session 23).
+    "assign_by_a_device_mask": lambda x: x.__setitem__(x > 0, 0.0),
+    "masked_fill": lambda x: x.masked_fill(x > 0, 0.0),
 }
 
 
