@@ -10,6 +10,7 @@ chained as its cause.
 from __future__ import annotations
 
 import contextlib
+import warnings
 from typing import Any, Callable, Iterator
 
 import torch
@@ -40,6 +41,30 @@ def _end_allocation_to_pool(pool: Any) -> None:
         return
     with contextlib.suppress(RuntimeError):  # not recording to it (a torch that ended it itself)
         torch._C._cuda_endAllocateToPool(torch.cuda.current_device(), pool)
+
+
+def _end_generator_capture(device: Any) -> None:
+    """After a ``capture_end`` CUDA refused: end the default CUDA generator's capture with an empty one.
+
+    torch's ``CUDAGraph::capture_end`` runs its generator states' ``capture_epilogue`` only after
+    ``cudaStreamEndCapture`` succeeds (torch 2.11), so a refused end leaves the default generator counting itself
+    capturing, and every later eager draw on the device raises "Offset increment outside graph capture encountered
+    unexpectedly." (H100, session 23: one refused end in tests/seam failed every later ``torch.randn(device=...)``
+    of its process). torch has no call that ends it; a capture that CUDA accepts runs the prologue and epilogue, and
+    an empty one on a stream of its own touches nothing else (its "graph is empty" warning is not the user's)."""
+    graph, stream = torch.cuda.CUDAGraph(), torch.cuda.Stream(device=device)
+    with warnings.catch_warnings(), contextlib.suppress(RuntimeError):
+        warnings.simplefilter("ignore", UserWarning)
+        with torch.cuda.stream(stream):
+            graph.capture_begin(capture_error_mode="relaxed")
+            graph.capture_end()
+        graph.reset()
+
+
+def _after_a_refused_end(pool: Any, device: Any) -> None:
+    """What a ``capture_end`` CUDA refused leaves behind, undone: the allocator's and the generator's captures."""
+    _end_allocation_to_pool(pool)
+    _end_generator_capture(device)
 
 
 class CudaGraph(RawGraph):
@@ -169,7 +194,7 @@ class CudaBackend(Backend):
             with torch.cuda.stream(queue.native):
                 graph.capture_end()
         except RuntimeError as err:
-            _end_allocation_to_pool(pool)
+            _after_a_refused_end(pool, self.device)
             text = str(err).lower()
             if "unjoined" in text:
                 raise UnjoinedForkError(
@@ -191,7 +216,7 @@ class CudaBackend(Backend):
             with torch.cuda.stream(queue.native):
                 graph.capture_end()
         except RuntimeError:
-            _end_allocation_to_pool(pool)
+            _after_a_refused_end(pool, self.device)
         with contextlib.suppress(RuntimeError):
             graph.reset()
 

@@ -21,7 +21,7 @@ from typing import Any
 
 import torch
 
-from seam.torch_cuda import capture, device, streams
+from seam.torch_cuda import capture, device, generic, streams
 from seam.torch_cuda.runtime import DEVICE, runtime
 
 #: torch's ``torch.accelerator.Graph`` (torch >= 2.12), taken before any emulation replaces the name; else None.
@@ -139,9 +139,10 @@ _PRIMITIVES = {
 
 
 def _current_stream(device: Any = None, /) -> Any:
-    """``torch.accelerator.current_stream``: the emulated current stream. Its own function, not
-    ``torch.cuda``'s, as in torch: dynamo registers one handler per function and refuses one twice."""
-    return streams.current_stream(device)
+    """``torch.accelerator.current_stream``: the emulated current stream, as a generic ``torch.Stream`` (on a GPU it
+    is one, never a ``torch.cuda.Stream``: session 23's probe). Its own function, not ``torch.cuda``'s, as in torch:
+    dynamo registers one handler per function and refuses one twice."""
+    return generic.Stream._wrap(streams.current_stream(device))
 
 
 def _set_stream(stream: Any) -> None:

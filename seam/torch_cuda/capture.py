@@ -103,7 +103,7 @@ class OpenCapture:
         self.pool = pool
         #: The pool's handle: the allocator model serves this capture's blocks from it.
         self.pool_handle: tuple[int, int] = DEFAULT_POOL
-        self.ledger = ForkLedger(origin=stream.id, versions={stream.id: 0}, seen={stream.id: {}})
+        self.ledger = ForkLedger(origin=stream._id, versions={stream._id: 0}, seen={stream._id: {}})
         self.recorder = CaptureRecorder(_PooledKinds(self), self._recording_now, self._count_op)
         self.recorder.allow_scalar_mask_fill = True
         self.ops = _CapturedOps()
@@ -119,10 +119,10 @@ class OpenCapture:
         self.draws: dict[int, tuple[DeviceRng, int]] = {}
 
     def _recording_now(self) -> bool:
-        return self.ledger.captures(runtime().current_stream().id)
+        return self.ledger.captures(runtime().current_stream()._id)
 
     def _count_op(self) -> None:
-        sid = runtime().current_stream().id
+        sid = runtime().current_stream()._id
         self.ledger.versions[sid] = self.ledger.versions.get(sid, 0) + 1
 
     def invalidate(self, reason: str) -> None:
@@ -147,7 +147,7 @@ def graph_pool_handle() -> tuple[int, int]:
 
 def is_current_stream_capturing() -> bool:
     rt = runtime()
-    return rt.capture_of(rt.current_stream().id) is not None
+    return rt.capture_of(rt.current_stream()._id) is not None
 
 
 def _holders(state: DeviceRng) -> tuple[tuple[str, int, int], ...]:
@@ -191,7 +191,7 @@ class CUDAGraph:
         stream = rt.current_stream()
         if stream.cuda_stream == 0:
             raise cuda_errors.torch_error(cuda_errors.DEFAULT_STREAM_CAPTURE, "capture_begin on the default stream")
-        if rt.capture_of(stream.id) is not None:
+        if rt.capture_of(stream._id) is not None:
             raise cuda_errors.torch_error(cuda_errors.during_capture("Cannot register the state"),
                                           "capture_begin on a stream that is capturing")
         wanted = tuple(pool) if pool is not None else self._pool or (next(rt.graph_pool_ids), 0)
@@ -259,7 +259,7 @@ class CUDAGraph:
         capture = self._capture
         if capture is None:
             raise cuda_errors.cuda_error(cuda_errors.PRESENT_STATE, "capture_end without a capture_begin")
-        if rt.current_stream().id != capture.stream.id:
+        if rt.current_stream()._id != capture.stream._id:
             raise cuda_errors.torch_error(cuda_errors.SAME_STREAM, "capture_end on another stream than its begin")
         if capture.ended_elsewhere:
             self._close(capture)
@@ -281,6 +281,8 @@ class CUDAGraph:
         if unjoined:
             # CUDA's words alone: libraries match them (docs/subjects.md), so no reason of ours is added.
             raise cuda_errors.cuda_error_exactly(cuda_errors.UNJOINED, "cudaErrorStreamCaptureUnjoined")
+        for entry in self._rng_states:
+            entry[1] = entry[0].capture_epilogue()
         if not graph.ops:
             warnings.warn(cuda_errors.EMPTY_GRAPH, UserWarning, stacklevel=2)
         capture.pool.graph_refs[id(self)] = capture.ops.refs
@@ -293,9 +295,11 @@ class CUDAGraph:
         self._instantiated = not self.keep_graph  # CUDA instantiates at the end unless the graph is kept
 
     def _close(self, capture: OpenCapture) -> EmulatedGraph:
+        """The capture is over, ended or refused. Its generator states stay capturing: only an end CUDA accepts
+        runs their epilogue (torch's ``capture_end`` runs it after ``cudaStreamEndCapture`` succeeds), so after a
+        refused end an eager draw on the device raises "Offset increment outside graph capture encountered
+        unexpectedly." until a capture ends cleanly (H100, session 23)."""
         self._capture = None
-        for entry in self._rng_states:
-            entry[1] = entry[0].capture_epilogue()
         rt = runtime()
         if capture in rt.captures:
             rt.captures.remove(capture)
@@ -337,7 +341,7 @@ class CUDAGraph:
         # On a GPU a replay launches the graph and returns; it dispatches no tensor operation: no mode (the
         # emulator's or a user's) sees the re-issued work, which runs when the device next acts (``in_flight``).
         rt = runtime()
-        in_flight.issue(rt, rt.current_stream().id, self._graph, any(n for _, n in self._rng_states))
+        in_flight.issue(rt, rt.current_stream()._id, self._graph, any(n for _, n in self._rng_states))
 
     def reset(self) -> None:
         if self._graph is not None and runtime().refusing_captures():

@@ -510,7 +510,7 @@ class DeviceMode(TorchDispatchMode):
             _note_handles(rt, info)
             return self._call(func, args, kwargs, seeded)
         stream = rt.current_stream()
-        capture = rt.capture_of(stream.id)
+        capture = rt.capture_of(stream._id)
         try:
             if capture is None:
                 refusing = rt.refusing_captures()

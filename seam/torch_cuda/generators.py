@@ -55,7 +55,7 @@ class _GeneratorMeta(type(_Base)):  # type: ignore[misc]
 
 def _refuse_if_capturing(what: str) -> None:
     rt = runtime()
-    if rt.capture_of(rt.current_stream().id) is not None:
+    if rt.capture_of(rt.current_stream()._id) is not None:
         raise cuda_errors.torch_error(cuda_errors.not_capturing(what), f"{what} while the stream captures")
 
 
@@ -103,7 +103,7 @@ class Generator(_Base, metaclass=_GeneratorMeta):
     def manual_seed(self, seed: int) -> "Generator":  # type: ignore[override]
         state = self._state
         rt = runtime()
-        if rt.capture_of(rt.current_stream().id) is not None and int(seed) & 0xFFFFFFFFFFFFFFFF != state.seed:
+        if rt.capture_of(rt.current_stream()._id) is not None and int(seed) & 0xFFFFFFFFFFFFFFFF != state.seed:
             raise cuda_errors.torch_error(cuda_errors.SEED_IN_CAPTURE, "a new seed while the stream captures")
         state.manual_seed(int(seed))
         return self

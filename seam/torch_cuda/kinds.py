@@ -174,7 +174,7 @@ def note_allocation(rt: Any, key: int, nbytes: int, ref: Any) -> None:
     capture that stream is part of, at once; outside captures through its log, or at once under a memory
     fraction, whose refusal is CUDA's ``torch.OutOfMemoryError`` from the operation that asked)."""
     stream = rt.current_stream()
-    capture = rt.capture_of(stream.id) if rt.captures else None
+    capture = rt.capture_of(stream._id) if rt.captures else None
     alloc = rt.allocator
     try:
         if capture is not None:

@@ -155,6 +155,8 @@ class Runtime:
         #: The legacy default stream (``cuda_stream == 0``), where no capture may begin.
         self.default_stream = _make_default_stream()
         self.per_thread = _PerThread(self.default_stream)
+        #: Each stream made here by its id: (handle, priority), for ``torch.cuda.Stream(stream_id=...)``.
+        self.streams_by_id: dict[int, tuple[int, int]] = {}
         #: Whether CUDA is initialised (``device.lazy_init``): a fresh device is not.
         self.initialized = False
         #: Open captures, in begin order (CUDA allows several, on different streams).

@@ -19,6 +19,12 @@ from seam.torch_cuda.device import lazy_init
 from seam.torch_cuda.runtime import DEVICE, new_handle, register_default_stream, runtime
 
 
+def native(value: Any) -> Any:
+    """The emulated ``torch.cuda`` stream or event behind a generic ``torch.Stream`` or ``torch.Event``
+    (``seam/torch_cuda/generic.py``), else ``value`` itself: the emulator's calls take either."""
+    return getattr(value, "_native", value)
+
+
 def refuse_host_wait(what: str, *, capturing_stream: bool = False) -> None:
     """A host wait is refused while a capture that forbids it is open; it invalidates that capture."""
     rt = runtime()
@@ -36,20 +42,38 @@ class Stream:
     """``torch.cuda.Stream`` on the emulated device."""
 
     def __new__(cls, device: Any = None, priority: int = 0, **kwargs: Any) -> "Stream":
+        if kwargs.get("stream_id") is not None:  # torch.cuda.Stream(stream_id=..., device_index=..., device_type=...)
+            return cls._known(int(kwargs["stream_id"]))
         return cls._make(cuda_stream=new_handle(), priority=priority)
 
     @classmethod
-    def _make(cls, *, cuda_stream: int, priority: int = 0) -> "Stream":
+    def _make(cls, *, cuda_stream: int, priority: int = 0, external: bool = False, made: bool = True) -> "Stream":
         self = object.__new__(cls)
         self.cuda_stream = cuda_stream
         self.priority = runtime_api.clamp_priority(priority)
         self.device = DEVICE
         self.device_index = 0
         self.device_type = 1  # c10::DeviceType::CUDA
-        self.stream_id = cuda_stream
-        if cuda_stream:
-            runtime().fire("StreamCreationCallbacks", cuda_stream)
+        # A stream's id is not its handle on a GPU (torch encodes a pool index in it; an external stream's is its
+        # handle): odd here, so never a handle, which is a multiple of 16.
+        self.stream_id = cuda_stream if external or not cuda_stream else cuda_stream << 1 | 1
+        if cuda_stream and made:
+            rt = runtime()
+            rt.streams_by_id[self.stream_id] = (cuda_stream, self.priority)
+            rt.fire("StreamCreationCallbacks", cuda_stream)
         return self
+
+    @classmethod
+    def _known(cls, stream_id: int) -> "Stream":
+        """Another object for the stream of ``stream_id`` (torch's own ``current_stream`` and dynamo make them so):
+        equal to it, of its priority; an id no stream here has names an external stream (its id is its handle)."""
+        cuda_stream, priority = runtime().streams_by_id.get(stream_id, (stream_id, 0))
+        return cls._make(cuda_stream=cuda_stream, priority=priority, external=cuda_stream == stream_id, made=False)
+
+    @property
+    def native_handle(self) -> int:
+        """``torch.Stream.native_handle``: the ``cudaStream_t``."""
+        return self.cuda_stream
 
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         pass
@@ -60,15 +84,15 @@ class Stream:
         return runtime_api.priority_range()
 
     @property
-    def id(self) -> int:
-        """The id the fork ledger knows this stream by."""
+    def _id(self) -> int:
+        """The id the fork ledger knows this stream by (not public: a GPU's ``torch.cuda.Stream`` has no ``id``)."""
         return self.cuda_stream
 
     def wait_event(self, event: "Event") -> None:
-        event.wait(self)
+        native(event).wait(self)
 
     def wait_stream(self, stream: "Stream") -> None:
-        self.wait_event(stream.record_event())
+        self.wait_event(native(stream).record_event())
 
     def record_event(self, event: "Event | None" = None) -> "Event":
         event = event if event is not None else Event()
@@ -78,16 +102,16 @@ class Stream:
     def is_capturing(self) -> bool:
         """``torch.Stream.is_capturing``: whether this stream's work goes to an open capture (its own, or
         one it was forked into). torch's optimizers ask it on every ``step()``."""
-        return runtime().capture_of(self.id) is not None
+        return runtime().capture_of(self._id) is not None
 
     def query(self) -> bool:
-        refuse_host_wait("cudaStreamQuery", capturing_stream=runtime().capture_of(self.id) is not None)
+        refuse_host_wait("cudaStreamQuery", capturing_stream=runtime().capture_of(self._id) is not None)
         in_flight.settle(runtime())
         return True
 
     def synchronize(self) -> None:
         sync_debug.flag()  # a host wait: flagged in sync debug mode (torch.cuda.synchronize() is not, as on the GPU)
-        refuse_host_wait("cudaStreamSynchronize", capturing_stream=runtime().capture_of(self.id) is not None)
+        refuse_host_wait("cudaStreamSynchronize", capturing_stream=runtime().capture_of(self._id) is not None)
         in_flight.settle(runtime())
         runtime().fire("StreamSynchronizationCallbacks", self.cuda_stream)
 
@@ -104,6 +128,11 @@ class Stream:
 
     def __eq__(self, other: object) -> bool:
         return isinstance(other, Stream) and other.cuda_stream == self.cuda_stream
+
+    def __ne__(self, other: object) -> bool:
+        """torch's C ``__ne__``, which ``torch.cuda.Stream`` inherits: the ids differ (a generic stream too)."""
+        other_id = getattr(other, "stream_id", None)
+        return NotImplemented if other_id is None else other_id != self.stream_id
 
     def __hash__(self) -> int:
         return hash((self.cuda_stream, 0))
@@ -122,7 +151,7 @@ class ExternalStream(Stream):
     """``torch.cuda.ExternalStream``: a stream made elsewhere, known by its handle."""
 
     def __new__(cls, stream_ptr: int, device: Any = None, **kwargs: Any) -> "ExternalStream":
-        return cls._make(cuda_stream=int(stream_ptr))
+        return cls._make(cuda_stream=int(stream_ptr), external=True)
 
 
 class Event:
@@ -144,11 +173,11 @@ class Event:
 
     def record(self, stream: Stream | None = None) -> None:
         rt = runtime()
-        stream = stream if stream is not None else rt.current_stream()
-        capture = rt.capture_of(stream.id)
+        stream = native(stream) if stream is not None else rt.current_stream()
+        capture = rt.capture_of(stream._id)
         self.stream = stream
         if capture is not None:
-            clock = capture.ledger.clock(stream.id)
+            clock = capture.ledger.clock(stream._id)
             self.clock, self.captured = tuple(sorted(clock.items())), True
             if self.external:
                 capture.ops.append(_EventRecordNode(self))
@@ -159,23 +188,23 @@ class Event:
 
     def wait(self, stream: Stream | None = None) -> None:
         rt = runtime()
-        stream = stream if stream is not None else rt.current_stream()
+        stream = native(stream) if stream is not None else rt.current_stream()
         rt.fire("EventWaitCallbacks", self.cuda_event, stream.cuda_stream)
         in_flight.settle(rt)  # the waiting stream's next work runs after the replays in flight
         if self.stream is None:
             return  # CUDA: waiting on an event never recorded is a no-op
-        waiter = rt.capture_of(stream.id)
+        waiter = rt.capture_of(stream._id)
         if waiter is not None and not self.captured:
             waiter.invalidate("a wait on uncaptured work")
             raise cuda_errors.cuda_error(cuda_errors.UNCAPTURED_DEPENDENCY,
                                          "a capturing stream waited on an event recorded outside the capture")
-        owner = rt.capture_of(self.stream.id)
+        owner = rt.capture_of(self.stream._id)
         if owner is not None and self.captured:
-            owner.ledger.on_wait(stream.id, self.stream.id, self.clock)
+            owner.ledger.on_wait(stream._id, self.stream._id, self.clock)
 
     def _refuse_if_captured(self, what: str) -> None:
-        if self.captured and self.stream is not None and runtime().capture_of(self.stream.id) is not None:
-            capture = runtime().capture_of(self.stream.id)
+        if self.captured and self.stream is not None and runtime().capture_of(self.stream._id) is not None:
+            capture = runtime().capture_of(self.stream._id)
             if capture is not None:
                 capture.invalidate(what)
             raise cuda_errors.cuda_error(cuda_errors.EVENT_IN_CAPTURE, f"{what} of an event recorded in the capture")
@@ -193,6 +222,7 @@ class Event:
         runtime().fire("EventSynchronizationCallbacks", self.cuda_event)
 
     def elapsed_time(self, end_event: "Event") -> float:
+        end_event = native(end_event)
         if not (self.enable_timing and end_event.enable_timing):
             raise ValueError("Both events must be created with argument 'enable_timing=True'.")
         if self.stream is None or end_event.stream is None:
@@ -233,6 +263,10 @@ if not hasattr(torch._C.Stream, "is_capturing"):
     del Stream.is_capturing
 
 
+for _class in (Stream, ExternalStream, Event):
+    _class.__module__ = "torch.cuda.streams"  # as on a GPU: type(torch.cuda.current_stream()) names torch's module
+
+
 class StreamContext:
     """``torch.cuda.stream(s)`` / ``torch.cuda.StreamContext``: ``s`` is current inside the block."""
 
@@ -244,7 +278,7 @@ class StreamContext:
         rt = runtime()
         self._previous.append(rt.per_thread.stream)
         if self.stream is not None:
-            rt.set_current(self.stream)
+            rt.set_current(native(self.stream))
         return self.stream
 
     def __exit__(self, *exc: object) -> None:
@@ -270,7 +304,7 @@ def default_stream(device: Any = None) -> Stream:
 
 def set_stream(s: Stream | None) -> None:
     if s is not None:
-        runtime().set_current(s)
+        runtime().set_current(native(s))
 
 
 def synchronize(device: Any = None) -> None:
@@ -289,5 +323,6 @@ def sleep(cycles: int) -> None:
 
 def record_stream(tensor: torch.Tensor, s: Any) -> None:
     """``Tensor.record_stream``: the caching allocator's bookkeeping; nothing to order on the CPU."""
+    s = native(s)
     if not isinstance(s, Stream):
         raise TypeError(f"record_stream(): argument 'stream' must be torch.cuda.Stream, not {type(s).__name__}")

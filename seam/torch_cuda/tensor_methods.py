@@ -191,7 +191,7 @@ def _printing(base: Any) -> Any:
             from seam.torch_cuda.streams import refuse_host_wait
 
             rt = runtime()
-            refuse_host_wait("printing a device tensor", capturing_stream=rt.capture_of(rt.current_stream().id) is not None)
+            refuse_host_wait("printing a device tensor", capturing_stream=rt.capture_of(rt.current_stream()._id) is not None)
         if is_device(self):
             sync_debug.flag()  # torch's printing reads the values on the host (H100: flagged, several times)
         in_flight.settle(runtime())

@@ -69,11 +69,11 @@ def uses_lt(func: Any, args: tuple[Any, ...], kwargs: dict[str, Any]) -> bool:
 def note(rt: Any, func: Any, args: tuple[Any, ...], kwargs: dict[str, Any]) -> None:
     """After a cuBLAS operation on the device: the workspaces its first use on this stream allocated."""
     stream = rt.current_stream()
-    key = ("cublas-workspace", threading.get_ident(), stream.id)
+    key = ("cublas-workspace", threading.get_ident(), stream._id)
     if key not in rt.workspaces:
         rt.workspaces[key] = None
         note_allocation(rt, key, cublas_size(), None)  # type: ignore[arg-type]
-    lt_key = ("cublaslt-workspace", stream.id)
+    lt_key = ("cublaslt-workspace", stream._id)
     if lt_key not in rt.workspaces and uses_lt(func, args, kwargs):  # the rule only while the stream has none
         rt.workspaces[lt_key] = None
         note_allocation(rt, lt_key, lt_size(), None)  # type: ignore[arg-type]

@@ -19,6 +19,39 @@ from seam.torch_cuda import child_environment, is_emulating
 ROOT = Path(__file__).resolve().parents[2]
 
 
+#: Captures CUDA refuses at their end, as child-process code over ``backend`` (a ``CudaBackend``), ``q``, ``side``
+#: and ``x``: the seam tests of what such a refusal leaves behind run each in a fresh child.
+REFUSED_ENDS = {
+    # Through GraphCaptureScope (its BreakableGraph gives every segment a pool).
+    "scope": """
+with pytest.raises(UnjoinedForkError):
+    with GraphCaptureScope(backend, q, BreakableGraph(backend, CaptureMode.FULL)):
+        backend.wait_event(side, backend.record_event(q))
+        with backend.use_queue(side):
+            x.add_(1)
+        backend.wait_event(q, backend.record_event(side))
+        with backend.use_queue(side):
+            x.add_(1)  # after the join: the side stream is forked again, and never joined
+""",
+    # A bare begin_capture with no pool, invalidated and then refused at its end (H200, session 16: the first state
+    # after which empty_cache released nothing was tests/seam's invalidated-capture test, which captures so).
+    "begin-without-a-pool": """
+backend.begin_capture(q)
+try:
+    with backend.use_queue(q):
+        with pytest.raises(CaptureSyncError):
+            backend.synchronize()
+        backend.wait_event(side, backend.record_event(q))
+    with backend.use_queue(side), torch.no_grad():
+        x.add_(1)  # forked work, never joined back
+    with pytest.raises(CaptureInvalidatedError):
+        backend.end_capture(q)
+finally:
+    backend.abort_capture(q)
+""",
+}
+
+
 def run_child(code: str, env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:
     """Run ``code`` in a fresh interpreter (switches are read once per process); in a seamgate run,
     one forked from the run's zygote, with torch already loaded (``harness/zygote.py``). Inside

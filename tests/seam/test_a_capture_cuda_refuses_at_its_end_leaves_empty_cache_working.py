@@ -15,37 +15,7 @@ import json
 
 import pytest
 
-from .conftest import run_child
-
-REFUSED = {
-    # Through GraphCaptureScope (its BreakableGraph gives every segment a pool).
-    "scope": """
-with pytest.raises(UnjoinedForkError):
-    with GraphCaptureScope(backend, q, BreakableGraph(backend, CaptureMode.FULL)):
-        backend.wait_event(side, backend.record_event(q))
-        with backend.use_queue(side):
-            x.add_(1)
-        backend.wait_event(q, backend.record_event(side))
-        with backend.use_queue(side):
-            x.add_(1)  # after the join: the side stream is forked again, and never joined
-""",
-    # A bare begin_capture with no pool, invalidated and then refused at its end (H200, session 16: the first state
-    # after which empty_cache released nothing was tests/seam's invalidated-capture test, which captures so).
-    "begin-without-a-pool": """
-backend.begin_capture(q)
-try:
-    with backend.use_queue(q):
-        with pytest.raises(CaptureSyncError):
-            backend.synchronize()
-        backend.wait_event(side, backend.record_event(q))
-    with backend.use_queue(side), torch.no_grad():
-        x.add_(1)  # forked work, never joined back
-    with pytest.raises(CaptureInvalidatedError):
-        backend.end_capture(q)
-finally:
-    backend.abort_capture(q)
-""",
-}
+from .conftest import REFUSED_ENDS as REFUSED, run_child
 
 CHILD = """
 import json, pytest, torch

@@ -116,7 +116,7 @@ def test_torch_accelerators_current_stream_is_its_own_function(torch_cuda: str) 
         pytest.skip("this torch has no torch.accelerator")
     assert torch.accelerator.current_stream is not torch.cuda.current_stream
     # The same stream: its id. Not ``==``: on a GPU the accelerator's is a generic torch.Stream, which a torch.cuda
-    # stream's __eq__ never equals (H100, session 22); the emulator gives the torch.cuda stream (docs, known gaps).
+    # stream's __eq__ never equals (H100, sessions 22 and 23); so on the emulator (test_a_generic_stream_is_its_own_...).
     assert torch.accelerator.current_stream().stream_id == torch.cuda.current_stream().stream_id
 
 
