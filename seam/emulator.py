@@ -25,6 +25,7 @@ from dataclasses import dataclass, field
 from typing import Any, Callable, Iterator
 
 import torch
+from torch.utils._python_dispatch import _disable_current_modes
 from torch.utils._pytree import tree_leaves, tree_map
 
 from seam.backend import RawGraph
@@ -263,8 +264,10 @@ class CaptureRecorder(CaptureGuard):
         self._saved[key] = (storage, storage.clone())
 
     def finish(self) -> EmulatedGraph:
-        """Undo capture-time effects the way real CUDA never had them; return the graph."""
-        with torch.no_grad():
+        """Undo capture-time effects the way real CUDA never had them; return the graph. The writes are the
+        emulator's own, under no mode: no dispatch mode may see them (a CUDA graph tree's mark on an output whose
+        memory the capture reused refuses every read and write of it, and a capture's end touches no memory)."""
+        with torch.no_grad(), _disable_current_modes():
             for storage, saved in self._saved.values():
                 storage.copy_(saved)
             for t in self._born.values():
