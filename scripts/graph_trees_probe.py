@@ -75,6 +75,20 @@ def two_shapes():
     return out
 
 
+def two_shapes_one_function():
+    (f1, _, _), (c1, _, _) = functions()
+    out = []
+    with torch.inference_mode():
+        for n in (4, 6, 4, 6, 4, 6, 5):
+            torch.compiler.cudagraph_mark_step_begin()
+            x = torch.randn(n, 8, device="cuda")
+            try:
+                out.append(outcome(c1(x), f1(x)))
+            except Exception as e:
+                out.append(f"{type(e).__name__}: {re.sub(r' Stack trace:.*', '', str(e).splitlines()[0])[:160]}")
+    return out
+
+
 def held_across_steps():
     (f1, _, _), (c1, _, _) = functions()
     out = []
@@ -110,7 +124,7 @@ def training():
 
 
 cases = {"two_paths_marked": lambda: two_paths(True), "two_paths_unmarked": lambda: two_paths(False),
-         "two_shapes": two_shapes, "held_across_steps": held_across_steps, "training": training}
+         "two_shapes": two_shapes, "two_shapes_one_function": two_shapes_one_function, "held_across_steps": held_across_steps, "training": training}
 for case, run in cases.items():
     torch._dynamo.reset()
     try:

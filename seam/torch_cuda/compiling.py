@@ -93,11 +93,39 @@ def _inductor_or_aot_eager(self: Any, model_: Any, inputs_: Any, **kwargs: Any) 
         return _inductor_call(self, model_, inputs_, **kwargs)
     if {**getattr(self, "config", {}), **(kwargs.get("config_patches") or {})}.get("triton.cudagraphs"):
         from torch._dynamo.backends.cudagraphs import cudagraphs
+        from torch._inductor import cudagraph_trees
 
-        return cudagraphs(model_, inputs_)
+        # The cudagraphs backend binds the tree's entry point as it starts (an import in its body): for this call
+        # it binds inductor's way of making a tree instead (``_made_at_first_call``).
+        tree_of = cudagraph_trees.cudagraphify_impl
+        cudagraph_trees.cudagraphify_impl = _made_at_first_call(tree_of)
+        try:
+            return cudagraphs(model_, inputs_)
+        finally:
+            cudagraph_trees.cudagraphify_impl = tree_of
     from torch._dynamo.backends.debugging import aot_eager
 
     return aot_eager(model_, inputs_)
+
+
+def _made_at_first_call(tree_of: Any) -> Any:
+    """Make a compiled function's graph tree as inductor does (``compile_fx.cudagraphify``): at its first call, from
+    that call's real inputs. torch's ``cudagraphs`` backend makes it at compile time from the compile's inputs, whose
+    sizes are symbols where the function is dynamic, so the tree keys no graph by size, and a call of another size
+    replays the graph of the first (its inputs copied into buffers of the first size: "The size of tensor a (4) must
+    match the size of tensor b (6)"); inductor's tree keys one graph per size (``scripts/graph_trees_probe.py``)."""
+    def make(model: Any, inputs: Any, static_input_idxs: Any, *args: Any, **kwargs: Any) -> Any:
+        made: list[Any] = []
+
+        def run(new_inputs: Any) -> Any:
+            if not made:
+                made.append(tree_of(model, new_inputs, static_input_idxs, *args, **kwargs))
+            return made[0](new_inputs)
+
+        run._boxed_call = True  # type: ignore[attr-defined]
+        return run
+
+    return make
 
 
 def patches() -> list[tuple[Any, str, Any]]:
