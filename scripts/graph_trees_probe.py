@@ -15,11 +15,16 @@ if "--emulated" in sys.argv:
 from torch._inductor import cudagraph_trees
 
 
+def said(e):
+    """An error's class and first line, without the tree's stack trace (its file paths differ between machines)."""
+    return f"{type(e).__name__}: {re.sub(r' Stack trace:.*', '', str(e).splitlines()[0])[:160]}"
+
+
 def outcome(got, want):
     try:
         return "ok" if torch.allclose(got.cpu(), want.cpu(), atol=1e-4) else "wrong"
     except Exception as e:  # reading an overwritten output
-        return f"{type(e).__name__}: {re.sub(r' Stack trace:.*', '', str(e).splitlines()[0])[:160]}"
+        return said(e)
 
 
 def tree_depths():
@@ -60,7 +65,7 @@ def two_paths(mark_steps):
                 z = c2(y) if i % 2 == 0 else c3(y)
                 out.append(outcome(z, f2(f1(x)) if i % 2 == 0 else f3(f1(x))))
             except Exception as e:
-                out.append(f"{type(e).__name__}: {re.sub(r' Stack trace:.*', '', str(e).splitlines()[0])[:160]}")
+                out.append(said(e))
     return out
 
 
@@ -85,7 +90,7 @@ def two_shapes_one_function():
             try:
                 out.append(outcome(c1(x), f1(x)))
             except Exception as e:
-                out.append(f"{type(e).__name__}: {re.sub(r' Stack trace:.*', '', str(e).splitlines()[0])[:160]}")
+                out.append(said(e))
     return out
 
 

@@ -52,6 +52,21 @@ finally:
 }
 
 
+
+def refused_then(refused: str, then: str) -> str:
+    """Child-process code: a ``CudaBackend`` with ``x``, ``q`` and ``side``, the capture end ``refused`` (one of
+    ``REFUSED_ENDS``), then ``then``."""
+    return f"""
+import json, pytest, torch
+from seam import (BreakableGraph, CaptureInvalidatedError, CaptureMode, CaptureSyncError, CudaBackend,
+                  GraphCaptureScope, UnjoinedForkError)
+
+backend = CudaBackend()
+x = backend.to_device(torch.zeros(1))
+q, side = backend.default_queue(), backend.new_queue()
+{refused}
+{then}"""
+
 def run_child(code: str, env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:
     """Run ``code`` in a fresh interpreter (switches are read once per process); in a seamgate run,
     one forked from the run's zygote, with torch already loaded (``harness/zygote.py``). Inside

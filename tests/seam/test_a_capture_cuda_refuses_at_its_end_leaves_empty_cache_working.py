@@ -15,17 +15,9 @@ import json
 
 import pytest
 
-from .conftest import REFUSED_ENDS as REFUSED, run_child
+from .conftest import REFUSED_ENDS as REFUSED, refused_then, run_child
 
 CHILD = """
-import json, pytest, torch
-from seam import (BreakableGraph, CaptureInvalidatedError, CaptureMode, CaptureSyncError, CudaBackend,
-                  GraphCaptureScope, UnjoinedForkError)
-
-backend = CudaBackend()
-x = backend.to_device(torch.zeros(1))
-q, side = backend.default_queue(), backend.new_queue()
-@REFUSED@
 backend.synchronize()
 torch.cuda.empty_cache()
 before = torch.cuda.memory_reserved()
@@ -40,7 +32,7 @@ print(json.dumps([grew >= 96 << 20, torch.cuda.memory_reserved() - before]))
 @pytest.mark.parametrize("refused", sorted(REFUSED))
 def test_after_an_unjoined_fork_is_refused_empty_cache_still_releases_a_freed_segment(torch_cuda: str,
                                                                                      refused: str) -> None:
-    done = run_child(CHILD.replace("@REFUSED@", REFUSED[refused]))
+    done = run_child(refused_then(REFUSED[refused], CHILD))
     assert done.returncode == 0, done.stderr[-1500:]
     grew, left = json.loads(done.stdout.strip().splitlines()[-1])
     assert grew and left == 0  # the 96 MiB segment was made, and went back

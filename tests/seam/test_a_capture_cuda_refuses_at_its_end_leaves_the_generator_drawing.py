@@ -15,17 +15,9 @@ import json
 
 import pytest
 
-from .conftest import REFUSED_ENDS, run_child
+from .conftest import REFUSED_ENDS, refused_then, run_child
 
 CHILD = """
-import json, pytest, torch
-from seam import (BreakableGraph, CaptureInvalidatedError, CaptureMode, CaptureSyncError, CudaBackend,
-                  GraphCaptureScope, UnjoinedForkError)
-
-backend = CudaBackend()
-x = backend.to_device(torch.zeros(1))
-q, side = backend.default_queue(), backend.new_queue()
-@REFUSED@
 torch.manual_seed(0)
 drawn = torch.randn(3, device="cuda")
 graph = BreakableGraph(backend, CaptureMode.FULL)
@@ -37,6 +29,6 @@ print(json.dumps([list(drawn.shape), backend.capturing]))
 
 @pytest.mark.parametrize("refused", sorted(REFUSED_ENDS))
 def test_after_a_refused_end_an_eager_draw_on_the_device_works(torch_cuda: str, refused: str) -> None:
-    done = run_child(CHILD.replace("@REFUSED@", REFUSED_ENDS[refused]))
+    done = run_child(refused_then(REFUSED_ENDS[refused], CHILD))
     assert done.returncode == 0, done.stderr[-1500:]
     assert json.loads(done.stdout.strip().splitlines()[-1]) == [[3], False]
