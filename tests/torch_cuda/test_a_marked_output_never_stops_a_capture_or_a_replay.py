@@ -22,10 +22,13 @@ def test_a_capture_ends_and_replays_with_a_marked_output_and_the_user_is_refused
     side.wait_stream(torch.cuda.current_stream())
     with torch.cuda.stream(side):
         graph.capture_begin()
-        y = x * 2  # memory the capture made
-        torch._C._set_storage_access_error_msg(y, MESSAGE)  # the tensor, and its memory, as the tree marks them
-        torch._C._set_storage_data_ptr_access_error_msg(y.untyped_storage()._cdata, MESSAGE)
-        graph.capture_end()
+        try:
+            y = x * 2  # memory the capture made
+            memory = y.untyped_storage()._cdata  # first: a marked tensor's storage is refused on a GPU
+            torch._C._set_storage_access_error_msg(y, MESSAGE)  # the tensor, and its memory, as the tree marks them
+            torch._C._set_storage_data_ptr_access_error_msg(memory, MESSAGE)
+        finally:
+            graph.capture_end()  # never a capture left open for the next test (global mode refuses its work)
     torch.cuda.current_stream().wait_stream(side)
     graph.replay()
     torch.cuda.synchronize()
