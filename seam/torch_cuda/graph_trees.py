@@ -15,8 +15,11 @@ here, the twelfth (``_cuda_cudaCachingAllocator_raw_delete``) is ``mempool.py``'
 - **The pool's bookkeeping.** ``_cuda_getCheckpointState``/``_cuda_setCheckpointPoolState``,
   ``_free_And_Remove_DeleterFn`` and ``_has_Standard_Deleter`` move blocks between a graph's pool and its live
   tensors in the caching allocator. The emulated device places memory with the CPU's allocator (``allocator.py``
-  models the figures, not the placement), so they keep nothing: a checkpoint is an empty state, restoring it does
-  nothing, and every deleter is standard. The tree's raw frees (``_cuda_cudaCachingAllocator_raw_delete`` of a
+  models the figures, ``pools.py`` a pool's blocks), so a checkpoint is an empty state and every deleter is
+  standard; restoring a checkpoint makes the live storages the tree rebuilt from addresses own their blocks
+  (``kinds.own``), as the allocator gives them deleters there, so no recording into the pool takes the block of an
+  output that lives (the emulator once wrote one output over another). A block a recording takes back loses the
+  mark its last owner got (``unmark``): on a GPU the new tensor's storage is a new one. The tree's raw frees (``_cuda_cudaCachingAllocator_raw_delete`` of a
   device storage's address) free nothing either (``mempool.raw_delete``, which refuses an address no storage has).
   ``_cuda_checkPoolLiveAllocations`` (torch's own consistency check of the tree) says the pool holds what the tree
   says it does.
@@ -36,6 +39,7 @@ from typing import Any, Sequence
 
 import torch
 
+from seam.torch_cuda import kinds
 from seam.torch_cuda.runtime import runtime
 
 #: The live tensors and storages the tree marked overwritten, by ``id`` (a weak reference each, whose death drops the
@@ -50,6 +54,14 @@ def _mark(obj: Any, message: str) -> None:
     setattr(obj, _ATTR, str(message))
     key = id(obj)
     MARKED[key] = weakref.ref(obj, lambda _ref, key=key: MARKED.pop(key, None))
+
+
+def unmark(storage: Any) -> None:
+    """``storage``'s memory serves a new tensor (``pools.Pool.place``): on a GPU that tensor gets a storage of its own
+    over the block, which the tree never marked, so the mark the block's last owner got goes."""
+    if getattr(storage, _ATTR, None) is not None:
+        delattr(storage, _ATTR)
+        MARKED.pop(id(storage), None)
 
 
 def set_storage_access_error_msg(tensor: torch.Tensor, message: str) -> None:
@@ -102,6 +114,16 @@ def _keep_nothing(*args: Any) -> None:
     return None
 
 
+def set_checkpoint_pool_state(device: Any, state: Any, stale_storages: Any, storages_to_add_deleters_to: Any) -> None:
+    """``torch._C._cuda_setCheckpointPoolState``: the pool as it was after a node's recording, with the live storages
+    the tree names owning their blocks again (it built them from addresses, owning nothing; from now on the
+    allocator counts their blocks allocated, so no recording into the pool takes one while they live). The
+    emulated pool keeps no placement state to restore (``pools.py`` places by what is held)."""
+    for cdata in storages_to_add_deleters_to:
+        storage = torch.UntypedStorage._new_with_weak_ptr(cdata) if isinstance(cdata, int) else cdata
+        kinds.own(storage)
+
+
 def has_standard_deleter(storage: Any) -> bool:
     return True
 
@@ -127,7 +149,7 @@ def patches() -> list[tuple[Any, str, Any]]:
         "_tensors_data_ptrs_at_indices_equal": tensors_data_ptrs_at_indices_equal,
         "_cuda_checkPoolLiveAllocations": check_pool_live_allocations,
         "_cuda_getCheckpointState": get_checkpoint_state,
-        "_cuda_setCheckpointPoolState": _keep_nothing,
+        "_cuda_setCheckpointPoolState": set_checkpoint_pool_state,
         "_free_And_Remove_DeleterFn": _keep_nothing,
         "_has_Standard_Deleter": has_standard_deleter,
         "_cuda_isHistoryEnabled": is_history_enabled,

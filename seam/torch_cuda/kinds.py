@@ -45,6 +45,8 @@ _ALIASES: collections.Counter[int] = collections.Counter()
 #: memory, and the next device allocation of its size takes it (``mark_unmarked``), as the caching
 #: allocator hands a freed block out again. Empty unless aliases live: the hot path tests it once.
 _ALIASED_BY_SIZE: dict[int, dict[int, torch.UntypedStorage]] = {}
+#: Each live alias's count on its owner, by the alias's id: what ``own`` takes back.
+_UNOWNED: dict[int, Any] = {}
 
 
 def alias(owner: torch.UntypedStorage, nbytes: int) -> torch.UntypedStorage:
@@ -60,10 +62,20 @@ def alias(owner: torch.UntypedStorage, nbytes: int) -> torch.UntypedStorage:
     key = id(owner)
     _ALIASES[key] += 1
     _ALIASED_BY_SIZE.setdefault(owner.nbytes(), {})[key] = owner
-    weakref.finalize(storage, _alias_died, key, owner.nbytes())
+    _UNOWNED[id(storage)] = weakref.finalize(storage, _alias_died, key, owner.nbytes())
     rt = runtime()
     rt.allocator.before_read["aliases"] = functools.partial(free_alias_held, rt)
     return storage
+
+
+def own(storage: torch.UntypedStorage) -> None:
+    """The alias ``storage`` owns its memory from now on: a CUDA graph tree gave it a deleter
+    (``_cuda_setCheckpointPoolState``'s storages to add deleters to), so the caching allocator counts the block
+    allocated while it lives. Its reference on its owner stops being an alias's (``alias_refs``); a storage
+    that is no alias is left as it is."""
+    finalizer = _UNOWNED.pop(id(storage), None)
+    if finalizer is not None:
+        finalizer()  # the alias's count goes now, and not again when it dies
 
 
 def _alias_died(key: int, size: int) -> None:

@@ -21,6 +21,7 @@ from typing import Any, Callable
 import torch
 from torch.utils._pytree import tree_leaves
 
+from seam.torch_cuda import graph_trees
 from seam.torch_cuda.allocator import DEFAULT_POOL, key_of
 from seam.torch_cuda.kinds import alias_refs, block_ref, model_key, note_allocation
 from seam.torch_cuda.runtime import runtime
@@ -93,6 +94,7 @@ class Pool:
             note_allocation(runtime(), key_of(ref), need, ref)
             flat = torch.empty(0, dtype=torch.uint8)
             flat.set_(block, 0, (need,), (1,)).copy_(torch.empty(0, dtype=torch.uint8).set_(own, 0, (need,), (1,)))
+            graph_trees.unmark(block)
             t.set_(block, t.storage_offset(), t.size(), t.stride())
             return
         if id(own) not in self._ids:
