@@ -43,7 +43,7 @@ def _end_allocation_to_pool(pool: Any) -> None:
         torch._C._cuda_endAllocateToPool(torch.cuda.current_device(), pool)
 
 
-def _end_generator_capture(device: Any) -> None:
+def end_generator_capture(device: Any) -> None:
     """After a ``capture_end`` CUDA refused: end the default CUDA generator's capture with an empty one.
 
     torch's ``CUDAGraph::capture_end`` runs its generator states' ``capture_epilogue`` only after
@@ -64,7 +64,7 @@ def _end_generator_capture(device: Any) -> None:
 def _after_a_refused_end(pool: Any, device: Any) -> None:
     """What a ``capture_end`` CUDA refused leaves behind, undone: the allocator's and the generator's captures."""
     _end_allocation_to_pool(pool)
-    _end_generator_capture(device)
+    end_generator_capture(device)
 
 
 class CudaGraph(RawGraph):

@@ -23,6 +23,8 @@ import torch
 import piecewise_cuda_graphs as pcg
 from piecewise_cuda_graphs import CUDAGraphSequence, no_graph, piecewise_graph
 
+from seam.cuda_backend import end_generator_capture
+
 N = 64
 
 
@@ -277,6 +279,10 @@ def test_a_side_stream_left_unjoined_before_a_no_graph_call_is_refused_in_the_li
         # torch.cuda.graph leaves its capture stream current when capture_end fails (its __exit__ never
         # reaches the stream context's): put the caller's back so later tests in this process run on it.
         torch.cuda.set_stream(before)
+        # The refused end left the default CUDA generator capturing (torch ends its capture only on an end CUDA
+        # accepts): end it, so the draws of later tests in this process work (the torch_cuda fixture fails a test
+        # that leaves it so).
+        end_generator_capture(torch.cuda.current_device())
 
 
 def test_a_side_stream_joined_before_the_no_graph_call_is_captured_and_replayed(torch_cuda: str) -> None:
