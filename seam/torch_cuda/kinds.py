@@ -62,7 +62,7 @@ def alias(owner: torch.UntypedStorage, nbytes: int) -> torch.UntypedStorage:
     key = id(owner)
     _ALIASES[key] += 1
     _ALIASED_BY_SIZE.setdefault(owner.nbytes(), {})[key] = owner
-    _UNOWNED[id(storage)] = weakref.finalize(storage, _alias_died, key, owner.nbytes())
+    _UNOWNED[id(storage)] = weakref.finalize(storage, _alias_died, key, owner.nbytes(), id(storage))
     rt = runtime()
     rt.allocator.before_read["aliases"] = functools.partial(free_alias_held, rt)
     return storage
@@ -78,7 +78,8 @@ def own(storage: torch.UntypedStorage) -> None:
         finalizer()  # the alias's count goes now, and not again when it dies
 
 
-def _alias_died(key: int, size: int) -> None:
+def _alias_died(key: int, size: int, alias_id: int) -> None:
+    _UNOWNED.pop(alias_id, None)  # the entry goes with the alias (``own`` has popped it already)
     _ALIASES[key] -= 1
     if _ALIASES[key] <= 0:
         del _ALIASES[key]
