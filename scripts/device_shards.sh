@@ -5,7 +5,8 @@
 # (the gates' JSON report, each shard's log and JUnit XML, a summary) go back as one tarball: the tool returns few
 # files. Session 23's two calls ran this recipe (evidence/h100-device-calls-2026-12-05-session23.txt).
 # Usage: OUT=... SEAMGATE_COMMIT=<sha> [SHARDS=8] [SEED=23] [LIMIT=480] [GATES=1] [TESTS="tests/a.py ..."] \
-#        bash scripts/device_shards.sh      (TESTS: only those files, else every test file)
+#        [TIMES=file.json] bash scripts/device_shards.sh   (TESTS: only those files, else every test file; TIMES:
+#        {"tests/x.py": seconds} from an earlier call's JUnit XML, to balance the shards; an unknown file counts the median)
 set -uo pipefail
 FINAL=${OUT:?set OUT to the output folder}
 SHARDS=${SHARDS:-8}; SEED=${SEED:-23}; LIMIT=${LIMIT:-480}
@@ -23,13 +24,24 @@ if [ "${GATES:-1}" = 1 ]; then
       --arm cuda --jobs 8 --no-reuse --json "$W/gates-cuda.json" > "$W/gates-cuda.log" 2>&1
     echo "gates rc=$? $(( $(date +%s) - START )) s :: $(tail -1 "$W/gates-cuda.log")" >> "$S" ) &
 fi
-SHARDS=$SHARDS SEED=$SEED TESTS="${TESTS:-}" python3 - <<'PY' > "$W/shards.txt"
+SHARDS=$SHARDS SEED=$SEED TESTS="${TESTS:-}" TIMES="${TIMES:-}" python3 - <<'PY' > "$W/shards.txt"
 import os, pathlib, random
 files = os.environ["TESTS"].split() or sorted(str(p) for p in pathlib.Path("tests").rglob("test_*.py"))
 random.Random(int(os.environ["SEED"])).shuffle(files)
 n = int(os.environ["SHARDS"])
-for i in range(n):
-    print(" ".join(files[i::n]))
+if os.environ.get("TIMES"):  # seconds per file from an earlier call: the longest first, each to the lightest shard
+    import json
+    secs = json.load(open(os.environ["TIMES"]))
+    guess = sorted(secs.values())[len(secs) // 2] if secs else 10.0
+    load, shards = [0.0] * n, [[] for _ in range(n)]
+    for f in sorted(files, key=lambda f: -secs.get(f, guess)):
+        i = load.index(min(load))
+        shards[i].append(f)
+        load[i] += secs.get(f, guess)
+else:
+    shards = [files[i::n] for i in range(n)]
+for shard in shards:
+    print(" ".join(shard))
 PY
 i=0
 while read -r files; do
