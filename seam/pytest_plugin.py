@@ -161,8 +161,9 @@ def _end_a_capturing_generator() -> None:
     """After a test on ``torch.cuda``: fail its teardown if it left the default CUDA generator capturing, and end that
     capture, so the tests after it can draw.
 
-    torch runs a graph's ``capture_epilogue`` only when CUDA accepts the capture's end: after an end CUDA refused (an
-    unjoined fork, an invalidated capture), or a capture left open, every later eager draw on the device raises
+    torch runs a graph's ``capture_epilogue`` only when CUDA accepts the capture's end, and (torch 2.11) its
+    ``capture_prologue`` before it refuses the default stream or a pool recorded to: after an end CUDA refused (an
+    unjoined fork, an invalidated capture), such a refused begin, or a capture left open, every later eager draw on the device raises
     "Offset increment outside graph capture encountered unexpectedly." for the rest of the process (H100, session 23:
     one such test turned 20 later cases of its shard red, none of them at fault). The check draws once, with the
     generator's state put back; the emulated device behaves alike (``seam/torch_cuda/capture.py``)."""
@@ -177,8 +178,8 @@ def _end_a_capturing_generator() -> None:
         if "Offset increment outside graph capture" not in str(err):
             raise
         end_generator_capture(torch.cuda.current_device())
-        pytest.fail("the test left the default CUDA generator capturing (a capture CUDA refused at its end, or one "
-                    "left open), so every later draw on the device in this process would raise 'Offset increment "
+        pytest.fail("the test left the default CUDA generator capturing (a capture refused at its end, one refused "
+                    "at its begin after the generator's prologue, or one left open), so every later draw on the device in this process would raise 'Offset increment "
                     "outside graph capture encountered unexpectedly.'; seamgate ended that capture for the tests "
                     "after it. End a capture cleanly in the test's own teardown (seam.cuda_backend."
                     "end_generator_capture does)", pytrace=False)

@@ -189,19 +189,22 @@ class CUDAGraph:
             raise RuntimeError(f"Unknown capture error mode. Expected `global`, `thread_local`, or `relaxed`, "
                                f"got {capture_error_mode}")
         stream = rt.current_stream()
-        if stream.cuda_stream == 0:
-            raise cuda_errors.torch_error(cuda_errors.DEFAULT_STREAM_CAPTURE, "capture_begin on the default stream")
+        # torch 2.11's order: the default generator is registered (refused on a capturing stream) and every
+        # registered state's prologue runs BEFORE the default stream or a pool recorded to is refused, so those two
+        # refusals leave the generator capturing (H100, session 24: test_a_refused_capture_begin_leaves_the_...)
         if rt.capture_of(stream._id) is not None:
             raise cuda_errors.torch_error(cuda_errors.during_capture("Cannot register the state"),
                                           "capture_begin on a stream that is capturing")
+        self._register(rt.rng)
+        for state, _ in self._rng_states:
+            state.capture_prologue()
+        if stream.cuda_stream == 0:
+            raise cuda_errors.torch_error(cuda_errors.DEFAULT_STREAM_CAPTURE, "capture_begin on the default stream")
         wanted = tuple(pool) if pool is not None else self._pool or (next(rt.graph_pool_ids), 0)
         rt.refuse_recorded(wanted, "capture_begin")
         self._pool = wanted
         capture = OpenCapture(stream, capture_error_mode, _pool(self._pool))
         capture.pool_handle = self._pool
-        self._register(rt.rng)
-        for state, _ in self._rng_states:
-            state.capture_prologue()
         allocator = rt.allocator
         allocator.before_read["graphs"] = functools.partial(free_graph_held, rt)
         allocator.before_read[allocator.FIGURES_ONLY] = functools.partial(free_default_pool_held, rt)

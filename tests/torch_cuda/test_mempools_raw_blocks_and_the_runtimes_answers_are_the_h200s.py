@@ -14,6 +14,7 @@ import sys
 import pytest
 import torch
 
+from seam.cuda_backend import end_generator_capture
 from seam.torch_cuda import child_environment
 
 # The caching allocator's figures and words: on the cuda arm in a process of their own (conftest.py).
@@ -138,8 +139,11 @@ def test_a_pool_already_recorded_to_is_refused_a_second_recording(torch_cuda: st
                 with torch.cuda.use_mem_pool(a):
                     pass
         x = torch.ones(4, device="cuda")
-        with pytest.raises(RuntimeError, match="^beginAllocateToPool: already recording to mempool_id"):
-            with torch.cuda.graph(torch.cuda.CUDAGraph(), pool=a.id):
-                x * 2
+        try:
+            with pytest.raises(RuntimeError, match="^beginAllocateToPool: already recording to mempool_id"):
+                with torch.cuda.graph(torch.cuda.CUDAGraph(), pool=a.id):
+                    x * 2
+        finally:  # the refused begin ran the generator's prologue (torch 2.11): end its capture
+            end_generator_capture("cuda")
     with torch.cuda.use_mem_pool(a):  # the uses ended: it may be recorded to again
         assert torch.ones(4, device="cuda").sum().item() == 4
