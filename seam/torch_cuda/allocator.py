@@ -573,9 +573,7 @@ class CachingAllocator:
         for head in sorted(self.segments, key=lambda b: b.address):
             blocks, block = [], head
             while block is not None:
-                owner = block.owner() if block.owner is not None else None
-                address = owner.data_ptr() if block.allocated and owner is not None else block.address
-                blocks.append({"address": address, "size": block.size, "requested_size": block.requested,
+                blocks.append({"address": block.address, "size": block.size, "requested_size": block.requested,
                                "state": "active_allocated" if block.allocated else "inactive", "frames": []})
                 block = block.next
             active = [b for b in blocks if b["state"] == "active_allocated"]

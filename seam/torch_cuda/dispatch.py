@@ -42,6 +42,7 @@ from seam.torch_cuda.fast_calls import FastCall
 from seam.torch_cuda.kinds import _ATTR as _KIND
 from seam.torch_cuda.kinds import _ALIASED_BY_SIZE as _ALIASED
 from seam.torch_cuda.kinds import _BY_ADDRESS as _STORAGES
+from seam.torch_cuda.kinds import _real_ptr as _real_storage_ptr
 from seam.torch_cuda.kinds import is_device, kind_of, mark_unmarked
 from seam.torch_cuda.runtime import CPU, runtime
 
@@ -407,7 +408,7 @@ class DeviceMode(TorchDispatchMode):
                         kinds._allocated(storage)
                         continue
                     nbytes = storage.nbytes()
-                    address = storage.data_ptr()
+                    address = _real_storage_ptr(storage)
                     if nbytes:
                         ref = weakref.ref(storage, alloc.on_death)  # its death logs the reference itself
                         _STORAGES[address] = ref

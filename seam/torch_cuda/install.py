@@ -28,12 +28,12 @@ import torch.cuda.memory
 import torch.cuda.random
 import torch.cuda.streams
 
-from seam.torch_cuda import (accelerator, allocator, autocast, capture, compiling, cuda_bindings, device,
+from seam.torch_cuda import (accelerator, addresses, allocator, autocast, capture, compiling, cuda_bindings, device,
                               generators, graph_trees, in_flight, kinds, memory_history, mempool, runtime_api,
                               serialization, streams, sync_debug, workspaces)
 from seam.torch_cuda.dispatch import DeviceMode
 from seam.torch_cuda.generic import GENERIC_PATCHES
-from seam.torch_cuda.kinds import storage_at
+from seam.torch_cuda.addresses import storage_at
 from seam.torch_cuda.ordinals import ordinal_patches
 from seam.torch_cuda.runtime import activate_gpu_trace, reset, runtime
 from seam.torch_cuda.tensor_methods import TENSOR_PATCHES
@@ -156,6 +156,7 @@ def _patches() -> list[tuple[Any, str, Any]]:
     out.extend(GENERIC_PATCHES)
     out.extend(autocast.PATCHES)
     out.extend(mempool.patches())
+    out.extend(addresses.patches())
     out.extend(runtime_api.patches())
     out.extend(compiling.patches())
     out.extend(graph_trees.patches())

@@ -24,6 +24,9 @@ from seam.torch_cuda.runtime import runtime
 MemoryKind = Literal["device", "pinned", "pageable"]
 
 _ATTR = "_seam_memory_kind"
+#: torch's own ``UntypedStorage.data_ptr``: the CPU address, which the book-keeping here is keyed by (under
+#: emulation the method says the allocator model's address: ``addresses.py``).
+_real_ptr = torch._C.StorageBase.data_ptr
 
 
 #: Device storages by address, each held by a plain weak reference: what
@@ -142,7 +145,7 @@ def _prune() -> None:
 
 def _allocated(storage: torch.UntypedStorage) -> None:
     nbytes = storage.nbytes()
-    address = storage.data_ptr()
+    address = _real_ptr(storage)
     if nbytes:
         rt = runtime()
         ref = _watch(rt, storage, address)
@@ -172,7 +175,7 @@ def free_alias_held(rt: Any) -> None:
 
 def block_ref(storage: torch.UntypedStorage) -> Any:
     """The weak reference the allocator model keeps for a device storage (None if it has none)."""
-    ref = _BY_ADDRESS.get(storage.data_ptr())
+    ref = _BY_ADDRESS.get(_real_ptr(storage))
     return ref if ref is not None and ref() is storage else None
 
 

@@ -21,7 +21,7 @@ from typing import Any
 
 import torch
 
-from seam.torch_cuda.kinds import storage_at
+from seam.torch_cuda.addresses import storage_at
 from seam.torch_cuda.runtime import runtime
 
 class MemPool:

@@ -276,4 +276,12 @@ def activate_gpu_trace() -> None:
 
     rt = runtime()
     rt.gpu_trace = True
-    allocator.allocation_hook = lambda address: rt.fire("MemoryAllocationCallbacks", address)
+    allocator.allocation_hook = lambda address: rt.fire("MemoryAllocationCallbacks", _said(address))
+
+
+def _said(start: int) -> int:
+    """The address ``data_ptr()`` says for the new device storage at CPU address ``start`` (``addresses.py``)."""
+    from seam.torch_cuda.addresses import model_address
+
+    said = model_address(start)
+    return start if said is None else said

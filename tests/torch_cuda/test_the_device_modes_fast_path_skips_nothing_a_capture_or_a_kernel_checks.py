@@ -10,7 +10,7 @@ from __future__ import annotations
 import pytest
 import torch
 
-from seam.torch_cuda import kinds
+from seam.torch_cuda import addresses, kinds
 
 NOT_PERMITTED = "operation not permitted when stream is capturing"
 INVALIDATED = "operation failed due to a previous error during capture"
@@ -81,7 +81,9 @@ def test_a_live_device_storage_is_found_by_address_after_its_dead_neighbours_are
         batch = [torch.ones(16 + n, device="cuda") for n in range(40)]  # live together: 40 addresses
         del batch
     assert prunings, "the registry was never pruned: the test is meaningless"
-    assert kinds.storage_at(kept.data_ptr()) is kept.untyped_storage()
+    # the registry is keyed by the CPU address; data_ptr() says the allocator model's (addresses.py)
+    assert kinds.storage_at(addresses.real_storage_ptr(kept.untyped_storage())) is kept.untyped_storage()
+    assert addresses.storage_at(kept.data_ptr()) is kept.untyped_storage()
     assert torch.cuda.memory_allocated() == before
     assert len(kinds._BY_ADDRESS) <= kinds._PRUNE_AT  # the dead are dropped: the registry does not grow forever
     alias = torch._C._construct_storage_from_data_pointer(kept.data_ptr(), kept.device, kept.untyped_storage().nbytes())

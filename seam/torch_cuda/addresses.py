@@ -1,0 +1,85 @@
+"""Device addresses under the emulated ``torch.cuda``: what ``data_ptr()`` says of device memory.
+
+A device tensor's memory is a CPU storage (``kinds.py``), placed by the CPU's allocator; the caching allocator's
+model (``allocator.py``) places the same block as CUDA's would: a freed block's address goes to the next request of
+its stream and pool that fits, a smaller request splits it, blocks of one segment lie side by side at their rounded
+sizes. ``Tensor.data_ptr()`` and ``UntypedStorage.data_ptr()`` of device memory say the MODEL's address (plus the
+view's offset), so a test that checks a block's reuse or placement reads what a GPU would (the H200's corpus:
+``a_freed_block_is_reused_on_its_own_stream_only``; PyTorch's ``test_record_stream``). Everything that takes an
+address back (``torch._C._construct_storage_from_data_pointer``, the raw allocator's delete) reads it through
+``storage_at``. Host memory, and device memory the model holds no block for (an empty storage, a block only graphs
+hold), says the CPU's address.
+
+The emulator's own book-keeping keys storages by their CPU address (``real_storage_ptr``): those calls never go
+through the patched methods.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import torch
+
+from seam.torch_cuda import kinds
+from seam.torch_cuda.runtime import runtime
+
+#: torch's own methods: the CPU address.
+real_tensor_ptr = torch._C.TensorBase.data_ptr
+real_storage_ptr = torch._C.StorageBase.data_ptr
+_storage_of = torch._C.TensorBase.untyped_storage
+_ATTR = kinds._ATTR
+
+
+def model_address(start: int) -> int | None:
+    """The allocator model's address of the device block whose storage starts at CPU address ``start``."""
+    ref = kinds._BY_ADDRESS.get(start)
+    if ref is None:
+        return None
+    alloc = runtime().allocator
+    if alloc.log:
+        alloc.flush()
+    block = alloc.active.get(id(ref))  # allocator.key_of
+    return None if block is None else block.address
+
+
+def storage_data_ptr(self: torch.UntypedStorage) -> int:
+    """``UntypedStorage.data_ptr()``: device memory at the model's address."""
+    real = real_storage_ptr(self)
+    if not real or getattr(self, _ATTR, None) != "device":
+        return real
+    address = model_address(real)
+    return real if address is None else address
+
+
+def tensor_data_ptr(self: torch.Tensor) -> int:
+    """``Tensor.data_ptr()``: device memory at the model's address, plus the view's offset."""
+    try:
+        storage = _storage_of(self)
+    except (RuntimeError, NotImplementedError):  # a tensor without storage (sparse, a subclass's wrapper)
+        return real_tensor_ptr(self)
+    if getattr(storage, _ATTR, None) != "device":
+        return real_tensor_ptr(self)
+    address = model_address(real_storage_ptr(storage))
+    if address is None:
+        return real_tensor_ptr(self)
+    # not ``real_tensor_ptr(self)`` less the storage's start: under a torch function mode torch's own method hands
+    # the call to the mode, which calls this one (the name's value on ``torch.Tensor``)
+    return address + self.storage_offset() * self.element_size()
+
+
+def storage_at(address: int) -> torch.UntypedStorage | None:
+    """The live device storage that starts at ``address``: a model address (what ``data_ptr()`` says), else a CPU
+    one (device memory the model holds no block for)."""
+    alloc = runtime().allocator
+    alloc.flush()
+    for block in alloc.active.values():
+        if block.address == address and block.owner is not None:
+            storage = block.owner()
+            if storage is not None:
+                return storage
+    return kinds.storage_at(address)
+
+
+def patches() -> list[tuple[Any, str, Any]]:
+    """What ``emulate_cuda()`` puts in place (``install.py``)."""
+    return [(torch.Tensor, "data_ptr", tensor_data_ptr), (torch.UntypedStorage, "data_ptr", storage_data_ptr)]
