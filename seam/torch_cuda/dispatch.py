@@ -33,8 +33,8 @@ from torch.utils._python_dispatch import TorchDispatchMode
 
 from seam.capture_guard import COPY_OPS, check_copy
 from seam.errors import CaptureError, PageableCopyError
-from seam.torch_cuda import (allocator, cuda_errors, generators, graph_trees, in_flight, kinds, philox, sync_debug,
-                             workspaces)
+from seam.torch_cuda import (allocator, cuda_errors, generators, graph_trees, in_flight, kinds, pending, philox,
+                             sync_debug, workspaces)
 from seam.torch_cuda.allocator import DEFAULT_POOL
 from seam.torch_cuda.allocator_events import ALLOC
 from seam.torch_cuda.device import TOTAL_MEMORY, lazy_init, mem_get_info, memory_allocated, memory_reserved
@@ -43,6 +43,7 @@ from seam.torch_cuda.kinds import _ATTR as _KIND
 from seam.torch_cuda.kinds import _ALIASED_BY_SIZE as _ALIASED
 from seam.torch_cuda.kinds import _BY_ADDRESS as _STORAGES
 from seam.torch_cuda.kinds import _real_ptr as _real_storage_ptr
+from seam.torch_cuda.pending import DEFERRED as _HELD_FREES
 from seam.torch_cuda.kinds import is_device, kind_of, mark_unmarked
 from seam.torch_cuda.runtime import CPU, runtime
 
@@ -343,6 +344,8 @@ class DeviceMode(TorchDispatchMode):
         try:
             if _OVERWRITTEN:  # a CUDA graph tree's output a later replay overwrote lives: reading one is refused
                 graph_trees.refuse_overwritten((*args, *(kwargs or {}).values()))
+            if _HELD_FREES:  # blocks record_stream held back whose streams are done are freed before this allocates
+                pending.release_due()
             info = _INFO.get(id(func)) or _info(func)
             if info.sized is not None:
                 _past_the_device(info, args, kwargs or {})

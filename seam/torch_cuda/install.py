@@ -29,7 +29,7 @@ import torch.cuda.random
 import torch.cuda.streams
 
 from seam.torch_cuda import (accelerator, addresses, allocator, autocast, capture, compiling, cuda_bindings, device,
-                              generators, graph_trees, in_flight, kinds, memory_history, mempool, runtime_api,
+                              generators, graph_trees, in_flight, kinds, memory_history, mempool, pending, runtime_api,
                               serialization, streams, sync_debug, workspaces)
 from seam.torch_cuda.dispatch import DeviceMode
 from seam.torch_cuda.generic import GENERIC_PATCHES
@@ -216,6 +216,7 @@ class _Installation:
     def remove(self) -> None:
         in_flight.settle(runtime())  # the replays launched in the emulation finish in it
         allocator.allocation_hook = None
+        pending.reset()  # the frees record_stream held back happen in it
         try:
             self.mode.__exit__(None, None, None)
         finally:

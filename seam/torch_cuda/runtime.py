@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING, Any, Callable
 
 import torch
 
-from seam.torch_cuda import allocator, in_flight
+from seam.torch_cuda import allocator, in_flight, pending
 from seam.torch_cuda.allocator import CachingAllocator
 from seam.torch_cuda.cuda_errors import ALREADY_RECORDING, torch_error
 
@@ -265,6 +265,7 @@ def reset() -> Runtime:
     # torch's GPU trace, once activated, stays on for the process: a fresh device keeps it on.
     tracing = _runtime is not None and _runtime.gpu_trace
     allocator.allocation_hook = None
+    pending.reset()  # no sleep queued, no free held back
     _runtime = Runtime()
     if tracing:
         activate_gpu_trace()

@@ -14,8 +14,9 @@ from typing import Any
 
 import torch
 
-from seam.torch_cuda import cuda_errors, in_flight, runtime_api, sync_debug
+from seam.torch_cuda import cuda_errors, in_flight, pending, runtime_api, sync_debug
 from seam.torch_cuda.device import lazy_init
+from seam.torch_cuda.kinds import is_device
 from seam.torch_cuda.runtime import DEVICE, new_handle, register_default_stream, runtime
 
 
@@ -107,12 +108,13 @@ class Stream:
     def query(self) -> bool:
         refuse_host_wait("cudaStreamQuery", capturing_stream=runtime().capture_of(self._id) is not None)
         in_flight.settle(runtime())
-        return True
+        return time.perf_counter() >= pending.ends(self._id)
 
     def synchronize(self) -> None:
         sync_debug.flag()  # a host wait: flagged in sync debug mode (torch.cuda.synchronize() is not, as on the GPU)
         refuse_host_wait("cudaStreamSynchronize", capturing_stream=runtime().capture_of(self._id) is not None)
         in_flight.settle(runtime())
+        pending.wait_until(pending.ends(self._id))
         runtime().fire("StreamSynchronizationCallbacks", self.cuda_stream)
 
     def __enter__(self) -> "Stream":
@@ -169,6 +171,8 @@ class Event:
         self.clock: tuple[tuple[int, int], ...] = ()
         self.captured = False
         self.time: float | None = None
+        #: When the work queued before it on its stream ends (``pending.py``): it is complete from then on.
+        self.done = 0.0
         runtime().fire("EventCreationCallbacks", self.cuda_event)
 
     def record(self, stream: Stream | None = None) -> None:
@@ -183,7 +187,8 @@ class Event:
                 capture.ops.append(_EventRecordNode(self))
         else:
             self.clock, self.captured = (), False
-            self.time = time.perf_counter()
+            self.done = pending.ends(stream._id)
+            self.time = max(time.perf_counter(), self.done)
         rt.fire("EventRecordCallbacks", self.cuda_event, stream.cuda_stream)
 
     def wait(self, stream: Stream | None = None) -> None:
@@ -193,6 +198,8 @@ class Event:
         in_flight.settle(rt)  # the waiting stream's next work runs after the replays in flight
         if self.stream is None:
             return  # CUDA: waiting on an event never recorded is a no-op
+        if not self.captured:
+            pending.inherit(stream._id, self.done)
         waiter = rt.capture_of(stream._id)
         if waiter is not None and not self.captured:
             waiter.invalidate("a wait on uncaptured work")
@@ -213,12 +220,13 @@ class Event:
         self._refuse_if_captured("cudaEventQuery")
         refuse_host_wait("cudaEventQuery")
         in_flight.settle(runtime())
-        return True
+        return time.perf_counter() >= self.done
 
     def synchronize(self) -> None:
         self._refuse_if_captured("cudaEventSynchronize")
         refuse_host_wait("cudaEventSynchronize")
         in_flight.settle(runtime())
+        pending.wait_until(self.done)
         runtime().fire("EventSynchronizationCallbacks", self.cuda_event)
 
     def elapsed_time(self, end_event: "Event") -> float:
@@ -312,17 +320,26 @@ def synchronize(device: Any = None) -> None:
     rt = runtime()
     refuse_host_wait("cudaDeviceSynchronize", capturing_stream=bool(rt.captures))
     in_flight.settle(rt)
+    pending.wait_until(pending.device_end())
     rt.fire("DeviceSynchronizationCallbacks")
 
 
 def sleep(cycles: int) -> None:
-    """``torch.cuda._sleep``: a spin kernel that holds the current stream busy. Nothing on the emulated
-    device runs concurrently, so there is nothing to hold back: it returns, in a capture too."""
-    int(cycles)
+    """``torch.cuda._sleep``: a spin kernel that holds the current stream busy for ``cycles`` of the device's clock
+    (``pending.py``); inside a capture it queues nothing."""
+    rt = runtime()
+    stream = rt.current_stream()
+    if rt.capture_of(stream._id) is None:
+        pending.queue_sleep(stream._id, int(cycles))
+    else:
+        int(cycles)
 
 
 def record_stream(tensor: torch.Tensor, s: Any) -> None:
-    """``Tensor.record_stream``: the caching allocator's bookkeeping; nothing to order on the CPU."""
+    """``Tensor.record_stream``: the caching allocator's bookkeeping: the block's free waits for the work ``s``
+    has queued by then (``pending.py``); nothing to order on the CPU."""
     s = native(s)
     if not isinstance(s, Stream):
         raise TypeError(f"record_stream(): argument 'stream' must be torch.cuda.Stream, not {type(s).__name__}")
+    if is_device(tensor):
+        pending.note_stream_use(tensor.untyped_storage(), s._id)

@@ -34,15 +34,6 @@ EXCEPTIONS: dict[str, str] = {
     "make_graphed_callables_refuses_an_unused_input": (
         "the same refusal (RuntimeError, `allow_unused=True`) in the words of two torch releases: autograd "
         "names the input's index since torch 2.12; the H200 ran 2.11, this machine 2.13."),
-    "a_freed_block_is_reused_on_its_own_stream_only": (
-        "the figures agree (segments, split blocks); the ADDRESSES do not: the emulated device's memory is the "
-        "CPU allocator's, so a freed block's address is not handed to the next request of its stream, nor "
-        "split at the caching allocator's offsets (seam/torch_cuda/allocator.py models the book-keeping, not "
-        "the placement)."),
-    "freed_neighbours_merge_and_empty_cache_releases_only_wholly_free_segments": (
-        "the figures agree; two tensors made one after the other lie 256 KiB apart on the H200 (one segment) "
-        "and a request takes the merged block's address there, where the CPU allocator places them "
-        "(the placement is not modelled)."),
 }
 
 
@@ -92,10 +83,10 @@ def render(cuda: dict, emulated: dict, same_torch: dict | None = None) -> str:
         "",
         f"- **H200**: `evidence/cuda-corpus-h200.json`, {pc['device']} (sm {pc['capability'][0]}.{pc['capability'][1]}), "
         f"torch {pc['torch']}, CUDA {pc['torch_cuda']}, corpus of commit `{pc.get('corpus_commit', pc['commit'])}`, "
-        f"{pc['wall_s']} s with {pc['jobs']} jobs: `python -m tests.fidelity.cuda_corpus --arm cuda --jobs 8 --out FILE`;",
+        f"{pc['wall_s']} s with {pc['jobs']} jobs: `python -m tests.fidelity.cuda_corpus --arm cuda --jobs {pc['jobs']} --out FILE`;",
         f"- **emulated**: `evidence/cuda-corpus-emulated.json`, {pe['device']}, torch {pe['torch']}, commit "
         f"`{pe['commit']}`, {pe['wall_s']} s with {pe['jobs']} jobs: "
-        "`python -m tests.fidelity.cuda_corpus --arm emulated --jobs 2 --out FILE` (each child runs with "
+        f"`python -m tests.fidelity.cuda_corpus --arm emulated --jobs {pe['jobs']} --out FILE` (each child runs with "
         "`SEAM_EMULATE_CUDA=1`);",
         "- both corpora hash to the same programs "
         f"(`programs_sha256` {pc['programs_sha256'][:12]}...).",
