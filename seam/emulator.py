@@ -87,17 +87,19 @@ class RecordedOp:
                 kept.copy_(fresh)
 
     @classmethod
-    def functional(cls, func: Any, args: tuple[Any, ...], kwargs: dict[str, Any], outputs: list[torch.Tensor]) -> "RecordedOp":
+    def functional(cls, func: Any, args: tuple[Any, ...], kwargs: dict[str, Any], outputs: list[torch.Tensor], *,
+                   timed: bool = True) -> "RecordedOp":
         """Replay through the ``out=`` overload when one exists AND is faster here.
 
         An ``out=`` call saves the allocation and the copy back, but some CPU ``out`` kernels are
         slower than their functional twin (``gelu.out``, ``native_layer_norm.out``), so both are
         timed once, at capture, and the faster becomes the replay plan. Either writes the same
-        values into the same buffers.
+        values into the same buffers. With ``timed`` False (what the memory holds at capture is refused by
+        the kernel: ``_run_at_capture``) nothing is run now, and the replay plan is the functional form.
         """
         plain = cls(func, args, kwargs, outputs, False)
         out = out_variant(func)
-        if out is None or len(out[1]) != len(outputs):
+        if not timed or out is None or len(out[1]) != len(outputs):
             return plain
         overload, names = out
         rewritten = cls(overload, args, {**kwargs, **dict(zip(names, outputs))}, outputs, True)
@@ -191,6 +193,50 @@ def _aliases(outputs: list[torch.Tensor]) -> list[torch.Tensor]:
     return [_alias(t) for t in outputs]
 
 
+#: Refusals that are the emulated CUDA's own (raised by its checks, never by a CPU kernel's view of values).
+_DEVICE_ERRORS = tuple(t for t in (getattr(torch, "AcceleratorError", None), torch.OutOfMemoryError) if t is not None)
+
+
+def _run_at_capture(func: Any, args: tuple[Any, ...], kwargs: dict[str, Any]) -> tuple[Any, bool]:
+    """``func`` run now, for its results: on what the memory holds at capture time (and whether it ran).
+
+    On a GPU a capture runs no kernel, so nothing reads the VALUES an operation is given until a replay; here each
+    operation runs to have its results, and memory that only a replay computes (an earlier graph's output, never
+    replayed) holds garbage, which a CPU kernel's own checks may refuse (an index out of bounds: PyTorch's
+    ``test_graph_make_graphed_callables``, whose backward's ``gather`` reads the index its forward's capture made).
+    When the same operation on tensors of the same shapes but no values (``meta``) is accepted, the refusal was the
+    values', which a GPU never looked at: the results are fresh memory of those shapes (as unwritten as a capture
+    leaves a GPU's), a written argument is left as it was, and the replay runs the operation on what is there then.
+    A refusal the shapes alone bring (a size mismatch) is raised as it was."""
+    try:
+        return func(*args, **kwargs), True
+    except (RuntimeError, IndexError) as refused:
+        if isinstance(refused, _DEVICE_ERRORS):  # what the emulated device itself refused: CUDA's words
+            raise
+        real: dict[int, torch.Tensor] = {}
+
+        def shaped(value: Any) -> Any:
+            if not isinstance(value, torch.Tensor):
+                return value
+            meta = torch.empty_strided(value.shape, value.stride(), dtype=value.dtype, device="meta")
+            real[id(meta)] = value
+            return meta
+
+        try:
+            meta_result = func(*tree_map(shaped, args), **tree_map(shaped, kwargs))
+        except Exception:
+            raise refused from None
+
+        def fresh(value: Any) -> Any:
+            if not isinstance(value, torch.Tensor):
+                return value
+            if id(value) in real:  # a written argument (in place, ``out=``): as it was
+                return real[id(value)]
+            return torch.empty_strided(value.shape, value.stride(), dtype=value.dtype)
+
+        return tree_map(fresh, meta_result), False
+
+
 def _is_view(func: Any) -> bool:
     returns = func._schema.returns
     return bool(returns) and all(r.alias_info is not None and not r.alias_info.is_write for r in returns)
@@ -223,7 +269,7 @@ class CaptureRecorder(CaptureGuard):
         mutated = _mutated_args(func, args, kwargs)
         for t in mutated:
             self._save_before_write(t)
-        result = func(*args, **kwargs)
+        result, ran = _run_at_capture(func, args, kwargs)
         self._on_op()
         outputs = [t for t in tree_leaves(result) if isinstance(t, torch.Tensor)]
         born = _new_memory(outputs, args, kwargs) if outputs and not _is_view(func) else []
@@ -234,7 +280,7 @@ class CaptureRecorder(CaptureGuard):
             for t in born:
                 self._registry.mark(t, "device")
                 self._born.setdefault(id(t.untyped_storage()), _alias(t))
-            self.graph.ops.append(RecordedOp.functional(func, *self._bake(args, kwargs), _aliases(outputs)))
+            self.graph.ops.append(RecordedOp.functional(func, *self._bake(args, kwargs), _aliases(outputs), timed=ran))
         elif mutated:  # in place or ``out=``: every result is a written argument, rewritten by re-issuing
             self.graph.ops.append(RecordedOp(func, *self._bake(args, kwargs), _aliases(outputs), True))
         return result
