@@ -3,7 +3,8 @@
 ``torch.cuda``'s Python API is emulated name by name; these are the C bindings under it, which a CPU-only build
 lacks and some callers use without the API: PyTorch's test harness (``CudaNonDefaultStream`` sets each test's
 stream with ``torch._C._cuda_setStream``), custom-kernel launchers (``_cuda_getCurrentRawStream``), allocator
-tools (``_cuda_memoryStats``). Each routes to the emulated runtime, with torch's signature and return shape: a stream
+tools (``_cuda_memoryStats``), and torch's own optimizers group their tensors by device
+(``_group_tensors_by_device_and_dtype``, whose C++ reads a tensor's real device). Each routes to the emulated runtime, with torch's signature and return shape: a stream
 is ``(stream_id, device_index, device_type)``, the tuple torch's ``Stream(stream_id=..., ...)`` takes back.
 A CUDA build's own bindings (PyPI's default torch on a machine without a GPU) are replaced too: there they would
 ask a CUDA runtime that has no device.
@@ -66,6 +67,45 @@ def memory_stats(index: int) -> dict[str, Any]:
     return accelerator._device_stats(index)
 
 
+_FLOAT_STEPS = (torch.float32, torch.float64)
+
+
+def group_tensors_by_device_and_dtype(tensorlistlist: Any, with_indices: bool = False) -> dict[Any, Any]:
+    """``torch._C._group_tensors_by_device_and_dtype``, under every foreach and fused optimizer: the lists' tensors
+    grouped by the (device, dtype) of the first list's, by the device each tensor REPORTS (torch's C++ reads the
+    real one, which is the host's for every tensor here: a device tensor and a host one fell into one group keyed
+    ``cpu``). As torch's: an empty list stays empty, a None entry is kept, a tensor of a later list must match its
+    group's device and dtype except a float step, which may be on the host; the value is (lists, indices)."""
+    lists = [list(tensors) for tensors in tensorlistlist]
+    first = lists[0]
+    if any(len(tensors) not in (0, len(first)) for tensors in lists):
+        raise RuntimeError("Expected all tensor lists to have the same length or to be empty")
+    groups: dict[Any, Any] = {}
+    for index, tensor in enumerate(first):
+        if tensor is None:
+            raise RuntimeError("Tensors of the first list of nested Tensor lists are supposed to be defined but the "
+                               f"{index}-th Tensor is not.")
+        key = (tensor.device, tensor.dtype)
+        for tensors in lists[1:]:
+            other = tensors[index] if tensors else None
+            if other is None:
+                continue
+            same_device = other.device == key[0]
+            if not ((same_device and (other.dtype == key[1] or other.dtype in _FLOAT_STEPS))
+                    or (not same_device and other.device.type == "cpu" and other.dtype in _FLOAT_STEPS)):
+                raise RuntimeError("Tensors of the same index must be on the same device and the same dtype except "
+                                   "`step` tensors that can be CPU and float32/64 notwithstanding")
+        if key not in groups:
+            groups[key] = ([[] for _ in lists], [])
+        grouped, indices = groups[key]
+        for position, tensors in enumerate(lists):
+            if tensors:
+                grouped[position].append(tensors[index])
+        if with_indices:
+            indices.append(index)
+    return groups
+
+
 def _false() -> bool:
     return False
 
@@ -94,6 +134,7 @@ BINDINGS: dict[str, Any] = {
     "_cuda_resetPeakMemoryStats": accelerator._reset_peak,
     "_cuda_resetAccumulatedMemoryStats": accelerator._reset_accumulated,
     "_cuda_getArchFlags": arch_flags,
+    "_group_tensors_by_device_and_dtype": group_tensors_by_device_and_dtype,
 }
 
 
