@@ -29,8 +29,8 @@ import torch.cuda.random
 import torch.cuda.streams
 
 from seam.torch_cuda import (accelerator, addresses, allocator, autocast, capture, compiling, cuda_bindings, device,
-                              generators, graph_trees, in_flight, kinds, memory_history, mempool, pending, runtime_api,
-                              serialization, streams, sync_debug, torch_c, workspaces)
+                              generators, graph_trees, in_flight, kinds, legacy_types, memory_history, mempool,
+                              pending, runtime_api, serialization, streams, sync_debug, torch_c, workspaces)
 from seam.torch_cuda.dispatch import DeviceMode
 from seam.torch_cuda.generic import GENERIC_PATCHES
 from seam.torch_cuda.addresses import storage_at
@@ -158,6 +158,7 @@ def _patches() -> list[tuple[Any, str, Any]]:
     out.extend(mempool.patches())
     out.extend(addresses.patches())
     out.extend(torch_c.patches())
+    out.extend(legacy_types.patches())
     out.extend(runtime_api.patches())
     out.extend(compiling.patches())
     out.extend(graph_trees.patches())

@@ -145,6 +145,8 @@ def tolist(self: torch.Tensor) -> Any:
 
 
 def type_(self: torch.Tensor, dtype: Any = None, non_blocking: bool = False, **kwargs: Any) -> Any:
+    if getattr(dtype, "is_cuda", False) is True and isinstance(getattr(dtype, "__name__", None), str):
+        dtype = f"torch.cuda.{dtype.__name__}"  # ``torch.cuda.DoubleTensor`` (``legacy_types.py``): by its name
     if dtype is None:
         name = _TensorBase.type(self)
         return name.replace("torch.", "torch.cuda.", 1) if is_device(self) else name
