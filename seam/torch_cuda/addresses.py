@@ -30,24 +30,12 @@ _storage_of = torch._C.TensorBase.untyped_storage
 _ATTR = kinds._ATTR
 
 
-def model_address(start: int) -> int | None:
-    """The allocator model's address of the device block whose storage starts at CPU address ``start``."""
-    ref = kinds._BY_ADDRESS.get(start)
-    if ref is None:
-        return None
-    alloc = runtime().allocator
-    if alloc.log:
-        alloc.flush()
-    block = alloc.active.get(id(ref))  # allocator.key_of
-    return None if block is None else block.address
-
-
 def storage_data_ptr(self: torch.UntypedStorage) -> int:
     """``UntypedStorage.data_ptr()``: device memory at the model's address."""
     real = real_storage_ptr(self)
     if not real or getattr(self, _ATTR, None) != "device":
         return real
-    address = model_address(real)
+    address = kinds.model_address(real)
     return real if address is None else address
 
 
@@ -59,7 +47,7 @@ def tensor_data_ptr(self: torch.Tensor) -> int:
         return real_tensor_ptr(self)
     if getattr(storage, _ATTR, None) != "device":
         return real_tensor_ptr(self)
-    address = model_address(real_storage_ptr(storage))
+    address = kinds.model_address(real_storage_ptr(storage))
     if address is None:
         return real_tensor_ptr(self)
     # not ``real_tensor_ptr(self)`` less the storage's start: under a torch function mode torch's own method hands

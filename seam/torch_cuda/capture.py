@@ -20,7 +20,7 @@ import torch
 
 from seam.emulator import CaptureRecorder, EmulatedGraph, RecordedOp
 from seam.fork_ledger import ForkLedger
-from seam.torch_cuda import cuda_bindings, cuda_errors, generators, in_flight
+from seam.torch_cuda import cuda_bindings, cuda_errors, gc_pace, generators, in_flight
 from seam.torch_cuda.kinds import REGISTRY
 from seam.torch_cuda.allocator import DEFAULT_POOL
 from seam.torch_cuda.pools import CountingOps, Pool, free_default_pool_held, free_graph_held
@@ -212,6 +212,7 @@ class CUDAGraph:
         self._pool_begun = True
         self._capture = capture
         rt.captures.append(capture)
+        gc_pace.capture_opened(len(rt.captures))
 
     def _release_memory(self) -> None:
         """The graph's memory goes back: its generator states' holders freed when no other graph holds them, its
@@ -306,6 +307,7 @@ class CUDAGraph:
         rt = runtime()
         if capture in rt.captures:
             rt.captures.remove(capture)
+            gc_pace.capture_closed(len(rt.captures))
         return capture.recorder.finish()
 
     def instantiate(self) -> None:

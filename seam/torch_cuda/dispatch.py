@@ -421,7 +421,7 @@ class DeviceMode(TorchDispatchMode):
                         if len(alloc.log) > allocator.FLUSH_AT:
                             alloc.flush()
                     if allocator.allocation_hook is not None:
-                        allocator.allocation_hook(address)
+                        allocator.allocation_hook(kinds.said_address(address))
                 return result
             if rt.in_flight:
                 in_flight.settle(rt)  # the replays launched before this operation run first

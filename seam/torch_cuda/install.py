@@ -29,7 +29,7 @@ import torch.cuda.random
 import torch.cuda.streams
 
 from seam.torch_cuda import (accelerator, addresses, allocator, autocast, capture, compiling, cuda_bindings, device,
-                              generators, graph_trees, in_flight, kinds, legacy_types, memory_history, mempool,
+                              gc_pace, generators, graph_trees, in_flight, kinds, legacy_types, memory_history, mempool,
                               pending, runtime_api, serialization, streams, sync_debug, torch_c, workspaces)
 from seam.torch_cuda.dispatch import DeviceMode
 from seam.torch_cuda.generic import GENERIC_PATCHES
@@ -219,6 +219,7 @@ class _Installation:
         in_flight.settle(runtime())  # the replays launched in the emulation finish in it
         allocator.allocation_hook = None
         pending.reset()  # the frees record_stream held back happen in it
+        gc_pace.reset()  # the collector's thresholds as they were
         try:
             self.mode.__exit__(None, None, None)
         finally:

@@ -151,7 +151,7 @@ def _allocated(storage: torch.UntypedStorage) -> None:
         ref = _watch(rt, storage, address)
         note_allocation(rt, id(ref), nbytes, ref)  # id(ref): allocator.key_of
     if allocator.allocation_hook is not None:
-        allocator.allocation_hook(address)
+        allocator.allocation_hook(said_address(address))
 
 
 def _watch(rt: Any, storage: torch.UntypedStorage, address: int) -> "weakref.ref[torch.UntypedStorage]":
@@ -171,6 +171,26 @@ def free_alias_held(rt: Any) -> None:
             key = model_key(owner)
             if key in rt.allocator.active and not _held_beyond_aliases(owner):
                 rt.allocator.free_held(key)
+
+
+def model_address(start: int) -> int | None:
+    """The allocator model's address of the device block whose storage starts at CPU address ``start`` (what
+    ``data_ptr()`` says of it: ``addresses.py``); None when the model holds no block for it."""
+    ref = _BY_ADDRESS.get(start)
+    if ref is None:
+        return None
+    alloc = runtime().allocator
+    if alloc.log:
+        alloc.flush()
+    block = alloc.active.get(id(ref))  # allocator.key_of
+    return None if block is None else block.address
+
+
+def said_address(start: int) -> int:
+    """The address ``data_ptr()`` says for the device storage at CPU address ``start`` (the GPU trace's allocation
+    callbacks get it)."""
+    said = model_address(start)
+    return start if said is None else said
 
 
 def block_ref(storage: torch.UntypedStorage) -> Any:

@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING, Any, Callable
 
 import torch
 
-from seam.torch_cuda import allocator, in_flight, pending
+from seam.torch_cuda import allocator, gc_pace, in_flight, pending
 from seam.torch_cuda.allocator import CachingAllocator
 from seam.torch_cuda.cuda_errors import ALREADY_RECORDING, torch_error
 
@@ -266,6 +266,7 @@ def reset() -> Runtime:
     tracing = _runtime is not None and _runtime.gpu_trace
     allocator.allocation_hook = None
     pending.reset()  # no sleep queued, no free held back
+    gc_pace.reset()  # no capture open: the collector's own pace
     _runtime = Runtime()
     if tracing:
         activate_gpu_trace()
@@ -277,12 +278,4 @@ def activate_gpu_trace() -> None:
 
     rt = runtime()
     rt.gpu_trace = True
-    allocator.allocation_hook = lambda address: rt.fire("MemoryAllocationCallbacks", _said(address))
-
-
-def _said(start: int) -> int:
-    """The address ``data_ptr()`` says for the new device storage at CPU address ``start`` (``addresses.py``)."""
-    from seam.torch_cuda.addresses import model_address
-
-    said = model_address(start)
-    return start if said is None else said
+    allocator.allocation_hook = lambda address: rt.fire("MemoryAllocationCallbacks", address)

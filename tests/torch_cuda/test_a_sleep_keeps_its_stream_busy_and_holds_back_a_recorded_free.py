@@ -5,24 +5,37 @@ of a block ``record_stream`` gave the busy stream until that stream's work is do
 PyTorch's own tests are written so (``test_events``, ``test_record_stream``, ``get_cycles_per_ms``); the emulated
 device used to finish every sleep at once, so ``query()`` said True behind a sleep, ``elapsed_time`` said about 0,
 and a block recorded on a busy stream was reused at once ("allocation re-used too soon").
+
+On the cuda arm the module runs in a process of its own (``own_process``): torch hands out streams from a pool, and
+in a shard's process the pool's streams carry free blocks of earlier tests, where best fit took a smaller free block
+than the recorded one (H100, session 24: "allocation not re-used", 1024 bytes off).
 """
 
 from __future__ import annotations
 
 import time
 
+import statistics
+
 import pytest
 import torch
 
+pytestmark = pytest.mark.own_process
+
 
 def _cycles_per_ms() -> float:
-    """torch.testing's ``get_cycles_per_ms``: a sleep of a million cycles, timed by events."""
-    start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
-    start.record()
-    torch.cuda._sleep(1_000_000)
-    end.record()
-    end.synchronize()
-    return 1_000_000 / start.elapsed_time(end)
+    """torch.testing's ``get_cycles_per_ms``: sleeps of a million cycles timed by events, the median of five after
+    one to warm up (one alone read twice the rate on a busy H100)."""
+    def measure() -> float:
+        start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+        start.record()
+        torch.cuda._sleep(1_000_000)
+        end.record()
+        end.synchronize()
+        return 1_000_000 / start.elapsed_time(end)
+
+    measure()
+    return statistics.median(measure() for _ in range(5))
 
 
 @pytest.fixture
@@ -41,7 +54,7 @@ def test_an_event_behind_a_sleep_completes_when_the_sleep_does(per_ms: float) ->
     assert not end.query() and not stream.query()
     end.synchronize()
     assert end.query() and stream.query()
-    assert 40 < start.elapsed_time(end) < 500
+    assert 20 < start.elapsed_time(end) < 1000
 
 
 def test_a_stream_that_waits_on_a_busy_one_is_busy_until_it_ends(per_ms: float) -> None:
