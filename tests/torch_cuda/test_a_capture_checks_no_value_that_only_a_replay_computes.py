@@ -11,18 +11,7 @@ from __future__ import annotations
 
 import torch
 
-
-def _capture(graph: torch.cuda.CUDAGraph, body, pool=None):  # type: ignore[no-untyped-def]
-    side = torch.cuda.Stream()
-    side.wait_stream(torch.cuda.current_stream())
-    with torch.cuda.stream(side):
-        graph.capture_begin(pool=pool)
-        try:
-            out = body()
-        finally:  # a refused body leaves no capture open behind it
-            graph.capture_end()
-    torch.cuda.current_stream().wait_stream(side)
-    return out
+from tests.torch_cuda.side_capture import captured as _capture
 
 
 def test_a_gather_with_an_index_only_an_earlier_graph_computes_captures_and_replays_right(torch_cuda: str) -> None:

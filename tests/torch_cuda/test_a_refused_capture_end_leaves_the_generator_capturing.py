@@ -16,17 +16,14 @@ from __future__ import annotations
 import pytest
 import torch
 
+from tests.torch_cuda.side_capture import captured
+
 OUTSIDE = "Offset increment outside graph capture encountered unexpectedly"
 
 
 def _end_a_capture_cleanly() -> None:
-    graph, side, y = torch.cuda.CUDAGraph(), torch.cuda.Stream(), torch.zeros(1, device="cuda")
-    side.wait_stream(torch.cuda.current_stream())
-    with torch.cuda.stream(side):
-        graph.capture_begin()
-        y.add_(1)
-        graph.capture_end()
-    torch.cuda.current_stream().wait_stream(side)
+    y = torch.zeros(1, device="cuda")
+    captured(torch.cuda.CUDAGraph(), lambda: y.add_(1))
     torch.cuda.synchronize()
 
 

@@ -14,15 +14,12 @@ import gc
 
 import torch
 
+from tests.torch_cuda.side_capture import captured
+
 
 def _a_graph_in_a_cycle() -> None:
-    graph, side, x = torch.cuda.CUDAGraph(), torch.cuda.Stream(), torch.ones(4, device="cuda")
-    side.wait_stream(torch.cuda.current_stream())
-    with torch.cuda.stream(side):
-        graph.capture_begin()
-        x.add_(1)
-        graph.capture_end()
-    torch.cuda.current_stream().wait_stream(side)
+    graph, x = torch.cuda.CUDAGraph(), torch.ones(4, device="cuda")
+    captured(graph, lambda: x.add_(1))
     cycle: list[object] = [graph]
     cycle.append(cycle)
 
@@ -32,17 +29,15 @@ def test_a_capture_of_a_hundred_operations_collects_no_graph_left_in_a_cycle(tor
     before = gc.get_threshold()
     for _ in range(3):
         _a_graph_in_a_cycle()
-    graph, side, x = torch.cuda.CUDAGraph(), torch.cuda.Stream(), torch.ones(64, device="cuda")
-    side.wait_stream(torch.cuda.current_stream())
-    with torch.cuda.stream(side):
-        graph.capture_begin()
-        try:
-            y = x
-            for _ in range(50):
-                y = y * 1.5 + 1
-        finally:
-            graph.capture_end()  # refused, had a graph been released inside the capture
-    torch.cuda.current_stream().wait_stream(side)
+    graph, x = torch.cuda.CUDAGraph(), torch.ones(64, device="cuda")
+
+    def body() -> torch.Tensor:
+        y = x
+        for _ in range(50):
+            y = y * 1.5 + 1
+        return y
+
+    y = captured(graph, body)  # its end is refused, had a graph been released inside the capture
     graph.replay()
     torch.cuda.synchronize()
     assert y.shape == (64,)

@@ -1,0 +1,23 @@
+"""The tests' one way to capture a body into a ``torch.cuda.CUDAGraph`` on a side stream, as torch wants it: the side
+stream waits for the current one, the body runs between ``capture_begin`` and ``capture_end`` (which runs even when
+the body raises, so no capture is left open behind a failed test), and the current stream waits for the side."""
+
+from __future__ import annotations
+
+from typing import Any, Callable
+
+import torch
+
+
+def captured(graph: torch.cuda.CUDAGraph, body: Callable[[], Any], pool: Any = None) -> Any:
+    """``body()``'s result, captured into ``graph`` (in ``pool`` when given) on a fresh side stream."""
+    side = torch.cuda.Stream()
+    side.wait_stream(torch.cuda.current_stream())
+    with torch.cuda.stream(side):
+        graph.capture_begin(pool=pool)
+        try:
+            out = body()
+        finally:
+            graph.capture_end()
+    torch.cuda.current_stream().wait_stream(side)
+    return out
