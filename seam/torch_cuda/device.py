@@ -12,7 +12,7 @@ from typing import Any
 
 import torch
 
-from seam.torch_cuda import memory_history
+from seam.torch_cuda import host_cache, memory_history
 from seam.torch_cuda.runtime import runtime
 
 NAME = "seamgate emulated CUDA device (CPU)"
@@ -188,7 +188,8 @@ def empty_cache() -> None:
 
 
 def empty_host_cache() -> None:
-    """``torch._C._host_emptyCache`` (``torch.accelerator.empty_host_cache``): no pinned-memory cache to empty."""
+    """``torch._C._host_emptyCache`` (``torch.accelerator.empty_host_cache``): the pinned cache's free blocks go."""
+    host_cache.empty_cache()
 
 
 def mem_get_info(device: Any = None) -> tuple[int, int]:

@@ -33,8 +33,8 @@ from torch.utils._python_dispatch import TorchDispatchMode
 
 from seam.capture_guard import COPY_OPS, check_copy
 from seam.errors import CaptureError, PageableCopyError
-from seam.torch_cuda import (allocator, cuda_errors, generators, graph_trees, in_flight, kinds, pending, philox,
-                             sync_debug, workspaces)
+from seam.torch_cuda import (allocator, cuda_errors, generators, graph_trees, host_cache, in_flight, kinds, pending,
+                             philox, sync_debug, workspaces)
 from seam.torch_cuda.allocator import DEFAULT_POOL
 from seam.torch_cuda.allocator_events import ALLOC
 from seam.torch_cuda.device import TOTAL_MEMORY, lazy_init, mem_get_info, memory_allocated, memory_reserved
@@ -43,6 +43,7 @@ from seam.torch_cuda.kinds import _ATTR as _KIND
 from seam.torch_cuda.kinds import _ALIASED_BY_SIZE as _ALIASED
 from seam.torch_cuda.kinds import _BY_ADDRESS as _STORAGES
 from seam.torch_cuda.kinds import _real_ptr as _real_storage_ptr
+from seam.torch_cuda.pending import BUSY as _BUSY
 from seam.torch_cuda.pending import DEFERRED as _HELD_FREES
 from seam.torch_cuda.kinds import is_device, kind_of, mark_unmarked
 from seam.torch_cuda.runtime import CPU, runtime
@@ -229,6 +230,14 @@ def _note_handles(rt: Any, info: _OpInfo) -> None:
         rt.cudnn_threads.add(threading.get_ident())
 
 
+def _note_async_copy(values: tuple[Any, ...]) -> None:
+    """A copy's arguments (and result): when it is non-blocking (``copy_``'s and ``_to_copy``'s flag, a bool among
+    them), the pinned blocks it reads or writes are held until the current stream's queued work is done
+    (``host_cache.note_copy``)."""
+    if any(v is True for v in values):
+        host_cache.note_copy(runtime().current_stream()._id, values)
+
+
 def _mark_new(result: Any, kind: str, fresh: tuple[bool, ...]) -> None:
     """Mark the results that are NEW memory as ``kind``: a result the schema says is an input or a
     view of one (``copy_`` into a host tensor returns that host tensor) keeps its memory's kind, and
@@ -376,10 +385,13 @@ class DeviceMode(TorchDispatchMode):
             # (the C++ callable behind the OpOverload, one Python frame less per operation): ``fast_calls.py``
             if not device_in:
                 return info.call(*args, **kwargs)  # host work: runs now, in or out of a capture
-            if host_in and not info.mixed_ok:
-                if info.composite:
-                    return self._redispatched(_CPU_KEYS, func, args, kwargs)
-                raise _mixed_devices(func, info, args, kwargs)
+            if host_in:
+                if not info.mixed_ok:
+                    if info.composite:
+                        return self._redispatched(_CPU_KEYS, func, args, kwargs)
+                    raise _mixed_devices(func, info, args, kwargs)
+                if _BUSY:  # a copy between host and device while a stream is busy: a pinned block it uses is held
+                    _note_async_copy(values)
             if info.cuda_kernel:
                 return self._redispatched(_CUDA_KEYS, func, args, kwargs)
             rt = runtime()
@@ -504,6 +516,8 @@ class DeviceMode(TorchDispatchMode):
             _mark_new(result, "pinned", info.fresh)
         elif on_device:
             _mark_new(result, "device", info.fresh)
+        if _BUSY and func is _TO_COPY:  # a copy between host and device while a stream is busy (``_note_async_copy``)
+            _note_async_copy((*args, kwargs.get("non_blocking", False), result))
         return result
 
     def _run_on_device(self, func: Any, types: Any, args: tuple[Any, ...], kwargs: dict[str, Any],

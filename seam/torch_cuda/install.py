@@ -29,8 +29,9 @@ import torch.cuda.random
 import torch.cuda.streams
 
 from seam.torch_cuda import (accelerator, addresses, allocator, autocast, capture, compiling, cuda_bindings, device,
-                              gc_pace, generators, graph_trees, in_flight, kinds, legacy_types, memory_history, mempool,
-                              pending, runtime_api, serialization, streams, sync_debug, torch_c, workspaces)
+                              gc_pace, generators, graph_trees, host_cache, in_flight, kinds, legacy_types,
+                              memory_history, mempool, pending, runtime_api, serialization, streams, sync_debug,
+                              torch_c, workspaces)
 from seam.torch_cuda.dispatch import DeviceMode
 from seam.torch_cuda.generic import GENERIC_PATCHES
 from seam.torch_cuda.addresses import storage_at
@@ -219,6 +220,7 @@ class _Installation:
         in_flight.settle(runtime())  # the replays launched in the emulation finish in it
         allocator.allocation_hook = None
         pending.reset()  # the frees record_stream held back happen in it
+        host_cache.reset()  # the cached pinned blocks go back to the system
         gc_pace.reset()  # the collector's thresholds as they were
         try:
             self.mode.__exit__(None, None, None)

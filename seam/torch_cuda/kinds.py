@@ -16,7 +16,7 @@ from typing import Any, Literal
 
 import torch
 
-from seam.torch_cuda import allocator, cuda_errors
+from seam.torch_cuda import allocator, cuda_errors, host_cache
 from seam.torch_cuda.allocator import DEFAULT_POOL, key_of
 from seam.torch_cuda.device import TOTAL_MEMORY
 from seam.torch_cuda.runtime import runtime
@@ -235,8 +235,17 @@ def is_device(tensor: torch.Tensor) -> bool:
 
 
 def mark(tensor: torch.Tensor, kind: MemoryKind) -> None:
-    """Mark ``tensor``'s storage (and so every view of it) as ``kind`` memory."""
+    """Mark ``tensor``'s storage (and so every view of it) as ``kind`` memory; a new pinned tensor moves onto the
+    pinned cache's memory first (``host_cache.py``)."""
+    if kind == "pinned":
+        _pin(tensor)
     mark_storage(tensor.untyped_storage(), kind)
+
+
+def _pin(tensor: torch.Tensor) -> None:
+    """A new pinned tensor takes a block of the pinned cache (outside captures: one made inside is only marked)."""
+    if getattr(tensor.untyped_storage(), _ATTR, None) is None and not runtime().captures:
+        host_cache.place(tensor)
 
 
 def storage_kind(storage: torch.UntypedStorage) -> MemoryKind:
@@ -258,6 +267,9 @@ def mark_unmarked(tensor: torch.Tensor, kind: MemoryKind) -> None:
     """Mark ``tensor``'s storage as ``kind`` unless it already has a kind (the device mode's hot path)."""
     storage = tensor.untyped_storage()
     if getattr(storage, _ATTR, None) is None:
+        if kind == "pinned":
+            _pin(tensor)
+            storage = tensor.untyped_storage()
         if _ALIASED_BY_SIZE and kind == "device":
             owner = _free_owner(storage.nbytes())
             if owner is not None:

@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING, Any, Callable
 
 import torch
 
-from seam.torch_cuda import allocator, gc_pace, in_flight, pending
+from seam.torch_cuda import allocator, gc_pace, host_cache, in_flight, pending
 from seam.torch_cuda.allocator import CachingAllocator
 from seam.torch_cuda.cuda_errors import ALREADY_RECORDING, torch_error
 
@@ -266,6 +266,7 @@ def reset() -> Runtime:
     tracing = _runtime is not None and _runtime.gpu_trace
     allocator.allocation_hook = None
     pending.reset()  # no sleep queued, no free held back
+    host_cache.reset()  # no pinned block cached
     gc_pace.reset()  # no capture open: the collector's own pace
     _runtime = Runtime()
     if tracing:

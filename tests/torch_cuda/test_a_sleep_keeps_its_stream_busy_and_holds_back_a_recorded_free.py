@@ -15,33 +15,18 @@ from __future__ import annotations
 
 import time
 
-import statistics
-
 import pytest
 import torch
 
+from tests.torch_cuda.sleeps import cycles_per_ms
+
 pytestmark = pytest.mark.own_process
-
-
-def _cycles_per_ms() -> float:
-    """torch.testing's ``get_cycles_per_ms``: sleeps of a million cycles timed by events, the median of five after
-    one to warm up (one alone read twice the rate on a busy H100)."""
-    def measure() -> float:
-        start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
-        start.record()
-        torch.cuda._sleep(1_000_000)
-        end.record()
-        end.synchronize()
-        return 1_000_000 / start.elapsed_time(end)
-
-    measure()
-    return statistics.median(measure() for _ in range(5))
 
 
 @pytest.fixture
 def per_ms(torch_cuda: str) -> float:
     torch.cuda.synchronize()
-    return _cycles_per_ms()
+    return cycles_per_ms()
 
 
 def test_an_event_behind_a_sleep_completes_when_the_sleep_does(per_ms: float) -> None:
