@@ -27,13 +27,12 @@ from seam.torch_cuda.runtime import runtime
 real_tensor_ptr = torch._C.TensorBase.data_ptr
 real_storage_ptr = torch._C.StorageBase.data_ptr
 _storage_of = torch._C.TensorBase.untyped_storage
-_ATTR = kinds._ATTR
 
 
 def storage_data_ptr(self: torch.UntypedStorage) -> int:
     """``UntypedStorage.data_ptr()``: device memory at the model's address."""
     real = real_storage_ptr(self)
-    if not real or getattr(self, _ATTR, None) != "device":
+    if not real or kinds.storage_kind(self) != "device":
         return real
     address = kinds.model_address(real)
     return real if address is None else address
@@ -45,7 +44,7 @@ def tensor_data_ptr(self: torch.Tensor) -> int:
         storage = _storage_of(self)
     except (RuntimeError, NotImplementedError):  # a tensor without storage (sparse, a subclass's wrapper)
         return real_tensor_ptr(self)
-    if getattr(storage, _ATTR, None) != "device":
+    if kinds.storage_kind(storage) != "device":
         return real_tensor_ptr(self)
     address = kinds.model_address(real_storage_ptr(storage))
     if address is None:

@@ -16,7 +16,7 @@ import torch
 
 from seam.torch_cuda import cuda_errors, in_flight, pending, runtime_api, sync_debug
 from seam.torch_cuda.device import lazy_init
-from seam.torch_cuda.kinds import is_device
+from seam.torch_cuda.kinds import storage_kind
 from seam.torch_cuda.runtime import DEVICE, new_handle, register_default_stream, runtime
 
 
@@ -327,12 +327,11 @@ def synchronize(device: Any = None) -> None:
 def sleep(cycles: int) -> None:
     """``torch.cuda._sleep``: a spin kernel that holds the current stream busy for ``cycles`` of the device's clock
     (``pending.py``); inside a capture it queues nothing."""
+    cycles = int(cycles)  # torch's binding takes an integer only, in a capture too
     rt = runtime()
     stream = rt.current_stream()
     if rt.capture_of(stream._id) is None:
-        pending.queue_sleep(stream._id, int(cycles))
-    else:
-        int(cycles)
+        pending.queue_sleep(stream._id, cycles)
 
 
 def record_stream(tensor: torch.Tensor, s: Any) -> None:
@@ -341,5 +340,6 @@ def record_stream(tensor: torch.Tensor, s: Any) -> None:
     s = native(s)
     if not isinstance(s, Stream):
         raise TypeError(f"record_stream(): argument 'stream' must be torch.cuda.Stream, not {type(s).__name__}")
-    if is_device(tensor):
-        pending.note_stream_use(tensor.untyped_storage(), s._id)
+    storage = tensor.untyped_storage()
+    if storage_kind(storage) == "device":
+        pending.note_stream_use(storage, s._id)
