@@ -71,6 +71,11 @@ _CUDNN = frozenset(getattr(aten, n).default for n in ("convolution", "_convoluti
 #: result's size): torch's pinned-memory check refuses them inside a capture (H200: ``bincount``).
 _HIDDEN_HOST_COPY = frozenset(getattr(aten, n).default for n in ("bincount", "histc") if hasattr(aten, n))
 _POINTWISE = torch.Tag.pointwise
+#: Arguments a GPU's kernel wants in host memory, checked in C++ before it runs (where the emulation reads the CPU for
+#: device memory): the operation -> (the argument's position, its name, torch's words, given the tensor's
+#: dimensions, device and scalar type). H100, session 22: ``pack_padded_sequence`` with device lengths.
+_HOST_ARGUMENTS = {aten._pack_padded_sequence.default: (
+    1, "lengths", "'lengths' argument should be a 1D CPU int64 tensor, but got {dim}D {device} {scalar} tensor")}
 
 
 #: torch's own device class, bound before ``emulate_cuda()`` puts a stand-in under the name (``ordinals``).
@@ -89,7 +94,7 @@ class _OpInfo(FastCall):
     """What the device mode needs to know of one aten overload, worked out once; ``call`` runs it (``FastCall``)."""
 
     __slots__ = ("seeded", "blas", "cudnn", "mixed_ok", "fresh", "pointwise", "allocates", "plain", "marks",
-                 "single", "slow", "new_tensors", "cuda_kernel", "sized", "composite", "no_host_scalars")
+                 "single", "slow", "new_tensors", "cuda_kernel", "sized", "composite", "no_host_scalars", "special")
 
     def __init__(self, func: Any) -> None:
         # ``self.func`` (``FastCall``) is held, so that ``id(func)``, the key of ``_INFO``, names this overload as
@@ -129,6 +134,8 @@ class _OpInfo(FastCall):
         self.composite = (func.namespace == "aten" and not _has_kernel(name, "CPU")
                           and _has_kernel(name, "CompositeExplicitAutograd"))
         self.no_host_scalars = func in _NO_HOST_SCALARS
+        #: A rare kind the common path tests once: a CUDA-only kernel, or an argument the GPU wants on the host.
+        self.special = self.cuda_kernel or func in _HOST_ARGUMENTS
         #: Where the size of its new memory is read before it runs, for ``_past_the_device``: (position, name, whether
         #: the argument is a tensor whose copy it makes rather than a size); None for the others.
         self.sized = _sized(func) if self.allocates else None
@@ -254,6 +261,18 @@ def _mark_new(result: Any, kind: str, fresh: tuple[bool, ...]) -> None:
                 mark_unmarked(r, kind)
             elif isinstance(r, (list, tuple)):
                 _mark_new(r, kind, (True,) * len(r))
+
+
+def _refuse_device_memory_for_host(func: Any, args: tuple[Any, ...], kwargs: dict[str, Any]) -> None:
+    """Refuse, in torch's words, device memory given where the GPU's kernel wants host memory (``_HOST_ARGUMENTS``)."""
+    entry = _HOST_ARGUMENTS.get(func)
+    if entry is None:
+        return
+    position, name, words = entry
+    value = args[position] if position < len(args) else kwargs.get(name)
+    if isinstance(value, torch.Tensor) and is_device(value):
+        scalar = torch.empty(0, dtype=value.dtype).type().removeprefix("torch.").removesuffix("Tensor")
+        raise RuntimeError(words.format(dim=value.dim(), device="cuda:0", scalar=scalar))
 
 
 def _mixed_devices(func: Any, info: _OpInfo, args: tuple[Any, ...], kwargs: dict[str, Any]) -> RuntimeError:
@@ -388,12 +407,16 @@ class DeviceMode(TorchDispatchMode):
             if host_in:
                 if not info.mixed_ok:
                     if info.composite:
+                        if info.special:
+                            _refuse_device_memory_for_host(func, args, kwargs)
                         return self._redispatched(_CPU_KEYS, func, args, kwargs)
                     raise _mixed_devices(func, info, args, kwargs)
                 if _BUSY:  # a copy between host and device while a stream is busy: a pinned block it uses is held
                     _note_async_copy(values)
-            if info.cuda_kernel:
-                return self._redispatched(_CUDA_KEYS, func, args, kwargs)
+            if info.special:
+                if info.cuda_kernel:
+                    return self._redispatched(_CUDA_KEYS, func, args, kwargs)
+                _refuse_device_memory_for_host(func, args, kwargs)
             rt = runtime()
             per_thread = rt.per_thread
             stream = per_thread.fast_stream  # None while ``use_mem_pool`` routes this thread's allocations

@@ -28,8 +28,8 @@ import torch.cuda.memory
 import torch.cuda.random
 import torch.cuda.streams
 
-from seam.torch_cuda import (accelerator, addresses, allocator, autocast, capture, compiling, cuda_bindings, device,
-                              gc_pace, generators, graph_trees, host_cache, in_flight, kinds, legacy_types,
+from seam.torch_cuda import (accelerator, addresses, allocator, autocast, capture, compiling, ctc, cuda_bindings,
+                              device, gc_pace, generators, graph_trees, host_cache, in_flight, kinds, legacy_types,
                               memory_history, mempool, pending, runtime_api, serialization, streams, sync_debug,
                               torch_c, workspaces)
 from seam.torch_cuda.dispatch import DeviceMode
@@ -164,6 +164,7 @@ def _patches() -> list[tuple[Any, str, Any]]:
     out.extend(compiling.patches())
     out.extend(graph_trees.patches())
     out.extend(sync_debug.patches())
+    out.extend(ctc.patches())
     return out
 
 

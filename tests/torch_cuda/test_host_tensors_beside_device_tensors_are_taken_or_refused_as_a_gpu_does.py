@@ -2,7 +2,8 @@
 
 From the H100 (session 22, ``evidence/h100-device-calls-2026-12-05-session22.txt``): an operation whose kernel is its
 CompositeExplicitAutograd one has no device check of its own, so the operations it makes decide
-(``pack_padded_sequence`` takes host lengths; ``embedding``'s host ids are refused by its ``index_select``); clamp's
+(``pack_padded_sequence`` takes host lengths, and refuses device lengths in its own C++ check; ``embedding``'s host
+ids are refused by its ``index_select``); clamp's
 tensor bounds are checked even when 0-dim, where most kernels take a 0-dim host tensor as a scalar; and torch's
 device check names the generated kernel wrapper, whose name a structured operation writes name first
 (``wrapper_CUDA_clamp_Tensor``) and another overload first (``wrapper_CUDA__index_select``).
@@ -30,6 +31,14 @@ def test_pack_padded_sequence_takes_host_lengths_and_keeps_its_batch_sizes_on_th
     want = torch.nn.utils.rnn.pack_padded_sequence(padded, torch.tensor([3, 2]))
     assert packed.data.device == torch.device("cuda", 0) and packed.batch_sizes.device == torch.device("cpu")
     assert torch.equal(packed.data.cpu(), want.data) and torch.equal(packed.batch_sizes, want.batch_sizes)
+
+
+def test_pack_padded_sequence_refuses_device_lengths_in_its_own_words(torch_cuda: str) -> None:
+    # torch's C++ checks the lengths' device before the composite runs; the emulation read the CPU there, and its
+    # PackedSequence refused device batch sizes later, in other words (a ValueError)
+    with pytest.raises(RuntimeError, match=re.escape("'lengths' argument should be a 1D CPU int64 tensor, but got 1D "
+                                                     "cuda:0 Long tensor")):
+        torch.nn.utils.rnn.pack_padded_sequence(torch.randn(3, 2, 4, device="cuda"), torch.tensor([3, 2], device="cuda"))
 
 
 def test_embedding_refuses_host_ids_in_its_index_selects_words(torch_cuda: str) -> None:
