@@ -44,7 +44,10 @@ def captures_again(backend: Backend) -> bool:
         y = x + 1
     g.replay()
     backend.synchronize()
-    return y.cpu().tolist() == [2.0, 3.0] and not backend.capturing
+    # each part said apart, so a red names what was left unclean (not one False)
+    assert not backend.capturing, "a capture is still open on the backend after the scope closed"
+    assert y.cpu().tolist() == [2.0, 3.0], f"the replay of y = x + 1 read {y.cpu().tolist()}, x {x.cpu().tolist()}"
+    return True
 
 
 # ---- forks: every outstanding fork joined before EVERY close ------------------------------
