@@ -95,6 +95,15 @@ def _size(n: int) -> str:
     return f"{n / 2**30:.2f} GiB"
 
 
+#: The caching allocator refuses any request of this size or more before it looks at the device (torch 2.11).
+ONE_EXA_BYTE = 2**60
+
+
+def out_of_memory_past_one_exa_byte() -> Exception:
+    """``torch.OutOfMemoryError`` for a request of ``ONE_EXA_BYTE`` or more, in the caching allocator's words."""
+    return torch.OutOfMemoryError("CUDA out of memory. Tried to allocate more than 1EB memory.")
+
+
 def out_of_memory(tried: int, total: int, free: int, allocated: int, reserved: int, *,
                   allowed: int | None = None, beyond: bool = False) -> Exception:
     """``torch.OutOfMemoryError`` in the caching allocator's words (torch 2.11 on the H200), with the emulator's

@@ -7,6 +7,7 @@ free than total); nothing here pretends to time anything.
 
 from __future__ import annotations
 
+import uuid
 from dataclasses import dataclass
 from typing import Any
 
@@ -35,7 +36,8 @@ class DeviceProperties:
     warp_size: int = 32
     regs_per_multiprocessor: int = 65536
     gcnArchName: str = "NVIDIA emulated"
-    uuid: str = "00000000-0000-0000-0000-00005ea59a7e"
+    #: torch's ``_CUuuid``: 36 characters as a string, 16 bytes in ``.bytes`` (what ``uuid.UUID`` is too)
+    uuid: uuid.UUID = uuid.UUID("00000000-0000-0000-0000-00005ea59a7e")
     L2_cache_size: int = 50 * 2**20
 
 

@@ -71,6 +71,11 @@ _CUDNN = frozenset(getattr(aten, n).default for n in ("convolution", "_convoluti
 #: result's size): torch's pinned-memory check refuses them inside a capture (H200: ``bincount``).
 _HIDDEN_HOST_COPY = frozenset(getattr(aten, n).default for n in ("bincount", "histc") if hasattr(aten, n))
 _POINTWISE = torch.Tag.pointwise
+#: Copies between host and device: a blocking one waits for its stream's queued work, a non-blocking one holds the
+#: pinned blocks it uses until that work is done (``_copy_across``; only while a stream is busy).
+_COPIES_ACROSS = frozenset({aten.copy_.default, aten._copy_from.default, aten._copy_from_and_resize.default, _TO_COPY})
+#: Reads of a device value into host memory, which wait for the stream's queued work (``item()``).
+_HOST_READS = frozenset({aten._local_scalar_dense.default})
 #: Arguments a GPU's kernel wants in host memory, checked in C++ before it runs (where the emulation reads the CPU for
 #: device memory): the operation -> (the argument's position, its name, torch's words, given the tensor's
 #: dimensions, device and scalar type). H100, session 22: ``pack_padded_sequence`` with device lengths.
@@ -135,7 +140,7 @@ class _OpInfo(FastCall):
                           and _has_kernel(name, "CompositeExplicitAutograd"))
         self.no_host_scalars = func in _NO_HOST_SCALARS
         #: A rare kind the common path tests once: a CUDA-only kernel, or an argument the GPU wants on the host.
-        self.special = self.cuda_kernel or func in _HOST_ARGUMENTS
+        self.special = self.cuda_kernel or func in _HOST_ARGUMENTS or func in _HOST_READS
         #: Where the size of its new memory is read before it runs, for ``_past_the_device``: (position, name, whether
         #: the argument is a tensor whose copy it makes rather than a size); None for the others.
         self.sized = _sized(func) if self.allocates else None
@@ -178,6 +183,8 @@ def _past_the_device(info: _OpInfo, args: tuple[Any, ...], kwargs: dict[str, Any
         first = args[0] if args and isinstance(args[0], torch.Tensor) else None
         dtype = kwargs.get("dtype") or (first.dtype if first is not None else torch.get_default_dtype())
     tried = numel * dtype.itemsize
+    if tried >= cuda_errors.ONE_EXA_BYTE:
+        raise cuda_errors.out_of_memory_past_one_exa_byte()
     if tried > TOTAL_MEMORY:
         raise _out_of_device_memory(tried, beyond=True)
 
@@ -237,12 +244,18 @@ def _note_handles(rt: Any, info: _OpInfo) -> None:
         rt.cudnn_threads.add(threading.get_ident())
 
 
-def _note_async_copy(values: tuple[Any, ...]) -> None:
-    """A copy's arguments (and result): when it is non-blocking (``copy_``'s and ``_to_copy``'s flag, a bool among
-    them), the pinned blocks it reads or writes are held until the current stream's queued work is done
-    (``host_cache.note_copy``)."""
+def _copy_across(func: Any, values: tuple[Any, ...]) -> None:
+    """A copy between host and device while a stream is busy (``pending.BUSY``), given its arguments (and result).
+    Non-blocking (``copy_``'s and ``_to_copy``'s flag, a bool among them): the pinned blocks it reads or writes are
+    held until the current stream's queued work is done (``host_cache.note_copy``). Blocking: the host waits for
+    that work, as CUDA's synchronous copy does (PyTorch's ``test_to_non_blocking``: ``query()`` is True after it)."""
+    if func not in _COPIES_ACROSS:
+        return
+    stream_id = runtime().current_stream()._id
     if any(v is True for v in values):
-        host_cache.note_copy(runtime().current_stream()._id, values)
+        host_cache.note_copy(stream_id, values)
+    else:
+        pending.wait_until(pending.ends(stream_id))
 
 
 def _mark_new(result: Any, kind: str, fresh: tuple[bool, ...]) -> None:
@@ -411,12 +424,14 @@ class DeviceMode(TorchDispatchMode):
                             _refuse_device_memory_for_host(func, args, kwargs)
                         return self._redispatched(_CPU_KEYS, func, args, kwargs)
                     raise _mixed_devices(func, info, args, kwargs)
-                if _BUSY:  # a copy between host and device while a stream is busy: a pinned block it uses is held
-                    _note_async_copy(values)
+                if _BUSY:  # a copy between host and device while a stream is busy (``_copy_across``)
+                    _copy_across(func, values)
             if info.special:
                 if info.cuda_kernel:
                     return self._redispatched(_CUDA_KEYS, func, args, kwargs)
                 _refuse_device_memory_for_host(func, args, kwargs)
+                if _BUSY and func in _HOST_READS:
+                    pending.wait_until(pending.ends(runtime().current_stream()._id))
             rt = runtime()
             per_thread = rt.per_thread
             stream = per_thread.fast_stream  # None while ``use_mem_pool`` routes this thread's allocations
@@ -539,8 +554,8 @@ class DeviceMode(TorchDispatchMode):
             _mark_new(result, "pinned", info.fresh)
         elif on_device:
             _mark_new(result, "device", info.fresh)
-        if _BUSY and func is _TO_COPY:  # a copy between host and device while a stream is busy (``_note_async_copy``)
-            _note_async_copy((*args, kwargs.get("non_blocking", False), result))
+        if _BUSY and func is _TO_COPY and (is_device(args[0]) != on_device):  # a copy between host and device while a
+            _copy_across(func, (*args, kwargs.get("non_blocking", False), result))  # stream is busy (``_copy_across``)
         return result
 
     def _run_on_device(self, func: Any, types: Any, args: tuple[Any, ...], kwargs: dict[str, Any],

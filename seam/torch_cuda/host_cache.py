@@ -12,6 +12,8 @@ Here each block is a CPU storage kept by this cache; a pinned tensor's storage i
 says the block's real address (host memory stays readable through its address: ``ctypes``, ``numpy``). When the
 slice dies its block is free again at once, or held until the streams it was used on are done (``pending.py``'s
 busy streams: only a ``_sleep`` keeps a stream busy here). ``torch.cuda.empty_host_cache()`` drops the free blocks.
+``torch.cuda.cudart().cudaHostRegister`` pins host memory in place (``is_pinned()`` says so until it is
+unregistered), as PyTorch's ``test_cudart_register`` checks.
 
 Not modelled: the allocator's statistics (``host_memory_stats``), pinned memory made inside a capture (marked, not
 cached), a storage ``torch.load`` reads into pinned memory.
@@ -33,6 +35,8 @@ FREE: dict[int, list[torch.UntypedStorage]] = {}
 HELD: list[list[Any]] = []
 #: Each live pinned slice this cache handed out, by its id: the streams a non-blocking copy used it on.
 _USED_ON: dict[int, set[int]] = {}
+#: Host memory pinned in place by ``cudaHostRegister`` (``torch.cuda.cudart()``): its length by its start address.
+REGISTERED: dict[int, int] = {}
 
 
 def round_size(nbytes: int) -> int:
@@ -41,10 +45,29 @@ def round_size(nbytes: int) -> int:
 
 
 def reset() -> None:
-    """A fresh host allocator: nothing cached, nothing held."""
+    """A fresh host allocator: nothing cached, nothing held, nothing registered."""
     FREE.clear()
     HELD.clear()
     _USED_ON.clear()
+    REGISTERED.clear()
+
+
+def register(address: int, nbytes: int) -> bool:
+    """``cudaHostRegister``: the host memory at ``address`` is pinned from now on; False if it was already."""
+    if registered(address):
+        return False
+    REGISTERED[int(address)] = int(nbytes)
+    return True
+
+
+def unregister(address: int) -> bool:
+    """``cudaHostUnregister``: False unless ``address`` starts a registered range."""
+    return REGISTERED.pop(int(address), None) is not None
+
+
+def registered(address: int) -> bool:
+    """Whether ``address`` lies in host memory ``cudaHostRegister`` pinned."""
+    return any(start <= address < start + size for start, size in REGISTERED.items())
 
 
 def empty_cache() -> None:

@@ -121,8 +121,6 @@ def _patches() -> list[tuple[Any, str, Any]]:
     out: list[tuple[Any, str, Any]] = [(cuda, name, value) for name, value in table.items()]
     for module in (torch.cuda.graphs, torch.cuda.streams, torch.cuda.memory, torch.cuda.random):
         out.extend((module, name, value) for name, value in table.items() if hasattr(module, name))
-    out.extend((torch.cuda.nvtx, name, _noop) for name in ("range_push", "range_pop", "mark", "range_end")
-               if hasattr(torch.cuda.nvtx, name))
     out.extend([
         (torch._C, "_activate_gpu_trace", activate_gpu_trace),
         (torch._C, "_host_emptyCache", device.empty_host_cache),

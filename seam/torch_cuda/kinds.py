@@ -226,8 +226,13 @@ def note_allocation(rt: Any, key: int, nbytes: int, ref: Any) -> None:
 
 
 def kind_of(tensor: torch.Tensor) -> MemoryKind:
-    """Where ``tensor``'s memory lives on the emulated machine."""
-    return storage_kind(tensor.untyped_storage())
+    """Where ``tensor``'s memory lives on the emulated machine (host memory ``cudaHostRegister`` pinned in place
+    is pinned: ``host_cache.registered``)."""
+    storage = tensor.untyped_storage()
+    kind = storage_kind(storage)
+    if kind == "pageable" and host_cache.REGISTERED and host_cache.registered(_real_ptr(storage)):
+        return "pinned"
+    return kind
 
 
 def is_device(tensor: torch.Tensor) -> bool:

@@ -12,8 +12,9 @@ a sleep takes: ``_sleep`` makes its stream busy for ``cycles / CYCLES_PER_MS`` m
 its earlier sleeps end, and the queries, waits, synchronizes and timings read that. A storage ``record_stream`` gave
 a stream (once any sleep was queued) is held here after its last tensor goes, until every such stream's work queued
 by then is done; then it dies, and the allocator model frees its block (``release_due``, before the next operation).
-Not modelled: a sleep inside a capture (it queues nothing, as before), a host read (``item()``, a blocking copy)
-waiting for the sleep, an eager operation's own duration.
+A blocking copy between host and device and a host read of a device value (``item()``) wait for the current
+stream's queued work, as CUDA's synchronous copies do; a non-blocking one does not (``dispatch._copy_across``).
+Not modelled: a sleep inside a capture (it queues nothing, as before), an eager operation's own duration.
 """
 
 from __future__ import annotations

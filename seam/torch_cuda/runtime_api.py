@@ -2,7 +2,9 @@
 
 - ``torch.cuda.cudart()`` (and ``torch.cuda.check_error``, ``torch.cuda.CudaError``): a stand-in for torch's
   bindings of the CUDA runtime: ``cudaError`` (the codes by their CUDA names), ``cudaGetErrorString`` (CUDA's
-  words) and the profiler switches;
+  words), the profiler switches and host registration (``cudaHostRegister``/``cudaHostUnregister``: pinned in
+  place, ``host_cache.py``);
+- ``torch.cuda.nvtx`` (``torch._C._nvtx``): NVTX with no profiling tool attached;
 - ``torch.cuda.current_blas_handle()``: one stable handle per thread, as cuBLAS's;
 - ``torch.cuda.Stream.priority_range()``; priorities clamped into it, as CUDA does;
 - ``set_per_process_memory_fraction`` / ``get_per_process_memory_fraction``: kept and checked as torch does, and
@@ -11,7 +13,7 @@
   (no figures, even after pinned allocations; the resets answer ``None``).
 
 Not modelled: the pinned allocator's figures the H200 counts after more work (a suite's worth: 29 keys; what
-starts them is owed), host registration.
+starts them is owed).
 """
 
 from __future__ import annotations
@@ -22,6 +24,7 @@ from typing import Any
 
 import torch
 
+from seam.torch_cuda import host_cache
 from seam.torch_cuda.device import TOTAL_MEMORY
 from seam.torch_cuda.runtime import runtime
 
@@ -34,9 +37,13 @@ class cudaError(enum.IntEnum):  # noqa: N801 - torch's name for CUDA's enum
     invalid_value = 1
     memory_allocation = 2
     initialization_error = 3
+    host_memory_already_registered = 712
+    host_memory_not_registered = 713
 
 
-_ERROR_STRINGS = {0: "no error", 1: "invalid argument", 2: "out of memory", 3: "initialization error"}
+_ERROR_STRINGS = {0: "no error", 1: "invalid argument", 2: "out of memory", 3: "initialization error",
+                  712: "part or all of the requested memory range is already mapped",
+                  713: "pointer does not correspond to a registered memory region"}
 
 
 class CudaRuntime:
@@ -56,8 +63,47 @@ class CudaRuntime:
     def cudaProfilerStop() -> int:  # noqa: N802
         return 0
 
+    @staticmethod
+    def cudaHostRegister(ptr: int, size: int, flags: int) -> cudaError:  # noqa: N802
+        """Pin host memory in place (``host_cache.register``): ``is_pinned()`` says so until it is unregistered."""
+        ok = host_cache.register(ptr, size)
+        return cudaError.success if ok else cudaError.host_memory_already_registered
+
+    @staticmethod
+    def cudaHostUnregister(ptr: int) -> cudaError:  # noqa: N802
+        return cudaError.success if host_cache.unregister(ptr) else cudaError.host_memory_not_registered
+
 
 CUDART = CudaRuntime()
+
+
+class Nvtx:
+    """``torch._C._nvtx`` (what ``torch.cuda.nvtx`` calls) on the emulated device: NVTX with no profiling tool
+    attached, as under a plain test run: push and pop answer ``NVTX_NO_PUSH_POP_TRACKING`` (-2), a started range's
+    handle is 0, marks and ends do nothing."""
+
+    @staticmethod
+    def rangePushA(msg: str) -> int:  # noqa: N802 - NVTX's names
+        return -2
+
+    @staticmethod
+    def rangePop() -> int:  # noqa: N802
+        return -2
+
+    @staticmethod
+    def rangeStartA(msg: str) -> int:  # noqa: N802
+        return 0
+
+    @staticmethod
+    def rangeEnd(range_id: int) -> None:  # noqa: N802
+        return None
+
+    @staticmethod
+    def markA(msg: str) -> None:  # noqa: N802
+        return None
+
+
+NVTX = Nvtx()
 _handles = threading.local()
 
 
@@ -119,4 +165,5 @@ def patches() -> list[tuple[Any, str, Any]]:
                  "_cuda_resetAccumulatedHostMemoryStats": reset_host_memory_stats}
     out: list[tuple[Any, str, Any]] = [(torch._C, name, value) for name, value in functions.items()]
     out.append((torch.cuda, "_cudart", CUDART))
+    out.append((torch.cuda.nvtx, "_nvtx", NVTX))
     return out
