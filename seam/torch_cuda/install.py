@@ -30,8 +30,8 @@ import torch.cuda.streams
 
 from seam.torch_cuda import (accelerator, addresses, allocator, autocast, capture, compiling, ctc, cuda_bindings,
                               device, gc_pace, generators, graph_trees, host_cache, in_flight, kinds, legacy_types,
-                              memory_history, mempool, pending, runtime_api, serialization, streams, sync_debug,
-                              torch_c, workspaces)
+                              memory_history, mempool, pending, runtime_api, serialization, storages, streams,
+                              sync_debug, torch_c, workspaces)
 from seam.torch_cuda.dispatch import DeviceMode
 from seam.torch_cuda.generic import GENERIC_PATCHES
 from seam.torch_cuda.addresses import storage_at
@@ -163,6 +163,7 @@ def _patches() -> list[tuple[Any, str, Any]]:
     out.extend(graph_trees.patches())
     out.extend(sync_debug.patches())
     out.extend(ctc.patches())
+    out.extend(storages.patches())
     return out
 
 
