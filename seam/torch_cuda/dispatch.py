@@ -34,7 +34,7 @@ from torch.utils._python_dispatch import TorchDispatchMode
 from seam.capture_guard import COPY_OPS, check_copy
 from seam.errors import CaptureError, PageableCopyError
 from seam.torch_cuda import (allocator, cuda_errors, generators, graph_trees, host_cache, in_flight, kinds, pending,
-                             philox, sync_debug, workspaces)
+                             philox, runtime_api, sync_debug, workspaces)
 from seam.torch_cuda.allocator import DEFAULT_POOL
 from seam.torch_cuda.allocator_events import ALLOC
 from seam.torch_cuda.device import TOTAL_MEMORY, lazy_init, mem_get_info, memory_allocated, memory_reserved
@@ -44,6 +44,7 @@ from seam.torch_cuda.kinds import _ALIASED_BY_SIZE as _ALIASED
 from seam.torch_cuda.kinds import _BY_ADDRESS as _STORAGES
 from seam.torch_cuda.kinds import _real_ptr as _real_storage_ptr
 from seam.torch_cuda.pending import BUSY as _BUSY
+from seam.torch_cuda.runtime_api import LAST_ERROR as _LAST_ERROR
 from seam.torch_cuda.pending import DEFERRED as _HELD_FREES
 from seam.torch_cuda.kinds import is_device, kind_of, mark_unmarked
 from seam.torch_cuda.runtime import CPU, runtime
@@ -276,6 +277,17 @@ def _mark_new(result: Any, kind: str, fresh: tuple[bool, ...]) -> None:
                 _mark_new(r, kind, (True,) * len(r))
 
 
+def _raise_a_pending_error(func: Any, args: tuple[Any, ...], kwargs: Any) -> None:
+    """The thread's last CUDA error, raised by an operation that launches a kernel on the device (one with a device
+    tensor argument that is neither a view nor a copy: a factory's allocation, a view and a memcpy launch none)."""
+    schema = func._schema
+    if func in _COPIES_ACROSS or (not schema.is_mutable and all(r.alias_info is not None for r in schema.returns)):
+        return
+    if not _devices_in((*args, *(kwargs or {}).values()))[0]:
+        return
+    raise runtime_api.take_last_error()
+
+
 def _refuse_device_memory_for_host(func: Any, args: tuple[Any, ...], kwargs: dict[str, Any]) -> None:
     """Refuse, in torch's words, device memory given where the GPU's kernel wants host memory (``_HOST_ARGUMENTS``)."""
     entry = _HOST_ARGUMENTS.get(func)
@@ -387,6 +399,8 @@ class DeviceMode(TorchDispatchMode):
                 graph_trees.refuse_overwritten((*args, *(kwargs or {}).values()))
             if _HELD_FREES:  # blocks record_stream held back whose streams are done are freed before this allocates
                 pending.release_due()
+            if _LAST_ERROR:  # a failed runtime call's error, which the next kernel launch raises (``runtime_api.py``)
+                _raise_a_pending_error(func, args, kwargs)
             info = _INFO.get(id(func)) or _info(func)
             if info.sized is not None:
                 _past_the_device(info, args, kwargs or {})

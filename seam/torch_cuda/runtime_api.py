@@ -3,7 +3,8 @@
 - ``torch.cuda.cudart()`` (and ``torch.cuda.check_error``, ``torch.cuda.CudaError``): a stand-in for torch's
   bindings of the CUDA runtime: ``cudaError`` (the codes by their CUDA names), ``cudaGetErrorString`` (CUDA's
   words), the profiler switches and host registration (``cudaHostRegister``/``cudaHostUnregister``: pinned in
-  place, ``host_cache.py``);
+  place, ``host_cache.py``); a call that fails leaves its error as the thread's last error, which the next kernel
+  launch raises (``LAST_ERROR``);
 - ``torch.cuda.nvtx`` (``torch._C._nvtx``): NVTX with no profiling tool attached;
 - ``torch.cuda.current_blas_handle()``: one stable handle per thread, as cuBLAS's;
 - ``torch.cuda.Stream.priority_range()``; priorities clamped into it, as CUDA does;
@@ -24,7 +25,7 @@ from typing import Any
 
 import torch
 
-from seam.torch_cuda import host_cache
+from seam.torch_cuda import cuda_errors, host_cache
 from seam.torch_cuda.device import TOTAL_MEMORY
 from seam.torch_cuda.runtime import runtime
 
@@ -44,6 +45,25 @@ class cudaError(enum.IntEnum):  # noqa: N801 - torch's name for CUDA's enum
 _ERROR_STRINGS = {0: "no error", 1: "invalid argument", 2: "out of memory", 3: "initialization error",
                   712: "part or all of the requested memory range is already mapped",
                   713: "pointer does not correspond to a registered memory region"}
+_ERROR_SYMBOLS = {712: "cudaErrorHostMemoryAlreadyRegistered", 713: "cudaErrorHostMemoryNotRegistered"}
+#: The thread's last CUDA error (none, or one code): a runtime call that fails leaves it, as CUDA does, and torch's
+#: check after the next kernel launch (``C10_CUDA_KERNEL_LAUNCH_CHECK``: ``cudaGetLastError``) raises it once
+#: (``dispatch.py``; H100, session 25: a refused ``cudaHostUnregister`` made the next ``normal_`` raise its words).
+LAST_ERROR: list[int] = []
+
+
+def _failed(code: "cudaError") -> "cudaError":
+    """A runtime call's failure: its code, kept as the last error."""
+    LAST_ERROR[:] = [int(code)]
+    return code
+
+
+def take_last_error() -> RuntimeError:
+    """The last error as torch raises it after a kernel launch (``cudaGetLastError`` resets it)."""
+    code = LAST_ERROR.pop()
+    LAST_ERROR.clear()
+    return cuda_errors.cuda_error_exactly(f"CUDA error: {_ERROR_STRINGS.get(code, 'unknown error')}",
+                                          _ERROR_SYMBOLS.get(code, "cudaError"))
 
 
 class CudaRuntime:
@@ -67,11 +87,11 @@ class CudaRuntime:
     def cudaHostRegister(ptr: int, size: int, flags: int) -> cudaError:  # noqa: N802
         """Pin host memory in place (``host_cache.register``): ``is_pinned()`` says so until it is unregistered."""
         ok = host_cache.register(ptr, size)
-        return cudaError.success if ok else cudaError.host_memory_already_registered
+        return cudaError.success if ok else _failed(cudaError.host_memory_already_registered)
 
     @staticmethod
     def cudaHostUnregister(ptr: int) -> cudaError:  # noqa: N802
-        return cudaError.success if host_cache.unregister(ptr) else cudaError.host_memory_not_registered
+        return cudaError.success if host_cache.unregister(ptr) else _failed(cudaError.host_memory_not_registered)
 
 
 CUDART = CudaRuntime()
@@ -153,8 +173,9 @@ def reset_host_memory_stats() -> None:
 
 
 def reset() -> None:
-    """A fresh device's settings (the outermost ``emulate_cuda()``)."""
+    """A fresh device's settings (the outermost ``emulate_cuda()``): no last error."""
     _fraction[0] = 1.0
+    LAST_ERROR.clear()
 
 
 def patches() -> list[tuple[Any, str, Any]]:
