@@ -277,15 +277,14 @@ def _mark_new(result: Any, kind: str, fresh: tuple[bool, ...]) -> None:
                 _mark_new(r, kind, (True,) * len(r))
 
 
-def _raise_a_pending_error(func: Any, args: tuple[Any, ...], kwargs: Any) -> None:
-    """The thread's last CUDA error, raised by an operation that launches a kernel on the device (one with a device
-    tensor argument that is neither a view nor a copy: a factory's allocation, a view and a memcpy launch none)."""
+def _launches_a_kernel(func: Any, args: tuple[Any, ...], kwargs: Any) -> bool:
+    """Whether the operation launches a kernel on the device, after which torch checks the thread's last CUDA error:
+    one with a device tensor argument that is neither a view nor a copy (a factory's allocation, a view and a memcpy
+    launch none)."""
     schema = func._schema
     if func in _COPIES_ACROSS or (not schema.is_mutable and all(r.alias_info is not None for r in schema.returns)):
-        return
-    if not _devices_in((*args, *(kwargs or {}).values()))[0]:
-        return
-    raise runtime_api.take_last_error()
+        return False
+    return _devices_in((*args, *(kwargs or {}).values()))[0]
 
 
 def _refuse_device_memory_for_host(func: Any, args: tuple[Any, ...], kwargs: dict[str, Any]) -> None:
@@ -399,8 +398,12 @@ class DeviceMode(TorchDispatchMode):
                 graph_trees.refuse_overwritten((*args, *(kwargs or {}).values()))
             if _HELD_FREES:  # blocks record_stream held back whose streams are done are freed before this allocates
                 pending.release_due()
-            if _LAST_ERROR:  # a failed runtime call's error, which the next kernel launch raises (``runtime_api.py``)
-                _raise_a_pending_error(func, args, kwargs)
+            if _LAST_ERROR and _launches_a_kernel(func, args, kwargs):
+                # a failed runtime call's error, raised by torch's check AFTER the next kernel launch: the kernel runs
+                # (H100, session 25: the add_ that raised it had added) (``runtime_api.py``)
+                error = runtime_api.take_last_error()
+                self.__torch_dispatch__(func, types, args, kwargs)
+                raise error
             info = _INFO.get(id(func)) or _info(func)
             if info.sized is not None:
                 _past_the_device(info, args, kwargs or {})
