@@ -21,11 +21,12 @@ def test_the_device_uuid_is_36_characters_and_16_bytes(torch_cuda: str) -> None:
 
 
 def test_nvtx_ranges_push_pop_mark_start_and_end(torch_cuda: str) -> None:
-    depth = torch.cuda.nvtx.range_push("outer")
+    # with no profiling tool attached, NVTX answers NVTX_NO_PUSH_POP_TRACKING (-2) and a handle of 0 (H100, session 25)
+    assert torch.cuda.nvtx.range_push("outer") == -2
     torch.cuda.nvtx.mark("here")
-    assert isinstance(depth, int) and isinstance(torch.cuda.nvtx.range_pop(), int)
+    assert torch.cuda.nvtx.range_pop() == -2
     handle = torch.cuda.nvtx.range_start("across threads")
-    assert isinstance(handle, int)
+    assert handle == 0
     torch.cuda.nvtx.range_end(handle)
     with torch.cuda.nvtx.range("scoped {}", 1):
         pass
