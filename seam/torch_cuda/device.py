@@ -47,7 +47,7 @@ def _index(device: Any) -> Any:
     return device.index if isinstance(device, torch.device) else device
 
 
-def _check_index(device: Any) -> None:
+def check_index(device: Any) -> None:
     """CUDA's refusal of a device that does not exist (the emulated machine has one)."""
     index = _index(device)
     if index not in (None, 0, -1):
@@ -75,7 +75,7 @@ def current_device() -> int:
 
 
 def set_device(device: Any) -> None:
-    _check_index(device)
+    check_index(device)
     lazy_init()
 
 
@@ -95,13 +95,13 @@ def maybe_exchange_device(index: int) -> int:
 
 
 def get_device_name(device: Any = None) -> str:
-    _check_index(device)
+    check_index(device)
     lazy_init()
     return NAME
 
 
 def get_device_capability(device: Any = None) -> tuple[int, int]:
-    _check_index(device)
+    check_index(device)
     lazy_init()
     return CAPABILITY
 
@@ -135,7 +135,7 @@ class device:
     """``torch.cuda.device(idx)``: a context that selects the (one) device."""
 
     def __init__(self, device: Any) -> None:
-        _check_index(device)
+        check_index(device)
         self.idx = 0
 
     def __enter__(self) -> None:

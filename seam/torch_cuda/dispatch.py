@@ -43,11 +43,11 @@ from seam.torch_cuda.kinds import _ATTR as _KIND
 from seam.torch_cuda.kinds import _ALIASED_BY_SIZE as _ALIASED
 from seam.torch_cuda.kinds import _BY_ADDRESS as _STORAGES
 from seam.torch_cuda.kinds import _real_ptr as _real_storage_ptr
-from seam.torch_cuda.pending import BUSY as _BUSY
-from seam.torch_cuda.runtime_api import LAST_ERROR as _LAST_ERROR
-from seam.torch_cuda.pending import DEFERRED as _HELD_FREES
 from seam.torch_cuda.kinds import is_device, kind_of, mark_unmarked
+from seam.torch_cuda.pending import BUSY as _BUSY
+from seam.torch_cuda.pending import DEFERRED as _HELD_FREES
 from seam.torch_cuda.runtime import CPU, runtime
+from seam.torch_cuda.runtime_api import LAST_ERROR as _LAST_ERROR
 
 aten = torch.ops.aten
 #: Bound once: the hot path's ``isinstance`` tests read a module global, not ``torch``'s attribute.
@@ -256,7 +256,7 @@ def _copy_across(func: Any, values: tuple[Any, ...]) -> None:
     if any(v is True for v in values):
         host_cache.note_copy(stream_id, values)
     else:
-        pending.wait_until(pending.ends(stream_id))
+        pending.wait_for(stream_id)
 
 
 def _mark_new(result: Any, kind: str, fresh: tuple[bool, ...]) -> None:
@@ -448,7 +448,7 @@ class DeviceMode(TorchDispatchMode):
                     return self._redispatched(_CUDA_KEYS, func, args, kwargs)
                 _refuse_device_memory_for_host(func, args, kwargs)
                 if _BUSY and func in _HOST_READS:
-                    pending.wait_until(pending.ends(runtime().current_stream()._id))
+                    pending.wait_for(runtime().current_stream()._id)
             rt = runtime()
             per_thread = rt.per_thread
             stream = per_thread.fast_stream  # None while ``use_mem_pool`` routes this thread's allocations

@@ -85,7 +85,7 @@ def _release_due() -> None:
 
 def _freed(block: torch.UntypedStorage, slice_id: int) -> None:
     streams = _USED_ON.pop(slice_id, ())
-    end = max((pending.ends(s) for s in streams), default=0.0)
+    end = pending.ends_all(streams)
     if end > time.perf_counter():
         HELD.append([block, end])
     else:
@@ -93,10 +93,7 @@ def _freed(block: torch.UntypedStorage, slice_id: int) -> None:
 
 
 def storage(nbytes: int) -> torch.UntypedStorage:
-    """A host storage of ``nbytes`` on a cached block: the last freed of its size, else a new one. Zero bytes take no
-    block (CUDA's host allocator hands out no memory for them)."""
-    if nbytes == 0:
-        return torch.UntypedStorage(0)
+    """A host storage of ``nbytes`` (at least one) on a cached block: the last freed of its size, else a new one."""
     _release_due()
     size = round_size(nbytes)
     free = FREE.get(size)
@@ -112,7 +109,7 @@ def place(tensor: torch.Tensor) -> None:
     from torch.utils._python_dispatch import _disable_current_modes
 
     old = tensor.untyped_storage()
-    if old.nbytes() == 0:
+    if old.nbytes() == 0:  # CUDA's host allocator hands out no memory for zero bytes
         return
     new = storage(old.nbytes())
     with _disable_current_modes(), torch.no_grad():
@@ -122,10 +119,8 @@ def place(tensor: torch.Tensor) -> None:
 
 def note_copy(stream_id: int, tensors: Any) -> None:
     """A non-blocking copy on the stream ``stream_id`` read or wrote these tensors: the pinned blocks among them are
-    not free again until the work that stream has queued is done. Only once a sleep was queued (``pending.BUSY``):
-    until then every stream's work is done when it is asked."""
-    if not pending.BUSY:
-        return
+    not free again until the work that stream has queued is done. The device mode calls it only once a sleep was
+    queued (``pending.BUSY``): until then every stream's work is done when it is asked."""
     for t in tensors:
         if isinstance(t, torch.Tensor) and t.is_cpu:
             used_on = _USED_ON.get(id(t.untyped_storage()))

@@ -51,6 +51,16 @@ def queue_sleep(stream_id: int, cycles: int) -> None:
     BUSY[stream_id] = start + max(0, int(cycles)) / CYCLES_PER_MS / 1000.0
 
 
+def ends_all(stream_ids: Any) -> float:
+    """When the work queued on all these streams ends (0: none was ever queued)."""
+    return max((ends(s) for s in stream_ids), default=0.0)
+
+
+def wait_for(stream_id: int) -> None:
+    """A host wait for the work queued on the stream (a blocking copy, a synchronize)."""
+    wait_until(ends(stream_id))
+
+
 def inherit(waiter_id: int, end: float) -> None:
     """A stream waits on work that ends at ``end``: its later work ends no earlier."""
     if end > ends(waiter_id) and end > time.perf_counter():
@@ -90,7 +100,7 @@ def release_due() -> None:
         if _use_count(storage._cdata) > 1:  # a tensor still uses it (the one count left is this list's)
             continue
         if end is None:
-            end = entry[2] = max((ends(s) for s in streams), default=0.0)
+            end = entry[2] = ends_all(streams)
         if now >= end:
             DEFERRED.remove(entry)
         del storage, entry

@@ -45,7 +45,6 @@ class cudaError(enum.IntEnum):  # noqa: N801 - torch's name for CUDA's enum
 _ERROR_STRINGS = {0: "no error", 1: "invalid argument", 2: "out of memory", 3: "initialization error",
                   712: "part or all of the requested memory range is already mapped",
                   713: "pointer does not correspond to a registered memory region"}
-_ERROR_SYMBOLS = {712: "cudaErrorHostMemoryAlreadyRegistered", 713: "cudaErrorHostMemoryNotRegistered"}
 #: The thread's last CUDA error (none, or one code): a runtime call that fails leaves it, as CUDA does, and torch's
 #: check after the next kernel launch (``C10_CUDA_KERNEL_LAUNCH_CHECK``: ``cudaGetLastError``) raises it once
 #: (``dispatch.py``; H100, session 25: a refused ``cudaHostUnregister`` made the next ``normal_`` raise its words).
@@ -60,10 +59,10 @@ def _failed(code: "cudaError") -> "cudaError":
 
 def take_last_error() -> RuntimeError:
     """The last error as torch raises it after a kernel launch (``cudaGetLastError`` resets it)."""
-    code = LAST_ERROR.pop()
-    LAST_ERROR.clear()
-    return cuda_errors.cuda_error_exactly(f"CUDA error: {_ERROR_STRINGS.get(code, 'unknown error')}",
-                                          _ERROR_SYMBOLS.get(code, "cudaError"))
+    code = cudaError(LAST_ERROR.pop())
+    # CUDA's symbol from the enum's name: host_memory_not_registered -> cudaErrorHostMemoryNotRegistered
+    symbol = "cudaError" + "".join(part.title() for part in code.name.split("_"))
+    return cuda_errors.cuda_error_exactly(f"CUDA error: {_ERROR_STRINGS[code]}", symbol)
 
 
 class CudaRuntime:

@@ -19,7 +19,8 @@ from typing import Any
 
 import torch
 
-from seam.torch_cuda import cuda_errors, kinds
+from seam.torch_cuda import kinds
+from seam.torch_cuda.device import check_index
 from seam.torch_cuda.ordinals import TORCH_DEVICE
 from seam.torch_cuda.runtime import DEVICE
 
@@ -52,8 +53,7 @@ def new(cls: type, *args: Any, device: Any = None, **kwargs: Any) -> torch.Untyp
     index = _cuda_index(device) if _modes_on() else None
     if index is None:
         return _base_new(cls, *args, **kwargs) if device is None else _base_new(cls, *args, device=device, **kwargs)
-    if index != 0:
-        raise cuda_errors.cuda_error(cuda_errors.INVALID_ORDINAL, f"cuda:{index} asked for; the machine has cuda:0")
+    check_index(index)  # CUDA's refusal of a device the machine lacks
     host = _base_new(cls, *args, **kwargs)  # the size or the byte values, read as torch reads them
     made = torch.empty(host.nbytes(), dtype=torch.uint8, device=DEVICE).untyped_storage()
     if args and not isinstance(args[0], int) and host.nbytes():

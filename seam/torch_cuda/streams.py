@@ -114,7 +114,7 @@ class Stream:
         sync_debug.flag()  # a host wait: flagged in sync debug mode (torch.cuda.synchronize() is not, as on the GPU)
         refuse_host_wait("cudaStreamSynchronize", capturing_stream=runtime().capture_of(self._id) is not None)
         in_flight.settle(runtime())
-        pending.wait_until(pending.ends(self._id))
+        pending.wait_for(self._id)
         runtime().fire("StreamSynchronizationCallbacks", self.cuda_stream)
 
     def __enter__(self) -> "Stream":
