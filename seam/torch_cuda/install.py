@@ -28,9 +28,9 @@ import torch.cuda.memory
 import torch.cuda.random
 import torch.cuda.streams
 
-from seam.torch_cuda import (accelerator, addresses, allocator, autocast, capture, compiling, ctc, cuda_bindings,
-                              device, gc_pace, generators, graph_trees, host_cache, in_flight, kinds, legacy_types,
-                              memory_history, mempool, pending, runtime_api, serialization, storages, streams,
+from seam.torch_cuda import (accelerator, addresses, allocator, autocast, backward_streams, capture, compiling, ctc,
+                              cuda_bindings, device, gc_pace, generators, graph_trees, host_cache, in_flight, kinds,
+                              legacy_types, memory_history, mempool, pending, runtime_api, serialization, storages, streams,
                               sync_debug, torch_c, workspaces)
 from seam.torch_cuda.dispatch import DeviceMode
 from seam.torch_cuda.generic import GENERIC_PATCHES
@@ -164,6 +164,7 @@ def _patches() -> list[tuple[Any, str, Any]]:
     out.extend(sync_debug.patches())
     out.extend(ctc.patches())
     out.extend(storages.patches())
+    out.extend(backward_streams.patches())
     return out
 
 

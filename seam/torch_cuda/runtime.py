@@ -122,6 +122,23 @@ class DeviceRng:
 
 
 _NOT_READY = object()
+#: Switches kept per thread; past it the older half goes (their nodes are long gone, or read the oldest kept).
+_SWITCHES_KEPT = 1 << 16
+
+
+def _note_switch(per_thread: "_PerThread", stream: "Stream") -> None:
+    """Keep that the thread's autograd nodes from now on are made on ``stream``: the sequence number a node made now
+    would take (a throwaway node takes it; autograd numbers nodes per thread, as torch's engine orders them), and
+    the stream. The streams an autograd backward runs its nodes on are read from this (``backward_streams.py``)."""
+    seq = torch._C._functions.DelayedError("", 0)._sequence_nr()
+    seqs, streams = per_thread.switch_seqs, per_thread.switch_streams
+    if seqs and seqs[-1] == seq - 1:  # no node was made since the last switch: it is replaced
+        seqs[-1], streams[-1] = seq, stream
+        return
+    if len(seqs) >= _SWITCHES_KEPT:
+        del seqs[: _SWITCHES_KEPT // 2], streams[: _SWITCHES_KEPT // 2]
+    seqs.append(seq)
+    streams.append(stream)
 
 
 class _PerThread(threading.local):
@@ -143,6 +160,11 @@ class _PerThread(threading.local):
         #: which the device mode's fast path reads.
         self.blas_ready: Any = _NOT_READY
         self.blas_for: Any = None
+        #: Which stream was current when each of this thread's autograd nodes was made (``backward_streams.py``):
+        #: the sequence number the thread's next node would take at each change of stream, and the stream then.
+        #: Empty until a stream other than the default one is made current.
+        self.switch_seqs: list[int] = []
+        self.switch_streams: list[Stream] = []
 
 
 class Runtime:
@@ -205,7 +227,10 @@ class Runtime:
         return self.per_thread.stream or self.default_stream
 
     def set_current(self, stream: "Stream | None") -> None:
-        self.per_thread.stream = stream
+        per_thread = self.per_thread
+        if (stream or self.default_stream) is not (per_thread.stream or self.default_stream):
+            _note_switch(per_thread, stream or self.default_stream)
+        per_thread.stream = stream
         self._fast_stream()
 
     def set_pools(self, pools: tuple[tuple[int, int], ...]) -> None:
