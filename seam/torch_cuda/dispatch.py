@@ -33,8 +33,8 @@ from torch.utils._python_dispatch import TorchDispatchMode
 
 from seam.capture_guard import COPY_OPS, check_copy
 from seam.errors import CaptureError, PageableCopyError
-from seam.torch_cuda import (allocator, cuda_errors, generators, graph_trees, host_cache, in_flight, kinds, pending,
-                             philox, runtime_api, sync_debug, workspaces)
+from seam.torch_cuda import (allocator, cuda_errors, cuda_kernels, generators, graph_trees, host_cache, in_flight,
+                             kinds, pending, philox, runtime_api, sync_debug, workspaces)
 from seam.torch_cuda.allocator import DEFAULT_POOL
 from seam.torch_cuda.allocator_events import ALLOC
 from seam.torch_cuda.device import TOTAL_MEMORY, lazy_init, mem_get_info, memory_allocated, memory_reserved
@@ -100,7 +100,8 @@ class _OpInfo(FastCall):
     """What the device mode needs to know of one aten overload, worked out once; ``call`` runs it (``FastCall``)."""
 
     __slots__ = ("seeded", "blas", "cudnn", "mixed_ok", "fresh", "pointwise", "allocates", "plain", "marks",
-                 "single", "slow", "new_tensors", "cuda_kernel", "sized", "composite", "no_host_scalars", "special")
+                 "single", "slow", "new_tensors", "cuda_kernel", "sized", "composite", "no_host_scalars", "special",
+                 "python_kernel", "implicit")
 
     def __init__(self, func: Any) -> None:
         # ``self.func`` (``FastCall``) is held, so that ``id(func)``, the key of ``_INFO``, names this overload as
@@ -131,8 +132,11 @@ class _OpInfo(FastCall):
         #: A kernel for CUDA and none for the CPU (a library's operation registered for "CUDA" alone, in Python): on
         #: the device it runs that kernel, as on a GPU, where the CPU's dispatch would find none (``_redispatched``).
         name = func.name()
-        self.cuda_kernel = (func.namespace not in _TORCHS_OWN and _has_kernel(name, "CUDA")
-                            and not _has_computed_kernel(name, "CPU"))
+        #: One of torch's own operations whose only kernel is CUDA's, which a CPU-only torch lacks, written in Python
+        #: (``cuda_kernels.py``): on the device it runs under the device mode, as ``_redispatched`` runs a library's.
+        self.python_kernel = cuda_kernels.KERNELS.get(func)
+        self.cuda_kernel = self.python_kernel is not None or (
+            func.namespace not in _TORCHS_OWN and _has_kernel(name, "CUDA") and not _has_computed_kernel(name, "CPU"))
         #: Its CPU kernel is its CompositeExplicitAutograd one, which a GPU runs too (no device check of its own): given
         #: host tensors beside device tensors it runs under the device mode, whose checks of the operations it makes
         #: decide (``_redispatched``; pack_padded_sequence's host lengths pass, embedding's host ids are refused by
@@ -140,8 +144,16 @@ class _OpInfo(FastCall):
         self.composite = (func.namespace == "aten" and not _has_kernel(name, "CPU")
                           and _has_kernel(name, "CompositeExplicitAutograd"))
         self.no_host_scalars = func in _NO_HOST_SCALARS
-        #: A rare kind the common path tests once: a CUDA-only kernel, or an argument the GPU wants on the host.
-        self.special = self.cuda_kernel or func in _HOST_ARGUMENTS or func in _HOST_READS
+        #: Its kernel is its CompositeImplicitAutograd one, which runs above autograd and so never reaches a dispatch
+        #: mode, except where autograd's keys are off: under ``torch.inference_mode()`` (as engines run their models)
+        #: and inside a kernel. There a GPU build runs the composite kernel and the operations it makes; run as one
+        #: operation here, its CPU result went unmarked (``half()``, ``contiguous()`` and ``reshape`` returned host
+        #: tensors, a capture of them recorded nothing) and its handles went unchecked (``linear``'s cuBLAS). The
+        #: device mode decomposes it, with itself on, so the operations it makes are device work as on a GPU.
+        self.implicit = torch._C._dispatch_has_kernel_for_dispatch_key(name, "CompositeImplicitAutograd")
+        #: A rare kind the common path tests once: a CUDA-only kernel, an argument the GPU wants on the host, or a
+        #: composite operation reached where autograd is off.
+        self.special = (self.cuda_kernel or func in _HOST_ARGUMENTS or func in _HOST_READS or self.implicit)
         #: Where the size of its new memory is read before it runs, for ``_past_the_device``: (position, name, whether
         #: the argument is a tensor whose copy it makes rather than a size); None for the others.
         self.sized = _sized(func) if self.allocates else None
@@ -435,6 +447,8 @@ class DeviceMode(TorchDispatchMode):
             if not device_in:
                 return info.call(*args, **kwargs)  # host work: runs now, in or out of a capture
             if host_in:
+                if info.implicit:  # the operations the composite makes decide, as on a GPU
+                    return self._decomposed(func, args, kwargs)
                 if not info.mixed_ok:
                     if info.composite:
                         if info.special:
@@ -444,7 +458,12 @@ class DeviceMode(TorchDispatchMode):
                 if _BUSY:  # a copy between host and device while a stream is busy (``_copy_across``)
                     _copy_across(func, values)
             if info.special:
+                if info.implicit:
+                    return self._decomposed(func, args, kwargs)
                 if info.cuda_kernel:
+                    if info.python_kernel is not None:
+                        with self:
+                            return info.python_kernel(*args, **kwargs)
                     return self._redispatched(_CUDA_KEYS, func, args, kwargs)
                 _refuse_device_memory_for_host(func, args, kwargs)
                 if _BUSY and func in _HOST_READS:
@@ -523,6 +542,12 @@ class DeviceMode(TorchDispatchMode):
           the operations it makes refuse or place them as on a GPU."""
         with self:
             return func.redispatch(keys, *args, **kwargs)
+
+    def _decomposed(self, func: Any, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
+        """A CompositeImplicitAutograd operation reached where autograd is off (``_OpInfo.implicit``): its composite
+        kernel, with this mode on for the operations it makes."""
+        with self:
+            return func.decompose(*args, **kwargs)
 
     def _placed(self, func: Any, types: Any, args: tuple[Any, ...], kwargs: dict[str, Any], info: _OpInfo) -> Any:
         """An operation with a ``device=`` or ``pin_memory=`` argument: a factory, a copy to a device."""
