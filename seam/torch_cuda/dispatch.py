@@ -551,6 +551,8 @@ class DeviceMode(TorchDispatchMode):
 
     def _placed(self, func: Any, types: Any, args: tuple[Any, ...], kwargs: dict[str, Any], info: _OpInfo) -> Any:
         """An operation with a ``device=`` or ``pin_memory=`` argument: a factory, a copy to a device."""
+        if info.implicit:  # ``to.dtype_layout`` under inference mode: the ``_to_copy`` it makes is placed below
+            return self._decomposed(func, args, kwargs)
         rt = runtime()
         if rt.sync_debug:
             sync_debug.check(func, args, kwargs)

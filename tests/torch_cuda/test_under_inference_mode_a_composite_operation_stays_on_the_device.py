@@ -27,6 +27,7 @@ _COMPOSITES: dict[str, Callable[[torch.Tensor, torch.Tensor], torch.Tensor]] = {
     "linear": lambda x, w: F.linear(x, w),
     "matmul": lambda x, w: torch.matmul(x, w.t()),
     "layer_norm": lambda x, w: F.layer_norm(x, (3,)),
+    "softmax_to_float64": lambda x, w: torch.softmax(x, -1, dtype=torch.float64),
 }
 
 
