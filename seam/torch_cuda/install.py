@@ -29,7 +29,7 @@ import torch.cuda.random
 import torch.cuda.streams
 
 from seam.torch_cuda import (accelerator, addresses, allocator, autocast, backward_streams, capture, compiling, ctc,
-                              cuda_bindings, device, gc_pace, generators, graph_trees, host_cache, in_flight, kinds,
+                              cuda_bindings, cudnn, device, gc_pace, generators, graph_trees, host_cache, in_flight, kinds,
                               legacy_types, memory_history, mempool, pending, runtime_api, serialization, storages, streams,
                               sync_debug, torch_c, workspaces)
 from seam.torch_cuda.dispatch import DeviceMode
@@ -69,22 +69,6 @@ def _noop(*args: Any, **kwargs: Any) -> None:
 class _AllocatorState:
     """``torch._C._cuda_CUDAAllocator_AllocatorState`` stands in on a CPU-only build: with CUDA said to be
     built, ``torch._inductor.cudagraph_trees`` imports it (``torch._dynamo.reset()`` imports that module)."""
-
-
-class _CudnnFlag:
-    """torch's cuDNN switch as an attribute the installation can set and put back: its own, in ``torch._C``, which
-    ``torch.backends.cudnn.enabled`` refuses to set after ``disable_global_flags()`` (PyTorch's test base calls it)."""
-
-    @property
-    def enabled(self) -> bool:
-        return torch._C._get_cudnn_enabled()
-
-    @enabled.setter
-    def enabled(self, value: bool) -> None:
-        torch._C._set_cudnn_enabled(value)
-
-
-_CUDNN = _CudnnFlag()
 
 
 def _patches() -> list[tuple[Any, str, Any]]:
@@ -139,10 +123,7 @@ def _patches() -> list[tuple[Any, str, Any]]:
     out.extend((torch._C, name, value) for name, value in (("_cuda_CUDAAllocator_AllocatorState", _AllocatorState),
                                                             ("_set_cached_tensors_enabled", _noop))
                if not hasattr(torch._C, name))
-    # A CUDA build's composite operations pick cuDNN in C++ for a tensor that says "cuda" (an RNN's ``_cudnn_rnn``),
-    # before the device mode sees them: the emulated device has no cuDNN, as a CPU-only build has none.
-    if torch._C._has_cudnn:
-        out.append((_CUDNN, "enabled", False))
+    out.extend(cudnn.patches())  # said to be there where nothing can reach it, else off (``cudnn.py``)
     out.append((cuda, "default_generators", (generators.default_generator(),)))
     out.append((torch, "Generator", generators.Generator))
     out.append((torch.backends.cuda, "is_built", lambda: True))
