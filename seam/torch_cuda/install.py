@@ -28,7 +28,7 @@ import torch.cuda.memory
 import torch.cuda.random
 import torch.cuda.streams
 
-from seam.torch_cuda import (accelerator, addresses, allocator, autocast, backward_streams, capture, compiling, ctc,
+from seam.torch_cuda import (accelerator, addresses, allocator, attention, autocast, backward_streams, capture, compiling, ctc,
                               cuda_bindings, cudnn, device, gc_pace, generators, graph_trees, host_cache, in_flight, kinds,
                               legacy_types, memory_history, mempool, pending, runtime_api, serialization, storages, streams,
                               sync_debug, torch_c, workspaces)
@@ -146,6 +146,7 @@ def _patches() -> list[tuple[Any, str, Any]]:
     out.extend(ctc.patches())
     out.extend(storages.patches())
     out.extend(backward_streams.patches())
+    out.extend(attention.patches())
     return out
 
 
