@@ -4,7 +4,8 @@ A CPU-only torch has no kernel for them at all ("Could not run 'aten::batch_norm
 the 'CPU' backend"), where a GPU runs its CUDA kernel: ``torch.nn.SyncBatchNorm``'s steps (``batch_norm_stats``,
 ``batch_norm_gather_stats``/``_with_counts``, ``batch_norm_elemt``, ``batch_norm_backward_reduce``,
 ``batch_norm_backward_elemt``) and the matrix products with a result dtype of their own (``mm``, ``bmm``, ``addmm``,
-``baddbmm`` with ``out_dtype``). Each kernel here takes the CUDA kernel's steps in the same order and accumulation
+``baddbmm`` with ``out_dtype``), and cuDNN's convolutions called by name (``cudnn_convolution``, ``_transpose``: the
+emulated device says cuDNN is there, ``cudnn.py``). Each kernel here takes the CUDA kernel's steps in the same order and accumulation
 type (``aten/src/ATen/native/cuda/Normalization.cuh``, ``Blas.cpp``) with torch's operations; the device mode runs
 it on device tensors, with itself on, so the operations it makes are device work (recorded in a capture, replayed)
 (``dispatch.py``, ``_OpInfo.python_kernel``). On host tensors the operation is refused as on a GPU build.
@@ -152,7 +153,22 @@ def _product(of: Callable[..., torch.Tensor], operands: int) -> Callable[..., to
     return kernel
 
 
+def cudnn_convolution(input: torch.Tensor, weight: torch.Tensor, padding: Any, stride: Any, dilation: Any, groups: int,
+                      benchmark: bool, deterministic: bool, allow_tf32: bool) -> torch.Tensor:
+    """cuDNN's convolution without a bias, as ``convolution`` computes it (the flags choose among cuDNN's algorithms)."""
+    return aten.convolution.default(input, weight, None, stride, padding, dilation, False, [0] * len(padding), groups)
+
+
+def cudnn_convolution_transpose(input: torch.Tensor, weight: torch.Tensor, padding: Any, output_padding: Any,
+                                stride: Any, dilation: Any, groups: int, benchmark: bool, deterministic: bool,
+                                allow_tf32: bool) -> torch.Tensor:
+    """cuDNN's transposed convolution without a bias, as ``convolution`` computes it."""
+    return aten.convolution.default(input, weight, None, stride, padding, dilation, True, output_padding, groups)
+
+
 KERNELS: dict[Any, Callable[..., Any]] = {
+    aten.cudnn_convolution.default: cudnn_convolution,
+    aten.cudnn_convolution_transpose.default: cudnn_convolution_transpose,
     aten.batch_norm_stats.default: batch_norm_stats,
     aten.batch_norm_gather_stats.default: batch_norm_gather_stats,
     aten.batch_norm_gather_stats_with_counts.default: batch_norm_gather_stats_with_counts,

@@ -6,7 +6,8 @@ on the H100 they passed, here they were skipped). On a CPU-only build no operati
 emulated device memory: C++ checks ``is_cuda()`` of the tensor itself, which is host memory, and the one Python
 path that calls a cuDNN function, an RNN's ``flatten_parameters``, first asks ``torch._use_cudnn_rnn_flatten_weight()``,
 which such a build answers False. So there the emulation says cuDNN is available, of the version below
-(``is_available``, ``_init``, ``version``; ``is_acceptable`` follows from them and ``enabled``).
+(``is_available``, ``_init``, ``version``; ``is_acceptable`` follows from them and ``enabled``), with the benchmark
+limit ``torch.backends.cudnn.flags()`` then reads and sets.
 
 A CUDA build on a machine without a GPU has cuDNN compiled in, and there an RNN's C++ picks ``_cudnn_rnn`` for a
 tensor that says ``cuda``, before the device mode sees it: the emulation turns cuDNN off there (torch's own switch,
@@ -40,6 +41,20 @@ class _CudnnFlag:
 _CUDNN = _CudnnFlag()
 
 
+class _BenchmarkLimit:
+    """``torch._C``'s cuDNN benchmark limit, which a build without cuDNN lacks and ``torch.backends.cudnn.flags()``
+    reads and sets once cuDNN is available: the number of algorithms benchmarked (torch's default 10; 0 is all)."""
+
+    def __init__(self) -> None:
+        self.value = 10
+
+    def get(self) -> int:
+        return self.value
+
+    def set(self, value: int) -> None:
+        self.value = int(value)
+
+
 def _available() -> bool:
     return True
 
@@ -53,4 +68,9 @@ def patches() -> list[tuple[Any, str, Any]]:
         return [(_CUDNN, "enabled", False)]
     # the module's own namespace, which ``is_acceptable`` reads: ``torch.backends.cudnn`` is a wrapper around it
     module = getattr(torch.backends.cudnn, "m", torch.backends.cudnn)
-    return [(module, "is_available", _available), (module, "_init", _available), (module, "version", _version)]
+    limit = _BenchmarkLimit()
+    return [(module, "is_available", _available), (module, "_init", _available), (module, "version", _version),
+            (torch._C, "_cuda_get_cudnn_benchmark_limit", limit.get),
+            (torch._C, "_cuda_set_cudnn_benchmark_limit", limit.set),
+            # ``torch.backends.cudnn.benchmark_limit``: None on a build without cuDNN, a property of the wrapper's class
+            (type(torch.backends.cudnn), "benchmark_limit", torch.backends.ContextProp(limit.get, limit.set))]

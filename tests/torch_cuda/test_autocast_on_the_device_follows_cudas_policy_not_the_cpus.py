@@ -20,6 +20,9 @@ def _dtypes(dtype: torch.dtype) -> dict[str, torch.dtype]:
             "matmul": low.dtype,
             "softmax_of_low": torch.softmax(low, -1).dtype,
             "layer_norm_of_low": torch.nn.functional.layer_norm(low, (4,)).dtype,
+            "rms_norm_of_low": torch.nn.functional.rms_norm(low, (4,)).dtype,
+            "cudnn_convolution": torch.cudnn_convolution(x[None, None], w.detach()[None, None], (0, 0), (1, 1), (1, 1), 1,
+                                                         False, True, True).dtype,
             "exp_of_low": torch.exp(low).dtype,
             "relu_of_low": torch.relu(low).dtype,
             "host_matmul": (host @ host).dtype,
@@ -35,6 +38,7 @@ def _dtypes(dtype: torch.dtype) -> dict[str, torch.dtype]:
 def test_autocast_on_the_device_casts_as_cuda_does(torch_cuda: str, dtype: torch.dtype) -> None:
     assert _dtypes(dtype) == {
         "linear": dtype, "matmul": dtype, "softmax_of_low": torch.float32, "layer_norm_of_low": torch.float32,
+        "rms_norm_of_low": torch.float32, "cudnn_convolution": dtype,
         "exp_of_low": torch.float32, "relu_of_low": dtype, "host_matmul": torch.float32,
         "cross_entropy_of_low": torch.float32, "weight_grad": torch.float32,
     }

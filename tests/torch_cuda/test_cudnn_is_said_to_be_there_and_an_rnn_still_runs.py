@@ -1,7 +1,9 @@
-"""cuDNN is said to be there, as on a GPU, and an RNN on the device still runs and gives the CPU's values.
+"""cuDNN is said to be there, as on a GPU, an RNN on the device still runs and gives the CPU's values, and cuDNN's
+convolutions called by name compute the convolution.
 
 PyTorch's ``TEST_CUDNN`` (``torch.backends.cudnn.is_acceptable`` of a device tensor) gates 14 cases of
-``test_cuda.py``: on the H100 they passed, emulated they were skipped (session 25). ``seam/torch_cuda/cudnn.py``.
+``test_cuda.py``: on the H100 they passed, emulated they were skipped (session 25). ``seam/torch_cuda/cudnn.py``;
+``torch.cudnn_convolution``: ``seam/torch_cuda/cuda_kernels.py``.
 """
 
 from __future__ import annotations
@@ -37,3 +39,27 @@ def test_an_rnn_on_the_device_gives_the_cpus_output_and_gradients(torch_cuda: st
     got.sum().backward()
     for (name, p), q in zip(host.named_parameters(), device.parameters()):
         torch.testing.assert_close(q.grad.cpu(), p.grad, rtol=1e-4, atol=1e-4, msg=lambda m: f"{name}: {m}")
+
+
+def test_cudnn_flags_set_and_restore_the_benchmark_limit(torch_cuda: str) -> None:
+    if torch_cuda == "cpu-emulated" and torch._C._has_cudnn:
+        pytest.skip("a CUDA build of torch without a GPU: the emulation turns its cuDNN off (seam/torch_cuda/cudnn.py)")
+    before = torch.backends.cudnn.benchmark_limit
+    with torch.backends.cudnn.flags(enabled=True, benchmark=True, benchmark_limit=3):
+        assert torch.backends.cudnn.benchmark_limit == 3
+    assert torch.backends.cudnn.benchmark_limit == before
+
+
+@pytest.mark.parametrize("transposed", [False, True])
+def test_cudnns_convolution_called_by_name_computes_the_convolution(torch_cuda: str, transposed: bool) -> None:
+    torch.manual_seed(0)
+    x, w = torch.randn(2, 3, 6, 6), torch.randn(3, 3, 3, 3)
+    if transposed:
+        want = torch.nn.functional.conv_transpose2d(x, w, stride=2, padding=1, output_padding=1)
+        got = torch.cudnn_convolution_transpose(x.cuda(), w.cuda(), (1, 1), (1, 1), (2, 2), (1, 1), 1, False, True,
+                                                False)
+    else:
+        want = torch.nn.functional.conv2d(x, w, stride=2, padding=1)
+        got = torch.cudnn_convolution(x.cuda(), w.cuda(), (1, 1), (2, 2), (1, 1), 1, False, True, False)
+    assert got.device == torch.device("cuda", 0)
+    torch.testing.assert_close(got.cpu(), want, rtol=1e-4, atol=1e-4)
