@@ -9,6 +9,8 @@ where a library matches the words (``cuda_error_exactly``): there the message is
 
 from __future__ import annotations
 
+from typing import Any
+
 import torch
 
 NOT_PERMITTED = "CUDA error: operation not permitted when stream is capturing"
@@ -104,12 +106,21 @@ def out_of_memory_past_one_exa_byte() -> Exception:
     return torch.OutOfMemoryError("CUDA out of memory. Tried to allocate more than 1EB memory.")
 
 
+#: ``torch._C._cuda_attach_out_of_memory_observer``'s callbacks, told of each out-of-memory refusal (a fresh device
+#: has none: ``runtime_api.reset``).
+OOM_OBSERVERS: list[Any] = []
+
+
 def out_of_memory(tried: int, total: int, free: int, allocated: int, reserved: int, *,
                   allowed: int | None = None, beyond: bool = False) -> Exception:
     """``torch.OutOfMemoryError`` in the caching allocator's words (torch 2.11 on the H200), with the emulator's
     reason below. The process's memory in use is what the allocator reserved (the emulated device runs no CUDA
     context); ``allowed``: the memory fraction's bound (``set_per_process_memory_fraction``), named when set; ``beyond``:
-    more than the whole device was asked for (refused before the CPU is asked)."""
+    more than the whole device was asked for (refused before the CPU is asked). The observers attached are told
+    first, as the caching allocator tells them before it raises: (device, bytes asked for, the fraction's bound or
+    the device's total, free bytes). The 1 EB refusal, made before the allocator looks, tells none."""
+    for observer in list(OOM_OBSERVERS):
+        observer(0, tried, allowed if allowed is not None else total, free)
     why = (f"the {tried} bytes asked for would take what is reserved past the {allowed} bytes the memory fraction "
            "allows" if allowed is not None else f"the {tried} bytes asked for are more than the device's {total}"
            if beyond else f"the CPU could not allocate the {tried} bytes asked for on the device")

@@ -172,9 +172,10 @@ def reset_host_memory_stats() -> None:
 
 
 def reset() -> None:
-    """A fresh device's settings (the outermost ``emulate_cuda()``): no last error."""
+    """A fresh device's settings (the outermost ``emulate_cuda()``): no last error, no out-of-memory observer."""
     _fraction[0] = 1.0
     LAST_ERROR.clear()
+    cuda_errors.OOM_OBSERVERS.clear()
 
 
 def patches() -> list[tuple[Any, str, Any]]:
@@ -182,7 +183,8 @@ def patches() -> list[tuple[Any, str, Any]]:
     functions = {"_cudart": CUDART, "_cuda_getCurrentBlasHandle": current_blas_handle,
                  "_cuda_setMemoryFraction": set_memory_fraction, "_cuda_getMemoryFraction": get_memory_fraction,
                  "_cuda_hostMemoryStats": host_memory_stats, "_cuda_resetPeakHostMemoryStats": reset_host_memory_stats,
-                 "_cuda_resetAccumulatedHostMemoryStats": reset_host_memory_stats}
+                 "_cuda_resetAccumulatedHostMemoryStats": reset_host_memory_stats,
+                 "_cuda_attach_out_of_memory_observer": cuda_errors.OOM_OBSERVERS.append}
     out: list[tuple[Any, str, Any]] = [(torch._C, name, value) for name, value in functions.items()]
     out.append((torch.cuda, "_cudart", CUDART))
     out.append((torch.cuda.nvtx, "_nvtx", NVTX))

@@ -49,3 +49,16 @@ def test_more_than_the_whole_device_is_refused_before_the_host_is_asked(emulated
         make()
     assert "bytes asked for are more than the device's" in str(refused.value)
     assert torch.ones(2, device="cuda").sum().item() == 2.0
+
+
+def test_an_out_of_memory_observer_is_told_before_the_refusal(torch_cuda: str) -> None:
+    """``torch._C._cuda_attach_out_of_memory_observer`` (PyTorch's ``test_notifies_oom``: H100 passed, emulated
+    failed): the caching allocator tells each observer (device, bytes asked for, the device's total, free bytes)."""
+    told: list[tuple[Any, ...]] = []
+    torch._C._cuda_attach_out_of_memory_observer(lambda *args: told.append(args))
+    with pytest.raises(torch.OutOfMemoryError):
+        torch.zeros(TOO_BIG, device="cuda")
+    assert told, "the observer was not told"
+    device, asked, limit, free = told[-1]
+    assert (device, asked) == (0, TOO_BIG * 4)
+    assert limit == torch.cuda.get_device_properties(0).total_memory and 0 <= free <= limit
