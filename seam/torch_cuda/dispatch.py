@@ -130,16 +130,16 @@ class _OpInfo(FastCall):
         #: One result, and it is new memory: a tensor result is marked without ``_mark_new``'s walk.
         self.single = self.fresh == (True,)
         #: A kernel for CUDA and none for the CPU (a library's operation registered for "CUDA" alone, in Python): on
-        #: the device it runs that kernel, as on a GPU, where the CPU's dispatch would find none (``_redispatched``).
+        #: the device it runs that kernel, as on a GPU, where the CPU's dispatch would find none (``_made_here``).
         name = func.name()
         #: One of torch's own operations whose only kernel is CUDA's, which a CPU-only torch lacks, written in Python
-        #: (``cuda_kernels.py``): on the device it runs under the device mode, as ``_redispatched`` runs a library's.
+        #: (``cuda_kernels.py``): on the device it runs under the device mode, as ``_made_here`` runs a library's.
         self.python_kernel = cuda_kernels.KERNELS.get(func)
         self.cuda_kernel = self.python_kernel is not None or (
             func.namespace not in _TORCHS_OWN and _has_kernel(name, "CUDA") and not _has_computed_kernel(name, "CPU"))
         #: Its CPU kernel is its CompositeExplicitAutograd one, which a GPU runs too (no device check of its own): given
         #: host tensors beside device tensors it runs under the device mode, whose checks of the operations it makes
-        #: decide (``_redispatched``; pack_padded_sequence's host lengths pass, embedding's host ids are refused by
+        #: decide (``_made_here``; pack_padded_sequence's host lengths pass, embedding's host ids are refused by
         #: its index_select, as on a GPU).
         self.composite = (func.namespace == "aten" and not _has_kernel(name, "CPU")
                           and _has_kernel(name, "CompositeExplicitAutograd"))
@@ -206,9 +206,9 @@ def _past_the_device(info: _OpInfo, args: tuple[Any, ...], kwargs: dict[str, Any
 _TORCHS_OWN = frozenset(("aten", "prims"))
 _has_kernel = torch._C._dispatch_has_kernel_for_dispatch_key
 _has_computed_kernel = torch._C._dispatch_has_computed_kernel_for_dispatch_key
-#: The dispatch key set that runs an operation's CUDA kernel (``_redispatched``).
+#: The dispatch key set that runs an operation's CUDA kernel (``_made_here``).
 _CUDA_KEYS = torch._C.DispatchKeySet(torch._C.DispatchKey.CUDA)
-#: The dispatch key set whose kernel of a CompositeExplicitAutograd operation is that composite (``_redispatched``).
+#: The dispatch key set whose kernel of a CompositeExplicitAutograd operation is that composite (``_made_here``).
 _CPU_KEYS = torch._C.DispatchKeySet(torch._C.DispatchKey.CPU)
 
 #: The CUDA graph trees' overwritten outputs that live (``graph_trees.py``): empty but where a tree replayed.
@@ -448,23 +448,21 @@ class DeviceMode(TorchDispatchMode):
                 return info.call(*args, **kwargs)  # host work: runs now, in or out of a capture
             if host_in:
                 if info.implicit:  # the operations the composite makes decide, as on a GPU
-                    return self._decomposed(func, args, kwargs)
+                    return self._made_here(func.decompose, args, kwargs)
                 if not info.mixed_ok:
                     if info.composite:
                         if info.special:
                             _refuse_device_memory_for_host(func, args, kwargs)
-                        return self._redispatched(_CPU_KEYS, func, args, kwargs)
+                        return self._made_here(functools.partial(func.redispatch, _CPU_KEYS), args, kwargs)
                     raise _mixed_devices(func, info, args, kwargs)
                 if _BUSY:  # a copy between host and device while a stream is busy (``_copy_across``)
                     _copy_across(func, values)
             if info.special:
                 if info.implicit:
-                    return self._decomposed(func, args, kwargs)
+                    return self._made_here(func.decompose, args, kwargs)
                 if info.cuda_kernel:
-                    if info.python_kernel is not None:
-                        with self:
-                            return info.python_kernel(*args, **kwargs)
-                    return self._redispatched(_CUDA_KEYS, func, args, kwargs)
+                    kernel = info.python_kernel or functools.partial(func.redispatch, _CUDA_KEYS)
+                    return self._made_here(kernel, args, kwargs)
                 _refuse_device_memory_for_host(func, args, kwargs)
                 if _BUSY and func in _HOST_READS:
                     pending.wait_for(runtime().current_stream()._id)
@@ -531,28 +529,25 @@ class DeviceMode(TorchDispatchMode):
                 raise
             raise oom from None
 
-    def _redispatched(self, keys: Any, func: Any, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
-        """``func``'s kernel for ``keys``, run with this mode on for the operations it makes (which run on the device,
-        are recorded in a capture and replayed, and are checked as any other):
+    def _made_here(self, kernel: Any, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
+        """``kernel`` run with this mode on for the operations it makes (which run on the device, are recorded in a
+        capture and replayed, and are checked as any other). The kernels:
 
-        - ``_CUDA_KEYS``: an operation whose only kernel is its CUDA one (``_OpInfo.cuda_kernel``), on device tensors
-          (the kernel is Python: a CPU-only torch loads no compiled CUDA kernel);
-        - ``_CPU_KEYS``: an operation whose kernel is its CompositeExplicitAutograd one, given host and device tensors
-          (``_OpInfo.composite``): a GPU runs the same composite, with no device check of its own, so the checks of
-          the operations it makes refuse or place them as on a GPU."""
+        - ``func.redispatch`` to ``_CUDA_KEYS``: an operation whose only kernel is its CUDA one
+          (``_OpInfo.cuda_kernel``), on device tensors (the kernel is Python: a CPU-only torch loads no compiled CUDA
+          kernel);
+        - ``func.redispatch`` to ``_CPU_KEYS``: an operation whose kernel is its CompositeExplicitAutograd one, given
+          host and device tensors (``_OpInfo.composite``): a GPU runs the same composite, with no device check of its
+          own, so the checks of the operations it makes refuse or place them as on a GPU;
+        - ``func.decompose``: a CompositeImplicitAutograd operation reached where autograd is off (``_OpInfo.implicit``);
+        - ``_OpInfo.python_kernel``: one of torch's CUDA-only operations, written in Python (``cuda_kernels.py``)."""
         with self:
-            return func.redispatch(keys, *args, **kwargs)
-
-    def _decomposed(self, func: Any, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
-        """A CompositeImplicitAutograd operation reached where autograd is off (``_OpInfo.implicit``): its composite
-        kernel, with this mode on for the operations it makes."""
-        with self:
-            return func.decompose(*args, **kwargs)
+            return kernel(*args, **kwargs)
 
     def _placed(self, func: Any, types: Any, args: tuple[Any, ...], kwargs: dict[str, Any], info: _OpInfo) -> Any:
         """An operation with a ``device=`` or ``pin_memory=`` argument: a factory, a copy to a device."""
         if info.implicit:  # ``to.dtype_layout`` under inference mode: the ``_to_copy`` it makes is placed below
-            return self._decomposed(func, args, kwargs)
+            return self._made_here(func.decompose, args, kwargs)
         rt = runtime()
         if rt.sync_debug:
             sync_debug.check(func, args, kwargs)
@@ -585,7 +580,7 @@ class DeviceMode(TorchDispatchMode):
                 host_in = True
         if device_in and host_in and target is None and not info.mixed_ok:
             if info.composite:
-                return self._redispatched(_CPU_KEYS, func, args, kwargs)
+                return self._made_here(functools.partial(func.redispatch, _CPU_KEYS), args, kwargs)
             raise _mixed_devices(func, info, args, kwargs)
         on_device = target == "device" or (target is None and device_in)
         if on_device or device_in:

@@ -5,7 +5,7 @@ Engines register their operations for the "CUDA" dispatch key (vLLM's ``direct_r
 dispatcher looked for a CPU kernel and raised "Could not run ... with arguments from the 'CPU' backend" where a GPU
 runs the CUDA one. On the device it runs the CUDA kernel now, its own operations on the device: recorded in a capture
 and replayed as any other; a call on host tensors is refused as on a GPU (``seam/torch_cuda/dispatch.py``,
-``_redispatched``).
+``_made_here``).
 """
 
 from __future__ import annotations
