@@ -11,6 +11,10 @@ bfloat16 where CUDA computes them in float32). Inside ``emulate_cuda()``:
   the H200's dtypes: ``tests/fidelity/cuda_corpus.py``, class ``autocast``) to the DEVICE tensors of an
   op, each op of a list cast once before it runs, as CUDA's autocast does; every other op the CPU's lists
   name falls through (composites decompose, and their parts meet the policy);
+- the lists say which policy an op takes; whether it takes one at all is the installed torch's word: only
+  an overload that has an ``AutocastCUDA`` kernel in this build (``cuda_autocasts``) is registered, so the
+  policy follows torch's version (``rms_norm`` gained its float32 kernel in torch 2.12: torch 2.11 on the
+  H100 keeps it in the autocast dtype, and so does the emulation on such a torch);
 - host (pageable, pinned) tensors are never cast, as CUDA's autocast casts only CUDA tensors;
 - ``binary_cross_entropy`` of device tensors is refused in torch's words (``BANNED``: CUDA's autocast bans it,
   whatever the dtype; its ``out=`` overload and its backward are not banned: the H200, torch 2.11).
@@ -91,6 +95,15 @@ def _kernel(op: Any, policy: str) -> Any:
     return run
 
 
+def cuda_autocasts(qualified: str) -> bool:
+    """Whether the installed torch has a CUDA autocast kernel for ``qualified`` (``"rms_norm"``,
+    ``"pow.Tensor_Scalar"``): a CPU-only build registers them too, though no tensor of its reaches them."""
+    try:
+        return torch._C._dispatch_has_kernel_for_dispatch_key(f"aten::{qualified}", "AutocastCUDA")
+    except RuntimeError:  # an overload only Python knows of (``einsum.sublist``): not the dispatcher's
+        return False
+
+
 def _banned(op: Any, words: str) -> Any:
     def run(*args: Any, **kwargs: Any) -> Any:
         if torch.is_autocast_enabled("cuda") and any(
@@ -123,6 +136,8 @@ class _Registration:
                 continue
             for overload in packet.overloads():
                 qualified = name if overload == "default" else f"{name}.{overload}"
+                if not cuda_autocasts(qualified):
+                    continue
                 self.lib.impl(qualified, _kernel(getattr(packet, overload), kind), "AutocastCPU")
                 done.add(f"aten::{qualified}")
         # the CPU's own casts of ops CUDA does not list: torch's fallthrough, as CUDA's autocast has for them

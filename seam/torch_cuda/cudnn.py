@@ -21,8 +21,9 @@ from typing import Any
 import torch
 import torch.backends.cudnn
 
-#: What ``torch.backends.cudnn.version()`` answers on the emulated device: cuDNN 9.10.2 (torch's encoding).
-EMULATED_CUDNN_VERSION = 91002
+#: What ``torch.backends.cudnn.version()`` answers on the emulated device: cuDNN 9.19.0 (torch's encoding), the
+#: H100's (torch 2.11.0+cu130, session 27's device call).
+EMULATED_CUDNN_VERSION = 91900
 
 
 class _CudnnFlag:

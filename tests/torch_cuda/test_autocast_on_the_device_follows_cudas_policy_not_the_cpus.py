@@ -9,6 +9,10 @@ import pytest
 import torch
 
 
+#: torch 2.12 gave ``rms_norm`` CUDA's float32 policy; torch 2.11 (the H100's, session 27) keeps the autocast dtype
+_RMS_NORM_IN_FLOAT32 = torch._C._dispatch_has_kernel_for_dispatch_key("aten::rms_norm", "AutocastCUDA")
+
+
 def _dtypes(dtype: torch.dtype) -> dict[str, torch.dtype]:
     x = torch.randn(4, 4, device="cuda")
     w = torch.randn(4, 4, device="cuda", requires_grad=True)
@@ -38,7 +42,7 @@ def _dtypes(dtype: torch.dtype) -> dict[str, torch.dtype]:
 def test_autocast_on_the_device_casts_as_cuda_does(torch_cuda: str, dtype: torch.dtype) -> None:
     assert _dtypes(dtype) == {
         "linear": dtype, "matmul": dtype, "softmax_of_low": torch.float32, "layer_norm_of_low": torch.float32,
-        "rms_norm_of_low": torch.float32, "cudnn_convolution": dtype,
+        "rms_norm_of_low": torch.float32 if _RMS_NORM_IN_FLOAT32 else dtype, "cudnn_convolution": dtype,
         "exp_of_low": torch.float32, "relu_of_low": dtype, "host_matmul": torch.float32,
         "cross_entropy_of_low": torch.float32, "weight_grad": torch.float32,
     }
@@ -59,3 +63,33 @@ def test_leaving_the_emulation_puts_the_cpus_autocast_back() -> None:
         _dtypes(torch.bfloat16)
     assert _cpu_autocast_dtypes() == before
     assert not torch.is_autocast_enabled("cpu")
+
+
+def test_an_op_without_a_cuda_autocast_kernel_in_the_installed_torch_is_not_cast(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The lists name an op's policy; whether it has one is the installed torch's word (its ``AutocastCUDA``
+    kernels): ``rms_norm`` as torch 2.11 has it, without one, keeps the autocast dtype, as on the H100."""
+    from seam import emulate_cuda
+    from seam.torch_cuda import autocast
+
+    torch_says = autocast.cuda_autocasts
+    monkeypatch.setattr(autocast, "cuda_autocasts", lambda qualified: qualified != "rms_norm" and torch_says(qualified))
+    with emulate_cuda():
+        autocast.close()  # a registration made before the patch would be reused
+        try:
+            low = torch.randn(4, 4, device="cuda").bfloat16()
+            with torch.autocast("cuda", dtype=torch.bfloat16):
+                assert torch.nn.functional.rms_norm(low, (4,)).dtype == torch.bfloat16
+                assert torch.nn.functional.layer_norm(low, (4,)).dtype == torch.float32
+        finally:
+            autocast.close()
+
+
+def test_every_op_the_installed_torchs_cuda_autocast_casts_has_a_policy_here() -> None:
+    """An op given a CUDA autocast kernel by a newer torch needs its policy named in seam/torch_cuda/autocast.py's
+    lists, or the emulation would not cast it."""
+    from seam.torch_cuda import autocast
+
+    named = {*autocast.LOWER, *autocast.FP32, *autocast.PROMOTE, *autocast.BANNED}
+    cast = {qualified.split("::")[1].split(".")[0] for qualified in torch._C._dispatch_get_all_op_names()
+            if qualified.startswith("aten::") and autocast.cuda_autocasts(qualified[len("aten::"):])}
+    assert sorted(cast - named) == []
