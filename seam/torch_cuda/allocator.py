@@ -34,9 +34,9 @@ from __future__ import annotations
 import collections
 import time
 import weakref
-from typing import Any, Callable, Hashable
+from typing import Any, Callable, Hashable, Sequence
 
-from seam.torch_cuda import allocator_cycles
+from seam.torch_cuda import allocator_cycles, memory_frames
 from seam.torch_cuda.allocator_events import ALLOC, BEGIN, FREE, RELEASE
 
 K_MIN_BLOCK = 512
@@ -53,6 +53,8 @@ TYPES = ("all", "small_pool", "large_pool")
 #: The four fields of each figure, in the order of its list.
 FIELDS = ("current", "peak", "allocated", "freed")
 FLUSH_AT = 2048
+#: A block's frames when none were recorded (one shared empty tuple: the play makes no list per allocation).
+NO_FRAMES: tuple[dict[str, Any], ...] = ()
 #: Called with the address of every new device allocation while ``torch.cuda._gpu_trace`` is on
 #: (its ``MemoryAllocationCallbacks``); ``None`` otherwise, which costs the hot path one test.
 allocation_hook: Callable[[int], None] | None = None
@@ -68,7 +70,7 @@ def allocation_size(size: int) -> int:
 
 class Block:
     __slots__ = ("address", "size", "requested", "allocated", "stream", "pool", "prev", "next", "owner", "key",
-                 "serial")
+                 "serial", "frames")
 
     def __init__(self, address: int, size: int, stream: int, pool: "BlockPool") -> None:
         self.address, self.size, self.stream, self.pool = address, size, stream, pool
@@ -81,6 +83,8 @@ class Block:
         #: While allocated: the key ``active`` holds it under, and the allocation's number (``CachingAllocator.serial``).
         self.key: Hashable = None
         self.serial = 0
+        #: While allocated: the stack frames of its allocation, when the memory history records them.
+        self.frames: Sequence[dict[str, Any]] = NO_FRAMES
 
     def is_split(self) -> bool:
         return self.prev is not None or self.next is not None
@@ -317,6 +321,33 @@ class CachingAllocator:
         #: ``torch.cuda.memory._record_memory_history``'s trace, oldest first (``None``: not recording): what
         #: ``_snapshot()["device_traces"]`` shows (``memory_history.py``).
         self.trace: collections.deque[dict[str, Any]] | None = None
+        #: The memory history's context (``"state"``, ``"alloc"``, ``"all"``) while it records stack frames, and
+        #: its stacks (``"python"``, ``"all"``): ``memory_frames.py``. ``set_context`` sets them.
+        self.context: str | None = None
+        self.stacks = "python"
+        #: The frames of allocations and frees logged but not played yet, by key.
+        self.frames_of: dict[Hashable, list[dict[str, Any]]] = {}
+        self.free_frames: dict[Hashable, list[dict[str, Any]]] = {}
+        #: Whether each new device allocation goes through ``kinds.note_allocation`` (a memory fraction's
+        #: refusal, or its frames to record), not the device mode's fast path.
+        self.one_by_one = False
+
+    def set_limit(self, limit: int | None) -> None:
+        """``set_per_process_memory_fraction``'s bound on what is reserved (None: none)."""
+        self.limit = limit
+        self.one_by_one = self.limit is not None or self.context is not None
+
+    def set_context(self, context: str | None, stacks: str) -> None:
+        """What the memory history records of each event's stack (``memory_frames.py``)."""
+        self.context, self.stacks = context, stacks
+        self.one_by_one = self.limit is not None or self.context is not None
+        # a storage's death records its frames only while frees do (a storage made now keeps this callback)
+        self.on_death = self._death_with_frames if context == "all" else self.log.append
+
+    def _death_with_frames(self, ref: Any) -> None:
+        if self.context == "all":
+            self.free_frames[id(ref)] = memory_frames.gather(self.stacks, "free")
+        self.log.append(ref)
 
     # -- the hot path: events -------------------------------------------------------------------------
     def note_allocation(self, key: Hashable, nbytes: int, stream: int, pool: tuple[int, int], owner: Any) -> None:
@@ -375,12 +406,15 @@ class CachingAllocator:
                     if pool.use_count <= 0:
                         self.freeable.add(event[1])
 
-    def record(self, action: str, address: int, size: int, stream: int) -> None:
-        """One entry of the memory history (the H200's keys; no stack frames). Only while it is recorded: the
-        callers check ``self.trace is not None`` (the model's hot paths skip the call when it is not)."""
+    def record(self, action: str, address: int, size: int, stream: int,
+               frames: Sequence[dict[str, Any]] = NO_FRAMES) -> None:
+        """One entry of the memory history (the H200's keys; ``frames`` only under a context that traces them:
+        ``memory_frames.TRACES``). Only while it is recorded: the callers check ``self.trace is not None`` (the
+        model's hot paths skip the call when it is not)."""
         self.trace.append({"action": action, "addr": address, "size": size,  # type: ignore[union-attr]
-                           "stream": stream, "time_us": time.time_ns() // 1000, "frames": [], "compile_context": "",
-                           "user_metadata": ""})
+                           "stream": stream, "time_us": time.time_ns() // 1000,
+                           "frames": list(frames) if frames and self.context in memory_frames.TRACES else [],
+                           "compile_context": "", "user_metadata": ""})
 
     def read(self, *, figures: bool = True) -> "CachingAllocator":
         """The model with every event so far played, and every block only graphs hold freed (with
@@ -415,6 +449,7 @@ class CachingAllocator:
 
     def _malloc(self, key: Hashable, nbytes: int, stream: int, pool_id: tuple[int, int], owner: Any) -> None:
         self.serial += 1
+        frames = self.frames_of.pop(key, NO_FRAMES) if self.frames_of else NO_FRAMES
         if nbytes <= 0:
             return
         if key in self.active:  # a block that only graphs held, taken again
@@ -439,7 +474,7 @@ class CachingAllocator:
             if self.limit is not None:
                 self._make_room(segment)
                 pool = self._pool_for(size, pool_id)  # releasing may have dropped a private pool
-            block = self._new_segment(pool, segment, stream)
+            block = self._new_segment(pool, segment, stream, frames)
         stats = self.stats
         already_split = block.prev is not None or block.next is not None
         remaining = block.size - size
@@ -464,10 +499,11 @@ class CachingAllocator:
         block.owner = owner
         block.key = key
         block.serial = self.serial
+        block.frames = frames
         self.active[key] = block
         stats.allocate(pool.small, block.size, nbytes)
         if self.trace is not None:
-            self.record("alloc", block.address, nbytes, stream)
+            self.record("alloc", block.address, nbytes, stream, frames)
 
     def _make_room(self, segment: int) -> None:
         """Room under ``limit`` for a new segment: there already, or after the cached segments are released when
@@ -484,7 +520,7 @@ class CachingAllocator:
         self.stats.counters["num_ooms"] += 1
         raise OverLimit(segment, self.limit, self.stats.arrays["allocated_bytes"][0][0], reserved[0])
 
-    def _new_segment(self, pool: BlockPool, size: int, stream: int) -> Block:
+    def _new_segment(self, pool: BlockPool, size: int, stream: int, frames: Sequence[dict[str, Any]]) -> Block:
         block = Block(self._next_address, size, stream, pool)
         self._next_address += size + K_SMALL_BUFFER
         self.segments.append(block)
@@ -494,18 +530,22 @@ class CachingAllocator:
         if pool.pool_id != DEFAULT_POOL:
             self.private[pool.pool_id].segments += 1
         if self.trace is not None:
-            self.record("segment_alloc", block.address, size, stream)
+            self.record("segment_alloc", block.address, size, stream, frames)
         return block
 
     def _free(self, block: Block) -> None:
         stats, pool = self.stats, block.pool
+        if self.trace is not None:
+            frames = (self.free_frames.pop(block.key, None) if self.free_frames else None) or block.frames
+            self.record("free_requested", block.address, block.requested, block.stream, frames)
+            self.record("free_completed", block.address, block.requested, block.stream, frames)
+        elif self.free_frames:
+            self.free_frames.pop(block.key, None)
         block.allocated = False
         block.owner = block.key = None
+        block.frames = NO_FRAMES
         size, requested = block.size, block.requested
         stats.release(pool.small, size, requested)
-        if self.trace is not None:
-            self.record("free_requested", block.address, requested, block.stream)
-            self.record("free_completed", block.address, requested, block.stream)
         # Merged with its free neighbours (each a split block that leaves the inactive-split figures): the next
         # into this block, this block into the previous, which keeps its place (a segment's head stays its head).
         splits, split_bytes = 0, 0
@@ -555,6 +595,8 @@ class CachingAllocator:
                 self.freeable.discard(pool_id)
 
     def _release_free_segments(self, pool: BlockPool) -> None:
+        # a ``segment_free`` entry carries no frames: torch 2.11 on the H100 gathers none for it (PyTorch's
+        # test_memory_plots_free_segment_stack fails there: no ``empty_cache`` frame under context "all")
         # torch walks a pool's free blocks in its set's order (``BlockComparatorSize``: stream, size, address)
         for block in sorted((b for b in pool.free if not b.is_split()), key=lambda b: (b.stream, b.size, b.address)):
             pool.free.remove(block)
@@ -574,7 +616,8 @@ class CachingAllocator:
             blocks, block = [], head
             while block is not None:
                 blocks.append({"address": block.address, "size": block.size, "requested_size": block.requested,
-                               "state": "active_allocated" if block.allocated else "inactive", "frames": []})
+                               "state": "active_allocated" if block.allocated else "inactive",
+                               "frames": list(block.frames)})
                 block = block.next
             active = [b for b in blocks if b["state"] == "active_allocated"]
             out.append({"device": 0, "address": head.address, "total_size": sum(b["size"] for b in blocks),

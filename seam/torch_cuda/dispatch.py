@@ -491,7 +491,7 @@ class DeviceMode(TorchDispatchMode):
                     if getattr(storage, _KIND, None) is not None:
                         continue
                     setattr(storage, _KIND, "device")
-                    if alloc.limit is not None:  # the fraction's refusal comes from this allocation
+                    if alloc.one_by_one:  # a fraction's refusal, or its stack frames, come from this allocation
                         kinds._allocated(storage)
                         continue
                     nbytes = storage.nbytes()

@@ -16,7 +16,7 @@ from typing import Any, Literal
 
 import torch
 
-from seam.torch_cuda import allocator, cuda_errors, host_cache
+from seam.torch_cuda import allocator, cuda_errors, host_cache, memory_frames
 from seam.torch_cuda.allocator import DEFAULT_POOL, key_of
 from seam.torch_cuda.device import TOTAL_MEMORY
 from seam.torch_cuda.runtime import runtime
@@ -212,6 +212,8 @@ def note_allocation(rt: Any, key: int, nbytes: int, ref: Any) -> None:
     stream = rt.current_stream()
     capture = rt.capture_of(stream._id) if rt.captures else None
     alloc = rt.allocator
+    if alloc.context is not None:  # the memory history records where it was asked for
+        alloc.frames_of[key] = memory_frames.gather(alloc.stacks)
     try:
         if capture is not None:
             alloc.malloc_now(key, nbytes, stream.cuda_stream, capture.pool_handle, ref)

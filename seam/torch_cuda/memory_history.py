@@ -12,7 +12,8 @@ H200's (torch 2.11, ``tests/fidelity/cuda_corpus.py``, class ``memory history``)
 - the trace keeps the last ``max_entries``; ``enabled=None`` stops recording and drops the trace;
   ``clear_history=True`` drops it too.
 
-The entries carry no stack frames (``frames`` is empty) and their addresses are the model's.
+The entries' and blocks' stack frames are ``memory_frames.py``'s (under the context and stacks asked for); their
+addresses are the model's.
 """
 
 from __future__ import annotations
@@ -21,6 +22,7 @@ import collections
 import sys
 from typing import Any
 
+from seam.torch_cuda import memory_frames
 from seam.torch_cuda.runtime import runtime
 
 #: What the H200 reported as ``allocator_settings`` (torch 2.11, no ``PYTORCH_CUDA_ALLOC_CONF``).
@@ -32,27 +34,38 @@ ALLOCATOR_SETTINGS: dict[str, Any] = {
 }
 
 
-def _record(enabled: Any, max_entries: int, clear_history: bool) -> None:
+def _record(enabled: bool, trace_entries: int, context: str | None, stacks: str, clear_history: bool) -> None:
     allocator = runtime().allocator
-    allocator.flush()  # what happened before the call is not recorded
+    allocator.flush()  # what happened before the call is not recorded, nor with the frames asked for now
     if not enabled:
         allocator.trace = None
+        allocator.set_context(None, stacks)
         return
     kept = () if clear_history or allocator.trace is None else allocator.trace
-    allocator.trace = collections.deque(kept, maxlen=max(1, int(max_entries)))
+    allocator.trace = collections.deque(kept, maxlen=max(1, int(trace_entries)))
+    allocator.set_context(context, stacks)
 
 
 def record_memory_history(enabled: Any = "all", context: Any = "all", stacks: str = "all",
                           max_entries: int = sys.maxsize, clear_history: bool = False, *rest: Any, **kwargs: Any) -> None:
-    """``torch._C._cuda_record_memory_history``: ``enabled`` None stops (and drops the trace), else records."""
-    _record(enabled, kwargs.get("max_entries", max_entries), bool(kwargs.get("clear_history", clear_history)))
+    """``torch._C._cuda_record_memory_history``: ``enabled`` None stops (and drops the trace), ``"state"`` keeps
+    one entry of it, ``"all"`` the last ``max_entries``; ``context`` and ``stacks`` say which frames are kept
+    (``memory_frames.py``); what torch does not know it refuses in its words."""
+    if enabled is not None and enabled not in ("state", "all"):
+        raise RuntimeError("expected state to be 'state', 'all', or None")
+    memory_frames.check(context, stacks)
+    max_entries = kwargs.get("max_entries", max_entries)
+    _record(enabled is not None, max_entries if enabled == "all" else 1, context, stacks,
+            bool(kwargs.get("clear_history", clear_history)))
 
 
 def record_memory_history_legacy(enabled: bool, record_context: bool = True, trace_alloc_max_entries: int = 1,
                                  trace_alloc_record_context: bool = False, record_context_cpp: bool = False,
                                  clear_history: bool = False, *rest: Any, **kwargs: Any) -> None:
-    """``torch._C._cuda_record_memory_history_legacy`` (``_record_memory_history(True, ...)``)."""
-    _record(enabled, trace_alloc_max_entries, clear_history)
+    """``torch._C._cuda_record_memory_history_legacy`` (``_record_memory_history(True, ...)``): frames of the
+    trace's entries with ``trace_alloc_record_context``, else of the live blocks with ``record_context``."""
+    context = "alloc" if trace_alloc_record_context else "state" if record_context else None
+    _record(bool(enabled), trace_alloc_max_entries, context, "all" if record_context_cpp else "python", clear_history)
 
 
 def memory_snapshot(mempool_id: Any = None) -> dict[str, Any]:

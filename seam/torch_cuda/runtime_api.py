@@ -154,7 +154,7 @@ def set_memory_fraction(fraction: float, device: int = 0) -> None:
     _fraction[0] = float(fraction)
     allocator = runtime().allocator
     allocator.flush()
-    allocator.limit = int(fraction * TOTAL_MEMORY)
+    allocator.set_limit(int(fraction * TOTAL_MEMORY))
 
 
 def get_memory_fraction(device: int = 0) -> float:
