@@ -9,7 +9,8 @@ device torch's own. As on the H100 (torch 2.11, ``scripts/generic_stream_probe.p
 
 - a generic object is its own class, not ``torch.cuda``'s: ``type(torch.Stream(device="cuda"))`` is ``torch.Stream``,
   and ``torch.accelerator.current_stream()`` and ``Stream.record_event()`` give generic objects; a ``torch.cuda``
-  stream or event is still a ``torch.Stream`` or ``torch.Event`` (there the ``torch.cuda`` classes derive from them);
+  stream or event is still a ``torch.Stream`` or ``torch.Event`` (there the ``torch.cuda`` classes derive from them:
+  ``isinstance``, ``issubclass`` and the ``torch.cuda`` classes' ``mro()`` say so, ``streams._DerivedFromGeneric``);
 - it names the same native stream or event as a ``torch.cuda`` one (``stream_id``, ``native_handle``), works wherever
   one does (``torch.cuda.stream(s)``, ``set_stream``, ``wait_stream``, ``record_stream``, a graph's ``stream=``),
   and has only the generic API (no ``cuda_stream``, no ``priority``);

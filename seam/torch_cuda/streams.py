@@ -39,7 +39,32 @@ def refuse_host_wait(what: str, *, capturing_stream: bool = False) -> None:
     raise cuda_errors.cuda_error(cuda_errors.NOT_PERMITTED, f"{what} while a graph capture is open waits on the host")
 
 
-class Stream:
+class _DerivedFromGeneric(type):
+    """On a GPU ``torch.cuda.Stream`` and ``torch.cuda.Event`` derive from ``torch.Stream`` and ``torch.Event``. Here
+    they cannot (torch's own classes refuse the emulated device; their stand-ins, ``generic.py``, make generic
+    objects when called), so ``isinstance`` and ``issubclass`` answer through the stand-ins' metaclass, and ``mro()``
+    names the generic class before ``object``, as a GPU's does. Python's own lookup order (``__mro__``, which this
+    same method computes while the class is made) stays the class's own chain."""
+
+    generic_name: str
+
+    def mro(cls) -> list[type]:
+        order = type.mro(cls)
+        if type.__dict__["__mro__"].__get__(cls) is None:  # the class is being made: its real order
+            return order
+        generic = getattr(torch, cls.generic_name)
+        return order if generic in order else [*order[:-1], generic, object]
+
+
+class _StreamType(_DerivedFromGeneric):
+    generic_name = "Stream"
+
+
+class _EventType(_DerivedFromGeneric):
+    generic_name = "Event"
+
+
+class Stream(metaclass=_StreamType):
     """``torch.cuda.Stream`` on the emulated device."""
 
     def __new__(cls, device: Any = None, priority: int = 0, **kwargs: Any) -> "Stream":
@@ -156,7 +181,7 @@ class ExternalStream(Stream):
         return cls._make(cuda_stream=int(stream_ptr), external=True)
 
 
-class Event:
+class Event(metaclass=_EventType):
     """``torch.cuda.Event`` on the emulated device."""
 
     def __init__(self, enable_timing: bool = False, blocking: bool = False, interprocess: bool = False,

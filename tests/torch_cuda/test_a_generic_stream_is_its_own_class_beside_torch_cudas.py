@@ -82,3 +82,19 @@ def test_a_generic_stream_works_wherever_a_cuda_one_does(torch_cuda: str) -> Non
     graph.replay()
     torch.cuda.synchronize()
     assert y.tolist() == [2.0] * 4 and z.tolist() == [6.0] * 4
+
+
+@pytest.mark.parametrize("kind", ["Stream", "Event", "ExternalStream"])
+def test_torch_cudas_classes_name_the_generic_one_among_their_bases(torch_cuda: str, kind: str) -> None:
+    """On a GPU ``torch.cuda.Stream`` and ``torch.cuda.Event`` derive from ``torch.Stream`` and ``torch.Event``:
+    PyTorch's test_generic_stream_event asks ``torch.Stream in type(s).mro()`` (the emulator said no)."""
+    cls = getattr(torch.cuda, kind)
+    generic = torch.Event if kind == "Event" else torch.Stream
+    order = cls.mro()
+    assert order[0] is cls and generic in order and order[-1] is object
+    assert issubclass(cls, generic)
+
+    class Mine(cls):  # a user's subclass: its order names it first, then the class and the generic one
+        pass
+
+    assert Mine.mro()[:2] == [Mine, cls] and generic in Mine.mro()
