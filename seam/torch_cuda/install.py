@@ -30,8 +30,8 @@ import torch.cuda.streams
 
 from seam.torch_cuda import (accelerator, addresses, allocator, attention, autocast, backward_streams, capture, compiling, ctc,
                               cuda_bindings, cudnn, device, gc_pace, generators, graph_trees, host_cache, in_flight, kinds,
-                              legacy_types, memory_history, mempool, pending, runtime_api, serialization, storages, streams,
-                              sync_debug, torch_c, workspaces)
+                              legacy_types, memory_history, mempool, pending, runtime_api, scripting, serialization, storages,
+                              streams, sync_debug, torch_c, workspaces)
 from seam.torch_cuda.dispatch import DeviceMode
 from seam.torch_cuda.generic import GENERIC_PATCHES
 from seam.torch_cuda.addresses import storage_at
@@ -155,6 +155,8 @@ class _Installation:
 
     def __init__(self) -> None:
         self.saved: list[tuple[Any, str, Any]] = []
+        #: The TorchScript builtins entered for the replacements (``scripting.py``).
+        self.scripted: list[int] = []
         self.mode = DeviceMode()
         self.env: dict[str, str | None] = {}
 
@@ -168,6 +170,7 @@ class _Installation:
                                    else getattr(owner, name, _MISSING)))
                 setattr(owner, name, value)
             compiling.run_as_written(value for _, _, value in patches)
+            self.scripted = scripting.register((saved, value) for (_, _, saved), (_, _, value) in zip(self.saved, patches))
             self._set_env()
             compiling.forget_what_dynamo_looked_up()
             cuda_bindings.install()  # ``import cuda.bindings.runtime`` finds the stand-in, installed package or not
@@ -190,6 +193,8 @@ class _Installation:
             else:
                 setattr(owner, name, value)
         self.saved.clear()
+        scripting.unregister(self.scripted)
+        self.scripted = []
         compiling.forget_what_dynamo_looked_up()
         cuda_bindings.remove()
         for key, value in self.env.items():
