@@ -328,19 +328,31 @@ class CachingAllocator:
         #: The frames of allocations and frees logged but not played yet, by key.
         self.frames_of: dict[Hashable, list[dict[str, Any]]] = {}
         self.free_frames: dict[Hashable, list[dict[str, Any]]] = {}
+        #: ``torch.cuda.caching_allocator_enable``: off, a new allocation bypasses the caching allocator (CUDA's own
+        #: ``cudaMalloc``, its free ``cudaFree``: in no figure; its deleter is chosen when it is made).
+        self.enabled = True
         #: Whether each new device allocation goes through ``kinds.note_allocation`` (a memory fraction's
-        #: refusal, or its frames to record), not the device mode's fast path.
+        #: refusal, its frames to record, or the caching allocator off), not the device mode's fast path.
         self.one_by_one = False
+
+    def _route(self) -> None:
+        self.one_by_one = self.limit is not None or self.context is not None or not self.enabled
 
     def set_limit(self, limit: int | None) -> None:
         """``set_per_process_memory_fraction``'s bound on what is reserved (None: none)."""
         self.limit = limit
-        self.one_by_one = self.limit is not None or self.context is not None
+        self._route()
+
+    def set_enabled(self, enabled: bool) -> None:
+        """``torch.cuda.caching_allocator_enable``: whether new allocations go through the caching allocator."""
+        self.flush()  # what was allocated before it was turned off stays the caching allocator's
+        self.enabled = enabled
+        self._route()
 
     def set_context(self, context: str | None, stacks: str) -> None:
         """What the memory history records of each event's stack (``memory_frames.py``)."""
         self.context, self.stacks = context, stacks
-        self.one_by_one = self.limit is not None or self.context is not None
+        self._route()
         # a storage's death records its frames only while frees do (a storage made now keeps this callback)
         self.on_death = self._death_with_frames if context == "all" else self.log.append
 

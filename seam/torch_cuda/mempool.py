@@ -101,12 +101,25 @@ def raw_delete(address: int) -> None:
         raise RuntimeError("invalid device pointer: " + hex(int(address)))
 
 
+def caching_allocator_enable(value: bool = True) -> None:
+    """``torch._C._cuda_cudaCachingAllocator_enable``: off, each new device allocation bypasses the caching allocator
+    (CUDA's ``cudaMalloc``: counted in no figure, nor is its free); on again, new ones are counted."""
+    runtime().allocator.set_enabled(bool(value))
+
+
+def caching_allocator_is_enabled() -> bool:
+    """``torch._C._cuda_cudaCachingAllocator_is_enabled``."""
+    return runtime().allocator.enabled
+
+
 def patches() -> list[tuple[Any, str, Any]]:
     """What ``emulate_cuda()`` puts in place (``install.py``)."""
     functions = {"_cuda_beginAllocateCurrentThreadToPool": begin_allocate_current_thread_to_pool,
                  "_cuda_endAllocateToPool": end_allocate_to_pool, "_cuda_releasePool": release_pool,
                  "_cuda_cudaCachingAllocator_raw_alloc": raw_alloc,
-                 "_cuda_cudaCachingAllocator_raw_delete": raw_delete}
+                 "_cuda_cudaCachingAllocator_raw_delete": raw_delete,
+                 "_cuda_cudaCachingAllocator_enable": caching_allocator_enable,
+                 "_cuda_cudaCachingAllocator_is_enabled": caching_allocator_is_enabled}
     out: list[tuple[Any, str, Any]] = [(torch._C, name, value) for name, value in functions.items()]
     out.extend((torch.cuda.memory, name, value) for name, value in functions.items() if hasattr(torch.cuda.memory, name))
     out.extend([(torch.cuda, "MemPool", MemPool), (torch.cuda.memory, "MemPool", MemPool)])
