@@ -118,6 +118,7 @@ def _patches() -> list[tuple[Any, str, Any]]:
         (torch._C, "_cuda_record_memory_history", memory_history.record_memory_history),
         (torch._C, "_cuda_record_memory_history_legacy", memory_history.record_memory_history_legacy),
         (torch._C, "_cuda_memorySnapshot", memory_history.memory_snapshot),
+        (torch._C, "_cuda_allocationTraceback", memory_history.allocation_traceback),
     ])
     # What a CUDA build's torch._C has and modules gated on ``torch.backends.cuda.is_built()`` import.
     out.extend((torch._C, name, value) for name, value in (("_cuda_CUDAAllocator_AllocatorState", _AllocatorState),

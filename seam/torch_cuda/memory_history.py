@@ -68,6 +68,15 @@ def record_memory_history_legacy(enabled: bool, record_context: bool = True, tra
     _record(bool(enabled), trace_alloc_max_entries, context, "all" if record_context_cpp else "python", clear_history)
 
 
+def allocation_traceback(data_ptr: int) -> list[dict[str, Any]] | None:
+    """``torch._C._cuda_allocationTraceback`` (torch 2.13's ``torch.cuda.memory._allocation_traceback``): the frames
+    recorded for the live allocation that starts at ``data_ptr``; None when no live block starts there or none were
+    recorded (``context=None``, or recording never on when it was made)."""
+    allocator = runtime().allocator.read()
+    block = next((b for b in allocator.active.values() if b.address == int(data_ptr)), None)
+    return list(block.frames) if block is not None and block.frames else None
+
+
 def memory_snapshot(mempool_id: Any = None) -> dict[str, Any]:
     """``torch._C._cuda_memorySnapshot``: the segments (of one pool when ``mempool_id`` names one that is not
     the default's), the trace, the settings; a ``snapshot`` entry joins the trace after it is taken."""

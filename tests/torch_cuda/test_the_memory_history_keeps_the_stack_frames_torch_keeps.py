@@ -160,3 +160,17 @@ def test_a_tensor_cycle_is_reported_with_its_allocation_site(torch_cuda: str, re
         disarm()
     assert reports, "the cycle holding a device tensor was not reported"
     assert "make_cycle" in reports[0] and os.path.basename(__file__) in reports[0]
+
+
+def test_an_allocations_traceback_is_its_recorded_frames(torch_cuda: str, recording) -> None:
+    """torch 2.13's ``torch.cuda.memory._allocation_traceback(data_ptr)`` (torch 2.11, the H100's, has none)."""
+    if not hasattr(torch.cuda.memory, "_allocation_traceback"):
+        pytest.skip("this torch has no torch.cuda.memory._allocation_traceback")
+    recording(context=None)
+    unrecorded = _allocate_here()
+    recording(context="state", stacks="python")
+    x = _allocate_here()
+    frames = torch.cuda.memory._allocation_traceback(x.untyped_storage().data_ptr())
+    assert frames is not None and _names(frames)[0] == "_allocate_here" and frames == _block_frames(x)
+    assert torch.cuda.memory._allocation_traceback(unrecorded.untyped_storage().data_ptr()) is None
+    assert torch.cuda.memory._allocation_traceback(x.untyped_storage().data_ptr() + 8) is None
