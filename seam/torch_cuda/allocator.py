@@ -420,13 +420,14 @@ class CachingAllocator:
 
     def record(self, action: str, address: int, size: int, stream: int,
                frames: Sequence[dict[str, Any]] = NO_FRAMES) -> None:
-        """One entry of the memory history (the H200's keys; ``frames`` only under a context that traces them:
-        ``memory_frames.TRACES``). Only while it is recorded: the callers check ``self.trace is not None`` (the
+        """One entry of the memory history (the H200's keys; ``frames`` only where the entry carries a context, under
+        a context that traces them: ``memory_frames.TRACES``). Only while it is recorded: the callers check ``self.trace is not None`` (the
         model's hot paths skip the call when it is not)."""
-        self.trace.append({"action": action, "addr": address, "size": size,  # type: ignore[union-attr]
-                           "stream": stream, "time_us": time.time_ns() // 1000,
-                           "frames": list(frames) if frames and self.context in memory_frames.TRACES else [],
-                           "compile_context": "", "user_metadata": ""})
+        entry = {"action": action, "addr": address, "size": size, "stream": stream, "time_us": time.time_ns() // 1000,
+                 "frames": list(frames), "compile_context": "", "user_metadata": ""}
+        if not frames or self.context not in memory_frames.TRACES:
+            del entry["frames"]  # an entry with no context has no frames key (H100, torch 2.11, session 27)
+        self.trace.append(entry)  # type: ignore[union-attr]
 
     def read(self, *, figures: bool = True) -> "CachingAllocator":
         """The model with every event so far played, and every block only graphs hold freed (with

@@ -54,6 +54,9 @@ FP32 = ("acos", "asin", "cosh", "erfinv", "exp", "expm1", "log", "log10", "log2"
 #: Ops CUDA's autocast runs in the widest floating type of their tensors (``promote``).
 PROMOTE = ("addcdiv", "addcmul", "atan2", "bilinear", "cross", "dot", "vdot", "grid_sampler", "index_put",
            "tensordot", "scatter_add")
+#: Ops a CUDA build's autocast casts with kernels a CPU-only build does not register, which the emulated device never
+#: reaches: its RNNs run the CPU's kernels, never cuDNN's (``_cudnn_rnn``'s autocast, H100 torch 2.11, session 27).
+NOT_REACHED = frozenset({"_cudnn_rnn"})
 #: Ops CUDA's autocast refuses (its ``banned`` kernels; only the default overload is registered), with torch's words.
 BANNED = {"binary_cross_entropy": (
     "torch.nn.functional.binary_cross_entropy and torch.nn.BCELoss are unsafe to autocast.\n"

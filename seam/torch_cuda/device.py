@@ -29,7 +29,7 @@ class DeviceProperties:
     major: int = CAPABILITY[0]
     minor: int = CAPABILITY[1]
     total_memory: int = TOTAL_MEMORY
-    multi_processor_count: int = 1
+    multi_processor_count: int = 132  # the H100's (session 27); libraries size their grids by it
     is_integrated: bool = False
     is_multi_gpu_board: bool = False
     max_threads_per_multi_processor: int = 2048

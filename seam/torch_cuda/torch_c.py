@@ -106,6 +106,12 @@ def group_tensors_by_device_and_dtype(tensorlistlist: Any, with_indices: bool = 
     return groups
 
 
+def can_device_access_peer(device_index: int, peer_index: int) -> bool:
+    """``torch._C._cuda_canDeviceAccessPeer``: the one device is not its own peer (H100, torch 2.11, session 27:
+    ``torch.cuda.can_device_access_peer(0, 0)`` is False; torch's Python refuses any other index first)."""
+    return False
+
+
 def _false() -> bool:
     return False
 
@@ -134,6 +140,7 @@ BINDINGS: dict[str, Any] = {
     "_cuda_resetPeakMemoryStats": accelerator._reset_peak,
     "_cuda_resetAccumulatedMemoryStats": accelerator._reset_accumulated,
     "_cuda_getArchFlags": arch_flags,
+    "_cuda_canDeviceAccessPeer": can_device_access_peer,
     "_group_tensors_by_device_and_dtype": group_tensors_by_device_and_dtype,
 }
 

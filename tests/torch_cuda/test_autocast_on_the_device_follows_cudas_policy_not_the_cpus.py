@@ -86,10 +86,11 @@ def test_an_op_without_a_cuda_autocast_kernel_in_the_installed_torch_is_not_cast
 
 def test_every_op_the_installed_torchs_cuda_autocast_casts_has_a_policy_here() -> None:
     """An op given a CUDA autocast kernel by a newer torch needs its policy named in seam/torch_cuda/autocast.py's
-    lists, or the emulation would not cast it."""
+    lists, or the emulation would not cast it (a CUDA build's ``_cudnn_rnn``, which the emulated device never reaches,
+    apart: the H100's torch 2.11 listed it here)."""
     from seam.torch_cuda import autocast
 
     named = {*autocast.LOWER, *autocast.FP32, *autocast.PROMOTE, *autocast.BANNED}
     cast = {qualified.split("::")[1].split(".")[0] for qualified in torch._C._dispatch_get_all_op_names()
             if qualified.startswith("aten::") and autocast.cuda_autocasts(qualified[len("aten::"):])}
-    assert sorted(cast - named) == []
+    assert sorted(cast - named - autocast.NOT_REACHED) == []
