@@ -59,12 +59,9 @@ def storage_at(address: int) -> torch.UntypedStorage | None:
     one (device memory the model holds no block for)."""
     alloc = runtime().allocator
     alloc.flush()
-    for block in alloc.active.values():
-        if block.address == address and block.owner is not None:
-            storage = block.owner()
-            if storage is not None:
-                return storage
-    return kinds.storage_at(address)
+    block = alloc.block_at(address)
+    storage = block.owner() if block is not None and block.owner is not None else None
+    return storage if storage is not None else kinds.storage_at(address)
 
 
 def patches() -> list[tuple[Any, str, Any]]:

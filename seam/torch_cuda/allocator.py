@@ -398,6 +398,8 @@ class CachingAllocator:
                 block = pop(id(event), None)
                 if block is not None:
                     free(block)
+                elif self.free_frames:  # its frames go with it: a later reference of its id must not take them
+                    self.free_frames.pop(id(event), None)
                 continue
             kind = event[0]
             if kind == ALLOC:
@@ -421,12 +423,13 @@ class CachingAllocator:
     def record(self, action: str, address: int, size: int, stream: int,
                frames: Sequence[dict[str, Any]] = NO_FRAMES) -> None:
         """One entry of the memory history (the H200's keys; ``frames`` only where the entry carries a context, under
-        a context that traces them: ``memory_frames.TRACES``). Only while it is recorded: the callers check ``self.trace is not None`` (the
-        model's hot paths skip the call when it is not)."""
-        entry = {"action": action, "addr": address, "size": size, "stream": stream, "time_us": time.time_ns() // 1000,
-                 "frames": list(frames), "compile_context": "", "user_metadata": ""}
-        if not frames or self.context not in memory_frames.TRACES:
-            del entry["frames"]  # an entry with no context has no frames key (H100, torch 2.11, session 27)
+        a context that traces them: ``memory_frames.TRACES``). Only while it is recorded: the callers check
+        ``self.trace is not None`` (the model's hot paths skip the call when it is not)."""
+        entry: dict[str, Any] = {"action": action, "addr": address, "size": size, "stream": stream,
+                                 "time_us": time.time_ns() // 1000}
+        if frames and self.context in memory_frames.TRACES:  # an entry with no context has no frames key (H100)
+            entry["frames"] = list(frames)
+        entry["compile_context"] = entry["user_metadata"] = ""
         self.trace.append(entry)  # type: ignore[union-attr]
 
     def read(self, *, figures: bool = True) -> "CachingAllocator":
@@ -438,6 +441,10 @@ class CachingAllocator:
             if figures or name != self.FIGURES_ONLY:
                 hook()
         return self
+
+    def block_at(self, address: int) -> Block | None:
+        """The allocated block that starts at ``address`` (the model's address), if any; the log is not played."""
+        return next((block for block in self.active.values() if block.address == address), None)
 
     def free_held(self, key: Hashable) -> None:
         """Free ``key``'s block at once, if it is allocated (a ``before_read`` hook's call: the log was just
@@ -548,12 +555,10 @@ class CachingAllocator:
 
     def _free(self, block: Block) -> None:
         stats, pool = self.stats, block.pool
-        if self.trace is not None:
+        if self.trace is not None:  # (free frames are gathered only while a trace is kept: ``set_context``)
             frames = (self.free_frames.pop(block.key, None) if self.free_frames else None) or block.frames
             self.record("free_requested", block.address, block.requested, block.stream, frames)
             self.record("free_completed", block.address, block.requested, block.stream, frames)
-        elif self.free_frames:
-            self.free_frames.pop(block.key, None)
         block.allocated = False
         block.owner = block.key = None
         block.frames = NO_FRAMES

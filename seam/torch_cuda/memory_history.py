@@ -54,9 +54,7 @@ def record_memory_history(enabled: Any = "all", context: Any = "all", stacks: st
     if enabled is not None and enabled not in ("state", "all"):
         raise RuntimeError("expected state to be 'state', 'all', or None")
     memory_frames.check(context, stacks)
-    max_entries = kwargs.get("max_entries", max_entries)
-    _record(enabled is not None, max_entries if enabled == "all" else 1, context, stacks,
-            bool(kwargs.get("clear_history", clear_history)))
+    _record(enabled is not None, max_entries if enabled == "all" else 1, context, stacks, bool(clear_history))
 
 
 def record_memory_history_legacy(enabled: bool, record_context: bool = True, trace_alloc_max_entries: int = 1,
@@ -72,8 +70,7 @@ def allocation_traceback(data_ptr: int) -> list[dict[str, Any]] | None:
     """``torch._C._cuda_allocationTraceback`` (torch 2.13's ``torch.cuda.memory._allocation_traceback``): the frames
     recorded for the live allocation that starts at ``data_ptr``; None when no live block starts there or none were
     recorded (``context=None``, or recording never on when it was made)."""
-    allocator = runtime().allocator.read()
-    block = next((b for b in allocator.active.values() if b.address == int(data_ptr)), None)
+    block = runtime().allocator.read().block_at(int(data_ptr))
     return list(block.frames) if block is not None and block.frames else None
 
 
