@@ -20,7 +20,7 @@ import torch
 
 from seam.emulator import CaptureRecorder, EmulatedGraph, RecordedOp
 from seam.fork_ledger import ForkLedger
-from seam.torch_cuda import cuda_bindings, cuda_errors, gc_pace, generators, in_flight
+from seam.torch_cuda import cuda_bindings, cuda_errors, gc_pace, generators, in_flight, routes
 from seam.torch_cuda.kinds import REGISTRY
 from seam.torch_cuda.allocator import DEFAULT_POOL
 from seam.torch_cuda.pools import CountingOps, Pool, free_default_pool_held, free_graph_held
@@ -209,6 +209,7 @@ class CUDAGraph:
         allocator.before_read["graphs"] = functools.partial(free_graph_held, rt)
         allocator.before_read[allocator.FIGURES_ONLY] = functools.partial(free_default_pool_held, rt)
         allocator.begin_pool(self._pool)
+        rt.routes.append(routes.Route(self._pool, capture=capture))  # the capture's streams' blocks: to its pool
         self._pool_begun = True
         self._capture = capture
         rt.captures.append(capture)
@@ -308,6 +309,10 @@ class CUDAGraph:
         if capture in rt.captures:
             rt.captures.remove(capture)
             gc_pace.capture_closed(len(rt.captures))
+            # torch ends the routing, ended or refused: the first entry of the pool, whoever began it (the
+            # capture's own, or one begun again after the capture's was ended: ``routes.py``); none left, none
+            if any(route.pool == capture.pool_handle for route in rt.routes):
+                routes.end(rt, capture.pool_handle)
         return capture.recorder.finish()
 
     def instantiate(self) -> None:

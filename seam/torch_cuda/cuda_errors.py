@@ -29,6 +29,8 @@ PRESENT_STATE = "CUDA error: the operation cannot be performed in the present st
 #: The caching allocator's refusal to record a second time to a pool it records to (``use_mem_pool`` or a
 #: capture), in any thread (H200, torch 2.11: ``nested_uses_of_mempools_refuse_a_pool_already_recorded_to``).
 ALREADY_RECORDING = "beginAllocateToPool: already recording to mempool_id"
+#: ``endAllocateToPool`` of a pool no entry records to (c10/cuda/CUDACachingAllocator.cpp; ``routes.py``).
+NOT_RECORDING = "endAllocatePool: not currently recording to mempool_id"
 OTHER_THREAD_END = "CUDA error: attempt to terminate a thread-local capture sequence from another thread"
 INVALID_ORDINAL = "CUDA error: invalid device ordinal"
 INVALID_ARGUMENT = "CUDA error: invalid argument"

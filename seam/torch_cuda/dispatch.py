@@ -468,13 +468,13 @@ class DeviceMode(TorchDispatchMode):
                     pending.wait_for(runtime().current_stream()._id)
             rt = runtime()
             per_thread = rt.per_thread
-            stream = per_thread.fast_stream  # None while ``use_mem_pool`` routes this thread's allocations
+            stream = per_thread.fast_stream
             if rt.sync_debug:  # torch.cuda.set_sync_debug_mode: what a GPU flags is flagged (sync_debug.py)
                 sync_debug.check(func, args, kwargs or {})
-            if stream is not None and not (rt.in_flight or rt.captures or info.slow) and (
+            if not (rt.in_flight or rt.captures or rt.routes or info.slow) and (
                     not info.blas or (per_thread.blas_ready is stream and per_thread.blas_for is rt.workspaces)):
-                # the fast path: no replay to wait for, no capture open, no random draw or handle or workspace to
-                # note, the default pool: the operation runs, and its new results are marked and logged
+                # the fast path: no replay to wait for, no capture open, no pool recorded to (``routes.py``), no
+                # random draw or handle or workspace to note: the operation runs, and its new results are marked and logged
                 result = info.call(*args, **kwargs)
                 if not info.new_tensors or _ALIASED:  # (while an alias lives, a new result may take its owner's memory)
                     if info.marks:

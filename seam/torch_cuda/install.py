@@ -30,7 +30,7 @@ import torch.cuda.streams
 
 from seam.torch_cuda import (accelerator, addresses, allocator, attention, autocast, backward_streams, capture, compiling, ctc,
                               cuda_bindings, cudnn, device, gc_pace, generators, graph_trees, host_cache, in_flight, kinds,
-                              legacy_types, memory_history, mempool, pending, runtime_api, scripting, serialization, storages,
+                              legacy_types, memory_history, mempool, pending, routes, runtime_api, scripting, serialization, storages,
                               streams, sync_debug, torch_c, workspaces)
 from seam.torch_cuda.dispatch import DeviceMode
 from seam.torch_cuda.generic import GENERIC_PATCHES
@@ -137,6 +137,7 @@ def _patches() -> list[tuple[Any, str, Any]]:
     out.extend(GENERIC_PATCHES)
     out.extend(autocast.PATCHES)
     out.extend(mempool.patches())
+    out.extend(routes.patches())
     out.extend(addresses.patches())
     out.extend(torch_c.patches())
     out.extend(legacy_types.patches())

@@ -16,7 +16,7 @@ from typing import Any, Literal
 
 import torch
 
-from seam.torch_cuda import allocator, cuda_errors, host_cache, memory_frames
+from seam.torch_cuda import allocator, cuda_errors, host_cache, memory_frames, routes
 from seam.torch_cuda.allocator import DEFAULT_POOL, key_of
 from seam.torch_cuda.device import TOTAL_MEMORY
 from seam.torch_cuda.runtime import runtime
@@ -206,22 +206,21 @@ def model_key(storage: torch.UntypedStorage) -> int | None:
 
 
 def note_allocation(rt: Any, key: int, nbytes: int, ref: Any) -> None:
-    """Tell the allocator model of a new device block on the current stream (into the pool of the
-    capture that stream is part of, at once; outside captures through its log, or at once under a memory
+    """Tell the allocator model of a new device block on the current stream, into the pool of the first entry that
+    takes it (``routes.py``): at once on a stream a capture records; else through its log, or at once under a memory
     fraction, whose refusal is CUDA's ``torch.OutOfMemoryError`` from the operation that asked); nothing while the
     caching allocator is off (``torch.cuda.caching_allocator_enable(False)``)."""
     alloc = rt.allocator
     if not alloc.enabled:  # the caching allocator is off: CUDA's own cudaMalloc, in no figure
         return
     stream = rt.current_stream()
-    capture = rt.capture_of(stream._id) if rt.captures else None
+    pool = routes.pool_for(rt, stream) if rt.routes else DEFAULT_POOL  # the first entry that takes it
     if alloc.context is not None:  # the memory history records where it was asked for
         alloc.frames_of[key] = memory_frames.gather(alloc.stacks)
     try:
-        if capture is not None:
-            alloc.malloc_now(key, nbytes, stream.cuda_stream, capture.pool_handle, ref)
+        if rt.captures and rt.capture_of(stream._id) is not None:
+            alloc.malloc_now(key, nbytes, stream.cuda_stream, pool, ref)
             return
-        pool = rt.per_thread.pools[-1] if rt.per_thread.pools else DEFAULT_POOL  # ``use_mem_pool``
         alloc.note_allocation(key, nbytes, stream.cuda_stream, pool, ref)
         if alloc.limit is not None:
             alloc.flush()  # played now: this allocation's refusal is raised here

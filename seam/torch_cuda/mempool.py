@@ -7,8 +7,8 @@ functions these call. Here, over the allocator model (``allocator.py``):
   ``graph_pool_handle()`` draws from; a graph's own pools are ``(n, 0)``), holding one use while the object
   lives; ``snapshot()`` lists its
   segments (``memory_snapshot(pool.id)``);
-- inside ``use_mem_pool(pool)`` this thread's device allocations outside a capture go to the pool (a
-  capture's still go to the capture's pool), and its freed blocks serve only the pool's later requests;
+- inside ``use_mem_pool(pool)`` this thread's device allocations go to the pool where no entry begun before takes
+  them (``routes.py``), and its freed blocks serve only the pool's later requests;
 - ``torch.cuda.graph(g, pool=pool.id)`` captures into the same pool (the graph's pool is its id);
 - ``caching_allocator_alloc(size)`` makes a device block of ``size`` bytes and returns its address;
   ``caching_allocator_delete(address)`` frees it.
@@ -54,28 +54,6 @@ def _release(rt: Any, pool_id: tuple[int, int]) -> None:
         rt.allocator.release_pool(pool_id)
 
 
-def begin_allocate_current_thread_to_pool(device: int, pool_id: Any) -> None:
-    """``torch._C._cuda_beginAllocateCurrentThreadToPool``: this thread's allocations go to ``pool_id``; refused
-    while ``use_mem_pool`` (in any thread) or a capture records to it."""
-    rt, pool = runtime(), tuple(pool_id)
-    rt.refuse_recorded(pool, "use_mem_pool")
-    rt.allocator.begin_pool(pool)
-    rt.recording.append(pool)
-    rt.set_pools((*rt.per_thread.pools, pool))
-
-
-def end_allocate_to_pool(device: int, pool_id: Any) -> None:
-    """``torch._C._cuda_endAllocateToPool``: the thread's allocations go where they went before."""
-    rt = runtime()
-    per_thread = rt.per_thread
-    pools, pool = per_thread.pools, tuple(pool_id)
-    if pool in rt.recording:
-        rt.recording.remove(pool)
-    if pool in pools:  # the innermost use of it ends
-        last = len(pools) - 1 - pools[::-1].index(pool)
-        rt.set_pools(pools[:last] + pools[last + 1:])
-
-
 def release_pool(device: int, pool_id: Any) -> None:
     """``torch._C._cuda_releasePool``: the use ``begin`` took is given back."""
     runtime().allocator.release_pool(tuple(pool_id))
@@ -114,8 +92,7 @@ def caching_allocator_is_enabled() -> bool:
 
 def patches() -> list[tuple[Any, str, Any]]:
     """What ``emulate_cuda()`` puts in place (``install.py``)."""
-    functions = {"_cuda_beginAllocateCurrentThreadToPool": begin_allocate_current_thread_to_pool,
-                 "_cuda_endAllocateToPool": end_allocate_to_pool, "_cuda_releasePool": release_pool,
+    functions = {"_cuda_releasePool": release_pool,
                  "_cuda_cudaCachingAllocator_raw_alloc": raw_alloc,
                  "_cuda_cudaCachingAllocator_raw_delete": raw_delete,
                  "_cuda_cudaCachingAllocator_enable": caching_allocator_enable,

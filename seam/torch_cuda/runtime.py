@@ -142,19 +142,17 @@ def _note_switch(per_thread: "_PerThread", stream: "Stream") -> None:
 
 
 class _PerThread(threading.local):
-    """What one thread of the emulated device holds: its current stream, its ``use_mem_pool`` pools. Written only by
-    ``Runtime.set_current`` and ``Runtime.set_pools``, which keep ``fast_stream`` true."""
+    """What one thread of the emulated device holds: its current stream (written only by ``Runtime.set_current``,
+    which keeps ``fast_stream`` true)."""
 
     def __init__(self, default_stream: "Stream") -> None:
         self.stream: Stream | None = None
         #: True while the emulation's own ``Tensor.to`` makes a host copy (``tensor_methods.host_copy``): a
         #: ``_to_copy`` to the CPU at any other time is torch's C++ converting with the tensor's own options.
         self.host_copy = False
-        #: The pools ``torch.cuda.use_mem_pool`` routes this thread's allocations to, innermost last.
-        self.pools: tuple[tuple[int, int], ...] = ()
-        #: The current stream while no ``use_mem_pool`` routes this thread's allocations, else None: what the
-        #: device mode's fast path reads, one access to this thread-local object where three would be.
-        self.fast_stream: Stream | None = default_stream
+        #: The current stream, never None: what the device mode's fast path reads, one access to this thread-local
+        #: object where two would be.
+        self.fast_stream: Stream = default_stream
         #: The stream on which this thread's cuBLAS handle and both workspaces exist, in ``blas_for`` (the
         #: runtime's ``workspaces`` then): a product there has nothing to note (``seam.torch_cuda.workspaces.note``),
         #: which the device mode's fast path reads.
@@ -199,16 +197,15 @@ class Runtime:
         self.pools: dict[tuple[int, int], Any] = {}
         #: The caching allocator's book-keeping: what ``torch.cuda.memory_stats`` reports.
         self.allocator = CachingAllocator()
-        # CUDA's ``captures_underway``: captures and ``use_mem_pool`` recordings (no cached segment released then)
-        self.allocator.capturing = lambda: bool(self.captures or self.recording)
+        #: CUDA's ``captures_underway``: the entries that send new blocks to a pool, in begin order (``routes.py``).
+        self.routes: list[Any] = []
+        # while any entry is there, no cached segment is released to retry an allocation
+        self.allocator.capturing = lambda: bool(self.captures or self.routes)
         #: Graph replays launched and not yet run (``in_flight``).
         self.in_flight: list[Any] = []
         self.allocator.settle = functools.partial(in_flight.settle, self)
         #: Ids of the pools graphs make for themselves (``(n, 0)``; ``graph_pool_handle`` gives ``(0, n)``).
         self.graph_pool_ids = itertools.count(1)
-        #: The pools ``use_mem_pool`` records to now, in any thread, one entry a use (the allocator's
-        #: ``captures_underway``, with the open captures' pools): a pool in it is refused a second recording.
-        self.recording: list[tuple[int, int]] = []
         #: Raw blocks by address (``torch.cuda.caching_allocator_alloc``, ``seam.torch_cuda.mempool``): each
         #: storage keeps its memory until deleted, and goes with this runtime when the emulation ends.
         self.raw_blocks: dict[int, torch.UntypedStorage] = {}
@@ -218,8 +215,8 @@ class Runtime:
         self.sync_debug = 0
 
     def refuse_recorded(self, pool: tuple[int, int], what: str) -> None:
-        """CUDA's allocator refuses to record to ``pool`` while ``use_mem_pool`` or a capture records to it."""
-        if pool in self.recording or any(capture.pool_handle == pool for capture in self.captures):
+        """CUDA's allocator refuses to record to ``pool`` while an entry of ``routes`` records to it."""
+        if any(route.pool == pool for route in self.routes):
             raise torch_error(ALREADY_RECORDING, f"{what} to pool {pool}, which is already recorded to")
 
     # -- streams -------------------------------------------------------------------------------
@@ -231,17 +228,7 @@ class Runtime:
         if (stream or self.default_stream) is not (per_thread.stream or self.default_stream):
             _note_switch(per_thread, stream or self.default_stream)
         per_thread.stream = stream
-        self._fast_stream()
-
-    def set_pools(self, pools: tuple[tuple[int, int], ...]) -> None:
-        """This thread's ``use_mem_pool`` pools, innermost last."""
-        self.per_thread.pools = pools
-        self._fast_stream()
-
-    def _fast_stream(self) -> None:
-        """``_PerThread.fast_stream`` from the thread's stream and pools (``set_current`` and ``set_pools``)."""
-        per_thread = self.per_thread
-        per_thread.fast_stream = None if per_thread.pools else per_thread.stream or self.default_stream
+        per_thread.fast_stream = stream or self.default_stream
 
     # -- captures ------------------------------------------------------------------------------
     def capture_of(self, stream_id: int) -> "OpenCapture | None":

@@ -1,0 +1,112 @@
+"""Which pool a new device block goes to while pools are recorded to: CUDA's ``captures_underway``, emulated.
+
+CUDA's caching allocator keeps, per device, a list of (pool, filter) entries in begin order. A new block goes to
+the pool of the FIRST entry whose filter takes the allocating stream, else to the default pool
+(``get_pool``). Entries come from:
+
+- a capture's begin (``CUDAGraph.capture_begin``): the streams that are part of that capture; its end, ended
+  or refused, removes the first entry of its pool (torch's ``capture_end`` ends the routing before it checks
+  ``cudaStreamEndCapture``'s answer);
+- ``torch._C._cuda_beginAllocateCurrentThreadToPool`` (``torch.cuda.use_mem_pool``): the calling thread;
+- ``torch._C._cuda_beginAllocateCurrentStreamToPool``: the stream current when it is called;
+- ``torch._C._cuda_beginAllocateToPool``: every stream.
+
+A begin first takes a use of the pool, then is refused if an entry of that pool exists ("already recording to
+mempool_id": the use stays taken). ``torch._C._cuda_endAllocateToPool(device, pool)`` removes the first entry of
+that pool, whoever made it, and is refused where there is none. Engines lean on the order: SGLang's and vLLM's
+symmetric-memory allocators, inside a capture, end the graph's entry, allocate in their own pool, and begin a
+thread entry of the graph's pool again, which the capture's end then removes.
+"""
+
+from __future__ import annotations
+
+import threading
+from typing import TYPE_CHECKING, Any
+
+import torch
+
+from seam.torch_cuda.allocator import DEFAULT_POOL
+from seam.torch_cuda.cuda_errors import ALREADY_RECORDING, NOT_RECORDING, torch_error
+from seam.torch_cuda.runtime import runtime
+
+if TYPE_CHECKING:
+    from seam.torch_cuda.capture import OpenCapture
+    from seam.torch_cuda.runtime import Runtime
+    from seam.torch_cuda.streams import Stream
+
+
+class Route:
+    """One entry: its pool, and what its filter takes (a capture's streams, one thread, one stream, or all)."""
+
+    __slots__ = ("pool", "capture", "thread", "stream_id")
+
+    def __init__(self, pool: tuple[int, int], capture: "OpenCapture | None" = None, thread: int | None = None,
+                 stream_id: int | None = None) -> None:
+        self.pool, self.capture, self.thread, self.stream_id = pool, capture, thread, stream_id
+
+    def takes(self, rt: "Runtime", stream: "Stream") -> bool:
+        if self.capture is not None:  # the streams that are part of the capture, while it is open
+            return self.capture in rt.captures and self.capture.ledger.captures(stream._id)
+        if self.thread is not None:
+            return threading.get_ident() == self.thread
+        return self.stream_id is None or self.stream_id == stream._id
+
+
+def pool_for(rt: "Runtime", stream: "Stream") -> tuple[int, int]:
+    """The pool a new block on ``stream`` goes to (CUDA's ``get_pool``)."""
+    for route in rt.routes:
+        if route.takes(rt, stream):
+            return route.pool
+    return DEFAULT_POOL
+
+
+def begin(rt: "Runtime", route: Route, what: str) -> None:
+    """CUDA's ``beginAllocateToPool``: a use of the pool taken, then refused if the pool is recorded to."""
+    rt.allocator.begin_pool(route.pool)
+    if any(kept.pool == route.pool for kept in rt.routes):
+        raise torch_error(ALREADY_RECORDING, f"{what} to pool {route.pool}, which is already recorded to")
+    rt.routes.append(route)
+
+
+def end(rt: "Runtime", pool: tuple[int, int]) -> None:
+    """CUDA's ``endAllocateToPool``: the first entry of ``pool`` removed; refused where there is none."""
+    for i, route in enumerate(rt.routes):
+        if route.pool == pool:
+            del rt.routes[i]
+            return
+    raise torch_error(NOT_RECORDING, f"endAllocateToPool of pool {pool}, which nothing records to")
+
+
+# -- torch._C's functions ----------------------------------------------------------------------------------
+def begin_allocate_to_pool(device: int, pool_id: Any) -> None:
+    """``torch._C._cuda_beginAllocateToPool``: every stream's new blocks go to ``pool_id``."""
+    begin(runtime(), Route(tuple(pool_id)), "beginAllocateToPool")
+
+
+def begin_allocate_current_thread_to_pool(device: int, pool_id: Any) -> None:
+    """``torch._C._cuda_beginAllocateCurrentThreadToPool`` (``use_mem_pool``): this thread's new blocks."""
+    begin(runtime(), Route(tuple(pool_id), thread=threading.get_ident()), "use_mem_pool")
+
+
+def begin_allocate_current_stream_to_pool(device: int, pool_id: Any) -> None:
+    """``torch._C._cuda_beginAllocateCurrentStreamToPool``: the current stream's new blocks."""
+    rt = runtime()
+    begin(rt, Route(tuple(pool_id), stream_id=rt.current_stream()._id), "beginAllocateCurrentStreamToPool")
+
+
+def end_allocate_to_pool(device: int, pool_id: Any) -> None:
+    """``torch._C._cuda_endAllocateToPool``."""
+    end(runtime(), tuple(pool_id))
+
+
+def patches() -> list[tuple[Any, str, Any]]:
+    """What ``emulate_cuda()`` puts in place (``install.py``): the four functions CUDA builds of torch 2.11 to 2.13
+    have (2.13's ``torch/_C/__init__.pyi`` declares no ``_cuda_endAllocateCurrentStreamToPool``, which older torch
+    had: not emulated)."""
+    functions = {"_cuda_beginAllocateToPool": begin_allocate_to_pool,
+                 "_cuda_beginAllocateCurrentThreadToPool": begin_allocate_current_thread_to_pool,
+                 "_cuda_beginAllocateCurrentStreamToPool": begin_allocate_current_stream_to_pool,
+                 "_cuda_endAllocateToPool": end_allocate_to_pool}
+    out: list[tuple[Any, str, Any]] = [(torch._C, name, value) for name, value in functions.items()]
+    out.extend((torch.cuda.memory, name, value) for name, value in functions.items() if hasattr(torch.cuda.memory, name))
+    return out
