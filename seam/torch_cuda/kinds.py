@@ -206,15 +206,15 @@ def model_key(storage: torch.UntypedStorage) -> int | None:
 
 
 def note_allocation(rt: Any, key: int, nbytes: int, ref: Any) -> None:
-    """Tell the allocator model of a new device block on the current stream, into the pool of the first entry that
-    takes it (``routes.py``): at once on a stream a capture records; else through its log, or at once under a memory
+    """Tell the allocator model of a new device block on the current stream, into the pool of the last begun entry
+    that takes it (``routes.py``): at once on a stream a capture records; else through its log, or at once under a memory
     fraction, whose refusal is CUDA's ``torch.OutOfMemoryError`` from the operation that asked); nothing while the
     caching allocator is off (``torch.cuda.caching_allocator_enable(False)``)."""
     alloc = rt.allocator
     if not alloc.enabled:  # the caching allocator is off: CUDA's own cudaMalloc, in no figure
         return
     stream = rt.current_stream()
-    pool = routes.pool_for(rt, stream) if rt.routes else DEFAULT_POOL  # the first entry that takes it
+    pool = routes.pool_for(rt, stream) if rt.routes else DEFAULT_POOL  # the last begun entry that takes it
     if alloc.context is not None:  # the memory history records where it was asked for
         alloc.frames_of[key] = memory_frames.gather(alloc.stacks)
     try:

@@ -1,8 +1,9 @@
 """Which pool a new device block goes to while pools are recorded to: CUDA's ``captures_underway``, emulated.
 
 CUDA's caching allocator keeps, per device, a list of (pool, filter) entries in begin order. A new block goes to
-the pool of the FIRST entry whose filter takes the allocating stream, else to the default pool
-(``get_pool``). Entries come from:
+the pool of the LAST begun entry whose filter takes the allocating stream, else to the default pool (``get_pool``
+searches the list from its end: a nested ``use_mem_pool`` allocates in the inner pool, as the H200 gives the
+corpus' ``nested_uses_of_two_mempools_route_each_allocation_to_the_innermost``). Entries come from:
 
 - a capture's begin (``CUDAGraph.capture_begin``): the streams that are part of that capture; its end, ended
   or refused, removes the first entry of its pool (torch's ``capture_end`` ends the routing before it checks
@@ -13,9 +14,9 @@ the pool of the FIRST entry whose filter takes the allocating stream, else to th
 
 A begin first takes a use of the pool, then is refused if an entry of that pool exists ("already recording to
 mempool_id": the use stays taken). ``torch._C._cuda_endAllocateToPool(device, pool)`` removes the first entry of
-that pool, whoever made it, and is refused where there is none. Engines lean on the order: SGLang's and vLLM's
-symmetric-memory allocators, inside a capture, end the graph's entry, allocate in their own pool, and begin a
-thread entry of the graph's pool again, which the capture's end then removes.
+that pool (searched from the list's start), whoever made it, and is refused where there is none. Engines lean on
+this: SGLang's and vLLM's symmetric-memory allocators, inside a capture, end the graph's entry, allocate in their
+own pool, and begin a thread entry of the graph's pool again, which the capture's end then removes.
 """
 
 from __future__ import annotations
@@ -53,8 +54,8 @@ class Route:
 
 
 def pool_for(rt: "Runtime", stream: "Stream") -> tuple[int, int]:
-    """The pool a new block on ``stream`` goes to (CUDA's ``get_pool``)."""
-    for route in rt.routes:
+    """The pool a new block on ``stream`` goes to (CUDA's ``get_pool``: the last begun entry that takes it)."""
+    for route in reversed(rt.routes):
         if route.takes(rt, stream):
             return route.pool
     return DEFAULT_POOL

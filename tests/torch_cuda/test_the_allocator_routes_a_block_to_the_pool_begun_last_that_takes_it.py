@@ -2,8 +2,8 @@
 
 CUDA's allocator keeps one list per device of (pool, filter) entries in begin order (``captures_underway``): a
 capture's, ``use_mem_pool``'s (this thread), ``torch._C._cuda_beginAllocateCurrentStreamToPool``'s (one stream)
-and ``torch._C._cuda_beginAllocateToPool``'s (every stream). A new block goes to the FIRST entry's pool whose filter
-takes it; ``_cuda_endAllocateToPool(device, pool)`` removes the first entry of that pool, whoever made it. Engines
+and ``torch._C._cuda_beginAllocateToPool``'s (every stream). A new block goes to the pool of the entry begun LAST
+whose filter takes it; ``_cuda_endAllocateToPool(device, pool)`` removes the entry of that pool, whoever made it. Engines
 lean on this: SGLang's and vLLM's symmetric-memory allocators, inside a capture, end the graph's entry, allocate
 in their own pool, and begin a thread entry of the graph's pool again, which the capture's end then removes.
 (c10/cuda/CUDACachingAllocator.cpp: ``beginAllocateToPool``, ``endAllocateToPool``, ``get_pool``.)"""
@@ -69,15 +69,16 @@ def test_begin_allocate_current_stream_to_pool_routes_that_stream_only(torch_cud
     assert (_pool_of(on_side), _pool_of(on_default)) == (pool.id, (0, 0))
 
 
-def test_the_first_entry_that_takes_a_block_wins(torch_cuda: str) -> None:
-    """Nested ``use_mem_pool``: the outer pool's entry is first and takes the thread's blocks; so does a
-    ``use_mem_pool`` begun before a capture take the capture's."""
-    outer, inner = torch.cuda.MemPool(), torch.cuda.MemPool()
-    x = torch.ones(1000, device="cuda")
+def test_the_entry_begun_last_that_takes_a_block_wins(torch_cuda: str) -> None:
+    """CUDA's ``get_pool`` searches its entries from the end: a nested ``use_mem_pool`` allocates in the inner pool
+    (as the H200 gives the corpus' ``nested_uses_of_two_mempools_route_each_allocation_to_the_innermost``), a
+    capture begun inside ``use_mem_pool`` in the capture's pool, and a ``use_mem_pool`` begun inside a device-wide
+    routing takes this thread's blocks while another thread's still go to the device-wide pool."""
+    outer, inner, everywhere = torch.cuda.MemPool(), torch.cuda.MemPool(), torch.cuda.MemPool()
+    device, x = torch.cuda.current_device(), torch.ones(1000, device="cuda")
     with torch.cuda.use_mem_pool(outer), torch.cuda.use_mem_pool(inner):
         nested = torch.ones(1000, device="cuda")
-    graph, pool = torch.cuda.CUDAGraph(), torch.cuda.graph_pool_handle()
-    side = torch.cuda.Stream()
+    graph, pool, side = torch.cuda.CUDAGraph(), torch.cuda.graph_pool_handle(), torch.cuda.Stream()
     side.wait_stream(torch.cuda.current_stream())
     with torch.cuda.use_mem_pool(outer), torch.cuda.stream(side):
         graph.capture_begin(pool=pool)
@@ -85,8 +86,19 @@ def test_the_first_entry_that_takes_a_block_wins(torch_cuda: str) -> None:
         graph.capture_end()
     torch.cuda.current_stream().wait_stream(side)
     graph.replay()
+    made: list[torch.Tensor] = []
+    torch._C._cuda_beginAllocateToPool(device, everywhere.id)
+    try:
+        with torch.cuda.use_mem_pool(outer):
+            mine = torch.ones(1000, device="cuda")
+            thread = threading.Thread(target=lambda: made.append(torch.ones(1000, device="cuda")))
+            thread.start()
+            thread.join()
+    finally:
+        torch._C._cuda_endAllocateToPool(device, everywhere.id)
+        torch._C._cuda_releasePool(device, everywhere.id)
     torch.cuda.synchronize()
-    assert (_pool_of(nested), _pool_of(captured)) == (outer.id, outer.id)
+    assert [_pool_of(t) for t in (nested, captured, mine, made[0])] == [inner.id, pool, outer.id, everywhere.id]
     assert captured.sum().item() == 2000
 
 
