@@ -180,7 +180,7 @@ def _new_memory(outputs: list[torch.Tensor], args: tuple[Any, ...], kwargs: dict
     return [t for t in outputs if id(t.untyped_storage()) not in inputs]
 
 
-def _alias(t: torch.Tensor) -> torch.Tensor:
+def storage_alias(t: torch.Tensor) -> torch.Tensor:
     """The same memory as ``t`` under a tensor of its own: its own version counter, so what the
     emulator writes there (a replay, a poison) bumps no version autograd saved, as a GPU's replay
     bumps none (``make_graphed_callables`` captures a backward over the forward's saved outputs)."""
@@ -190,7 +190,7 @@ def _alias(t: torch.Tensor) -> torch.Tensor:
 def _aliases(outputs: list[torch.Tensor]) -> list[torch.Tensor]:
     """Storage aliases of the captured outputs: replay writes the captured ADDRESS, whatever the
     Python tensor object was re-pointed to since."""
-    return [_alias(t) for t in outputs]
+    return [storage_alias(t) for t in outputs]
 
 
 #: Refusals that are the emulated CUDA's own (raised by its checks, never by a CPU kernel's view of values).
@@ -279,7 +279,7 @@ class CaptureRecorder(CaptureGuard):
             # (writing its arguments again, as CUDA's does) and refreshes them.
             for t in born:
                 self._registry.mark(t, "device")
-                self._born.setdefault(id(t.untyped_storage()), _alias(t))
+                self._born.setdefault(id(t.untyped_storage()), storage_alias(t))
             self.graph.ops.append(RecordedOp.functional(func, *self._bake(args, kwargs), _aliases(outputs), timed=ran))
         elif mutated:  # in place or ``out=``: every result is a written argument, rewritten by re-issuing
             self.graph.ops.append(RecordedOp(func, *self._bake(args, kwargs), _aliases(outputs), True))
@@ -299,7 +299,7 @@ class CaptureRecorder(CaptureGuard):
                 return value
             if value.dim() == 0 and self._registry.kind_of(value) == "pageable":
                 return value.detach().clone()
-            return _alias(value)
+            return storage_alias(value)
         return tree_map(one, args), tree_map(one, kwargs)
 
     def _save_before_write(self, t: torch.Tensor) -> None:
@@ -324,7 +324,7 @@ class CaptureRecorder(CaptureGuard):
 
 
 def _poison(t: torch.Tensor) -> None:
-    t = _alias(t)
+    t = storage_alias(t)
     if t.dtype.is_floating_point or t.dtype.is_complex:
         t.fill_(float("nan"))
     elif t.dtype != torch.bool:

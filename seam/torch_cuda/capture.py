@@ -14,13 +14,14 @@ from __future__ import annotations
 import functools
 import threading
 import warnings
+import weakref
 from typing import Any
 
 import torch
 
 from seam.emulator import CaptureRecorder, EmulatedGraph, RecordedOp
 from seam.fork_ledger import ForkLedger
-from seam.torch_cuda import cuda_bindings, cuda_errors, gc_pace, generators, in_flight, routes
+from seam.torch_cuda import conditional, cuda_bindings, cuda_errors, gc_pace, generators, in_flight, routes
 from seam.torch_cuda.kinds import REGISTRY
 from seam.torch_cuda.allocator import DEFAULT_POOL
 from seam.torch_cuda.pools import CountingOps, Pool, free_default_pool_held, free_graph_held
@@ -117,6 +118,10 @@ class OpenCapture:
         #: Per recorded random operation (by id): the generator state it draws from, and its offset
         #: inside the graph.
         self.draws: dict[int, tuple[DeviceRng, int]] = {}
+        #: Its ``CUDAGraph``, weakly (``get_currently_capturing_graph``; a graph the user drops still dies at once).
+        self.graph_ref: Any = lambda: None
+        #: The conditional nodes' bodies being captured, innermost last (``conditional.py``).
+        self.bodies: list[conditional.OpenBody] = []
 
     def _recording_now(self) -> bool:
         return self.ledger.captures(runtime().current_stream()._id)
@@ -205,6 +210,7 @@ class CUDAGraph:
         self._pool = wanted
         capture = OpenCapture(stream, capture_error_mode, _pool(self._pool))
         capture.pool_handle = self._pool
+        capture.graph_ref = weakref.ref(self)
         allocator = rt.allocator
         allocator.before_read["graphs"] = functools.partial(free_graph_held, rt)
         allocator.before_read[allocator.FIGURES_ONLY] = functools.partial(free_default_pool_held, rt)
@@ -228,6 +234,20 @@ class CUDAGraph:
                 self._runtime.allocator.release_pool(self._pool)
         self._holding = []
         self._pool_begun = False
+
+    @staticmethod
+    def get_currently_capturing_graph() -> "CUDAGraph":
+        """The graph whose capture the current stream is part of (``conditional.py``)."""
+        return conditional.currently_capturing_graph()
+
+    def begin_capture_to_if_node(self, scalar_cuda_pred_tensor: torch.Tensor) -> None:
+        """An IF node: what is captured until ``end_capture_to_conditional_node`` runs at a replay only when
+        ``scalar_cuda_pred_tensor`` is true then (``conditional.py``)."""
+        conditional.begin_if(self._capture, self._graph is not None and self._instantiated,
+                             scalar_cuda_pred_tensor)
+
+    def end_capture_to_conditional_node(self) -> None:
+        conditional.end_conditional(self._capture)
 
     def register_generator_state(self, generator: Any) -> None:
         """``CUDAGraph.register_generator_state``: replays of this graph draw from ``generator``'s state

@@ -144,6 +144,8 @@ def register_exec(handle: int, graph: Any) -> None:
 def node_type(op: Any) -> cudaGraphNodeType | None:
     """The node a recorded operation is in a CUDA graph (None: no node)."""
     name = getattr(op.func, "__name__", str(op.func))
+    if name == "cudaGraphNodeTypeConditional":  # ``conditional.IfNode``
+        return cudaGraphNodeType.cudaGraphNodeTypeConditional
     if name.startswith(("empty", "new_empty")):
         return None
     if name.split(".")[0] in ("copy_", "_copy_from", "_to_copy", "clone") and _memcpy_eligible(op):

@@ -30,6 +30,7 @@ from typing import Any
 
 import torch
 from torch.utils._python_dispatch import TorchDispatchMode
+from torch._ops import HigherOrderOperator
 
 from seam.capture_guard import COPY_OPS, check_copy
 from seam.errors import CaptureError, PageableCopyError
@@ -218,9 +219,16 @@ _OVERWRITTEN = graph_trees.MARKED
 _INFO: dict[int, _OpInfo] = {}
 
 
+class _HigherOrder(Exception):
+    """Raised by ``_info`` for a higher-order operator (``torch.cond``, ``while_loop``, ...): no aten overload, never
+    cached, so the hot path pays nothing for it (``DeviceMode._higher_order``)."""
+
+
 def _info(func: Any) -> _OpInfo:
     info = _INFO.get(id(func))
     if info is None:
+        if isinstance(func, HigherOrderOperator):
+            raise _HigherOrder
         info = _INFO[id(func)] = _OpInfo(func)
     return info
 
@@ -398,6 +406,9 @@ def _out_of_device_memory(tried: int, *, beyond: bool = False) -> Exception:
 class DeviceMode(TorchDispatchMode):
     """Places every aten operation on the emulated device (see the module docstring)."""
 
+    #: A higher-order operator comes here too (torch refuses one a mode does not take): ``_higher_order``.
+    supports_higher_order_operators = True
+
     @classmethod
     def ignore_compile_internals(cls) -> bool:
         """torch.compile traces as if no mode were on, and the compiled code runs under this one
@@ -528,6 +539,33 @@ class DeviceMode(TorchDispatchMode):
             if oom is None:
                 raise
             raise oom from None
+        except _HigherOrder:
+            return self._higher_order(func, args, kwargs or {})
+
+    def _higher_order(self, func: Any, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
+        """A higher-order operator (``torch.cond``, ``torch._higher_order_ops.while_loop``, ...) on a GPU with no mode
+        on runs its dense kernel, whose pieces are aten operations on the device: here the same kernel (which
+        refuses to run under a mode) with this mode on inside each function it is given. ``cond``'s device predicate
+        is read under this mode first: a host read, refused in a capture as on a GPU. (A predicate ``while_loop``'s
+        kernel reads from its ``cond_fn`` is read with no mode: not refused in a capture.) One with no dense kernel
+        is not this mode's to run (torch then says so)."""
+        dense = func.py_kernels.get(torch._C.DispatchKey.CompositeExplicitAutograd)
+        if dense is None:
+            return NotImplemented
+        if func is torch.ops.higher_order.cond and isinstance(args[0], _Tensor):
+            with self:
+                bool(args[0])
+
+        def on_the_device(fn: Any) -> Any:
+            if not callable(fn) or isinstance(fn, _Tensor):
+                return fn
+
+            @functools.wraps(fn)
+            def run(*inner: Any, **named: Any) -> Any:
+                with self:
+                    return fn(*inner, **named)
+            return run
+        return dense(*[on_the_device(arg) for arg in args], **kwargs)
 
     def _made_here(self, kernel: Any, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
         """``kernel`` run with this mode on for the operations it makes (which run on the device, are recorded in a
