@@ -21,6 +21,13 @@ def _has_conditional_nodes(arm: str) -> None:
         pytest.skip("this torch's CUDAGraph has no conditional nodes")
 
 
+def _replayed(graph: torch.cuda.CUDAGraph, tensor: torch.Tensor) -> list[float]:
+    """``tensor``'s values after one replay of ``graph``."""
+    graph.replay()
+    torch.cuda.synchronize()
+    return tensor.tolist()
+
+
 def test_the_body_runs_at_a_replay_only_when_the_predicate_is_true_then(torch_cuda: str) -> None:
     _has_conditional_nodes(torch_cuda)
     x, y = torch.ones(4, device="cuda"), torch.zeros(4, device="cuda")
@@ -33,17 +40,11 @@ def test_the_body_runs_at_a_replay_only_when_the_predicate_is_true_then(torch_cu
         graph.end_capture_to_conditional_node()
     torch.cuda.synchronize()
     assert y.tolist() == [0.0] * 4  # a capture runs nothing
-    graph.replay()
-    torch.cuda.synchronize()
-    assert y.tolist() == [11.0] * 4
+    assert _replayed(graph, y) == [11.0] * 4
     pred.fill_(False)
-    graph.replay()
-    torch.cuda.synchronize()
-    assert y.tolist() == [12.0] * 4
+    assert _replayed(graph, y) == [12.0] * 4
     pred.fill_(True)
-    graph.replay()
-    torch.cuda.synchronize()
-    assert y.tolist() == [23.0] * 4
+    assert _replayed(graph, y) == [23.0] * 4
 
 
 def test_the_body_is_captured_on_a_stream_of_its_own_and_finds_its_graph(torch_cuda: str) -> None:
@@ -64,13 +65,9 @@ def test_the_body_is_captured_on_a_stream_of_its_own_and_finds_its_graph(torch_c
     assert seen == {"graph": True, "body_stream_is_another": True, "body_capturing": True, "graph_in_body": True,
                     "stream_back": True}
     out.zero_()
-    graph.replay()  # the predicate is false: the body does not write ``out``
-    torch.cuda.synchronize()
-    assert out.tolist() == [0.0] * 4
+    assert _replayed(graph, out) == [0.0] * 4  # the predicate is false: the body does not write ``out``
     pred.fill_(True)
-    graph.replay()
-    torch.cuda.synchronize()
-    assert out.tolist() == [3.0] * 4
+    assert _replayed(graph, out) == [3.0] * 4
 
 
 def test_outside_a_capture_there_is_no_capturing_graph_and_no_if_node(torch_cuda: str) -> None:
@@ -99,10 +96,8 @@ def test_nested_if_nodes_run_their_bodies_by_both_predicates(torch_cuda: str) ->
         outer.fill_(o)
         inner.fill_(i)
         y.zero_()
-        graph.replay()
-        torch.cuda.synchronize()
-        got.append(y.item())
-    assert got == [11.0, 1.0, 0.0]
+        got.append(_replayed(graph, y))
+    assert got == [[11.0], [1.0], [0.0]]
 
 
 def test_a_random_draw_in_the_body_is_refused_at_its_end(torch_cuda: str) -> None:

@@ -10,7 +10,9 @@ in their own pool, and begin a thread entry of the graph's pool again, which the
 
 from __future__ import annotations
 
+import contextlib
 import threading
+from collections.abc import Iterator
 
 import pytest
 import torch
@@ -31,23 +33,36 @@ def _pool_of(tensor: torch.Tensor) -> tuple[int, int] | None:
     return None
 
 
-def test_begin_allocate_to_pool_routes_every_stream_and_thread(torch_cuda: str) -> None:
-    pool, side, device = torch.cuda.MemPool(), torch.cuda.Stream(), torch.cuda.current_device()
-    made: list[torch.Tensor] = []
+@contextlib.contextmanager
+def _every_stream_to(pool: torch.cuda.MemPool) -> Iterator[None]:
+    """``torch._C._cuda_beginAllocateToPool`` for the block, ended and its use given back after."""
+    device = torch.cuda.current_device()
     torch._C._cuda_beginAllocateToPool(device, pool.id)
     try:
-        here = torch.ones(1000, device="cuda")
-        with torch.cuda.stream(side):
-            there = torch.ones(1000, device="cuda")
-        thread = threading.Thread(target=lambda: made.append(torch.ones(1000, device="cuda")))
-        thread.start()
-        thread.join()
+        yield
     finally:
         torch._C._cuda_endAllocateToPool(device, pool.id)
         torch._C._cuda_releasePool(device, pool.id)
+
+
+def _made_in_another_thread() -> torch.Tensor:
+    made: list[torch.Tensor] = []
+    thread = threading.Thread(target=lambda: made.append(torch.ones(1000, device="cuda")))
+    thread.start()
+    thread.join()
+    return made[0]
+
+
+def test_begin_allocate_to_pool_routes_every_stream_and_thread(torch_cuda: str) -> None:
+    pool, side = torch.cuda.MemPool(), torch.cuda.Stream()
+    with _every_stream_to(pool):
+        here = torch.ones(1000, device="cuda")
+        with torch.cuda.stream(side):
+            there = torch.ones(1000, device="cuda")
+        theirs = _made_in_another_thread()
     after = torch.ones(1000, device="cuda")
     torch.cuda.synchronize()
-    assert [_pool_of(t) for t in (here, there, made[0])] == [pool.id] * 3
+    assert [_pool_of(t) for t in (here, there, theirs)] == [pool.id] * 3
     assert _pool_of(after) == (0, 0)
     assert pool.use_count() == 1
 
@@ -75,7 +90,7 @@ def test_the_entry_begun_last_that_takes_a_block_wins(torch_cuda: str) -> None:
     capture begun inside ``use_mem_pool`` in the capture's pool, and a ``use_mem_pool`` begun inside a device-wide
     routing takes this thread's blocks while another thread's still go to the device-wide pool."""
     outer, inner, everywhere = torch.cuda.MemPool(), torch.cuda.MemPool(), torch.cuda.MemPool()
-    device, x = torch.cuda.current_device(), torch.ones(1000, device="cuda")
+    x = torch.ones(1000, device="cuda")
     with torch.cuda.use_mem_pool(outer), torch.cuda.use_mem_pool(inner):
         nested = torch.ones(1000, device="cuda")
     graph, pool, side = torch.cuda.CUDAGraph(), torch.cuda.graph_pool_handle(), torch.cuda.Stream()
@@ -86,19 +101,11 @@ def test_the_entry_begun_last_that_takes_a_block_wins(torch_cuda: str) -> None:
         graph.capture_end()
     torch.cuda.current_stream().wait_stream(side)
     graph.replay()
-    made: list[torch.Tensor] = []
-    torch._C._cuda_beginAllocateToPool(device, everywhere.id)
-    try:
-        with torch.cuda.use_mem_pool(outer):
-            mine = torch.ones(1000, device="cuda")
-            thread = threading.Thread(target=lambda: made.append(torch.ones(1000, device="cuda")))
-            thread.start()
-            thread.join()
-    finally:
-        torch._C._cuda_endAllocateToPool(device, everywhere.id)
-        torch._C._cuda_releasePool(device, everywhere.id)
+    with _every_stream_to(everywhere), torch.cuda.use_mem_pool(outer):
+        mine = torch.ones(1000, device="cuda")
+        theirs = _made_in_another_thread()
     torch.cuda.synchronize()
-    assert [_pool_of(t) for t in (nested, captured, mine, made[0])] == [inner.id, pool, outer.id, everywhere.id]
+    assert [_pool_of(t) for t in (nested, captured, mine, theirs)] == [inner.id, pool, outer.id, everywhere.id]
     assert captured.sum().item() == 2000
 
 
