@@ -445,3 +445,8 @@ class graph(torch.cuda.graphs.graph):  # type: ignore[misc,name-defined]
     """``torch.cuda.graph``: torch's own context manager, with a default capture stream of its own."""
 
     default_capture_stream = None
+
+
+if not conditional.TORCH_HAS_THEM:  # the emulator follows the torch it runs on (``conditional.py``)
+    del CUDAGraph.get_currently_capturing_graph, CUDAGraph.begin_capture_to_if_node
+    del CUDAGraph.end_capture_to_conditional_node

@@ -88,10 +88,18 @@ def _on_device(example_inputs: Any) -> bool:
 
 def _inductor_or_aot_eager(self: Any, model_: Any, inputs_: Any, **kwargs: Any) -> Any:
     """``torch.compile``'s inductor: a graph with an input on the device is compiled as ``aot_eager`` compiles it, in
-    a CUDA graph tree where the mode asks for one (``reduce-overhead``: the ``cudagraphs`` backend)."""
+    a CUDA graph tree where the mode asks for one (``reduce-overhead``: the ``cudagraphs`` backend), unless inductor
+    would make none for it: ``torch.cond`` or ``while_loop`` on device tensors (logged and counted as inductor does,
+    ``counters["inductor"]["cudagraph_skips"]``)."""
     if not _on_device(inputs_):
         return _inductor_call(self, model_, inputs_, **kwargs)
-    if {**getattr(self, "config", {}), **(kwargs.get("config_patches") or {})}.get("triton.cudagraphs"):
+    wants_trees = {**getattr(self, "config", {}), **(kwargs.get("config_patches") or {})}.get("triton.cudagraphs")
+    control_flow = _control_flow_on_device(model_) if wants_trees else None
+    if control_flow is not None:  # inductor's lowering of it disables CUDA graphs for the graph, and says so
+        from torch._inductor.cudagraph_utils import log_cudagraph_skip_and_bump_counter
+
+        log_cudagraph_skip_and_bump_counter(f"skipping cudagraphs due to {control_flow}")
+    elif wants_trees:
         from torch._dynamo.backends.cudagraphs import cudagraphs
         from torch._inductor import cudagraph_trees
 
@@ -106,6 +114,27 @@ def _inductor_or_aot_eager(self: Any, model_: Any, inputs_: Any, **kwargs: Any) 
     from torch._dynamo.backends.debugging import aot_eager
 
     return aot_eager(model_, inputs_)
+
+
+def _control_flow_on_device(model: Any) -> str | None:
+    """Inductor's reason to make no CUDA graph of a graph whose ``torch.cond`` or ``while_loop`` takes device tensors
+    (its lowerings set ``disable_cudagraphs_reason`` so, in torch 2.11 and 2.13 alike), in its words; else None."""
+    graph = getattr(model, "graph", None)
+    for node in graph.nodes if graph is not None else ():
+        if node.op != "call_function":
+            continue
+        if node.target is torch.ops.higher_order.cond:
+            name, tensors = "torch.cond", [node.args[0], *node.args[3]]
+        elif node.target is torch.ops.higher_order.while_loop:
+            name, tensors = "torch.while_loop", [*node.args[2], *node.args[3]]
+        else:
+            continue
+        metas = [getattr(t, "meta", {}) for t in tensors]
+        values = [meta.get("val", meta.get("example_value")) for meta in metas]  # AOT's name, dynamo's
+        if any(isinstance(v, torch.Tensor) and v.device.type == "cuda" for v in values):
+            trace = node.meta.get("stack_trace")
+            return f"control flow operator: {name}." + (f" Found from : \n {trace}" if trace else "")
+    return None
 
 
 def _made_at_first_call(tree_of: Any) -> Any:

@@ -18,6 +18,7 @@ operation recorded between begin and end is the body's).
 
 from __future__ import annotations
 
+import importlib.util
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
@@ -29,6 +30,11 @@ from seam.torch_cuda.runtime import runtime
 
 if TYPE_CHECKING:
     from seam.torch_cuda.capture import OpenCapture
+
+#: Whether this torch's CUDA graphs have conditional nodes: torch 2.13 has them and the module that captures
+#: ``torch.cond`` with them; the H100's torch 2.11 has neither (session 28: its ``CUDAGraph`` has no
+#: ``begin_capture_to_if_node``). Without them the emulated ``CUDAGraph`` has none either.
+TORCH_HAS_THEM = importlib.util.find_spec("torch._higher_order_ops.cudagraph_conditional_nodes") is not None
 
 NOT_CAPTURING = "The current stream is not currently capturing."
 NOT_BEGUN = "capture_begin() must be called before begin_capture_to_if_node()"
