@@ -6,7 +6,8 @@
 # files. Session 23's two calls ran this recipe (evidence/h100-device-calls-2026-12-05-session23.txt).
 # Usage: OUT=... SEAMGATE_COMMIT=<sha> [SHARDS=8] [SEED=23] [LIMIT=480] [GATES=1] [TESTS="tests/a.py ..."] \
 #        [TIMES=file.json] bash scripts/device_shards.sh   (TESTS: only those files, else every test file; TIMES:
-#        {"tests/x.py": seconds} from an earlier call's JUnit XML, to balance the shards; an unknown file counts the median)
+#        {"tests/x.py": seconds} from an earlier call's JUnit XML, to balance the shards; an unknown file counts the median:
+#        `python scripts/junit_outcomes.py filetimes --out FILE shard*.xml`, e.g. evidence/device-times/)
 set -uo pipefail
 FINAL=${OUT:?set OUT to the output folder}
 SHARDS=${SHARDS:-8}; SEED=${SEED:-23}; LIMIT=${LIMIT:-480}

@@ -1,18 +1,23 @@
-"""Keep only what a JUnit report says of each case (its name, its outcome, its message's first line), or compare two
-such reports case by case.
+"""Keep only what a JUnit report says of each case (its name, its outcome, its message's first line), compare two
+such reports case by case, or sum their cases' seconds per test file.
 
 The reports of test suites written elsewhere (PyTorch's own ``test_cuda.py``, run on a GPU and emulated) are kept as
 evidence so; their source and their full output are not ours to keep.
 
     python scripts/junit_outcomes.py reduce IN.xml OUT.xml
     python scripts/junit_outcomes.py compare GPU.xml EMULATED.xml      # exit 1 when an outcome of GPU.xml differs
+    python scripts/junit_outcomes.py filetimes --out TIMES.json SHARD.xml ...   # {"tests/x.py": seconds}, run from
+                                                                    # the repository root (scripts/device_shards.sh's TIMES)
 """
 
 from __future__ import annotations
 
 import argparse
+import collections
+import json
 import sys
 import xml.etree.ElementTree as ET
+from pathlib import Path
 
 _RESULTS = ("failure", "error", "skipped")
 
@@ -59,6 +64,32 @@ def compare(gpu: str, emulated: str) -> int:
     return 1 if differ or missing else 0
 
 
+def _file_of(classname: str) -> str | None:
+    """The test file a case's class name names (``tests.pkg.test_x`` or ``tests.pkg.test_x.TestK``), if it is here."""
+    parts = classname.split(".")
+    for end in range(len(parts), 0, -1):
+        path = "/".join(parts[:end]) + ".py"
+        if Path(path).is_file():
+            return path
+    return None
+
+
+def filetimes(reports: list[str], target: str) -> int:
+    seconds: collections.Counter[str] = collections.Counter()
+    lost = 0
+    for report in reports:
+        for case in ET.parse(report).iter("testcase"):
+            path = _file_of(case.get("classname", ""))
+            if path is None:
+                lost += 1
+                continue
+            seconds[path] += float(case.get("time") or 0)
+    Path(target).write_text(json.dumps({path: round(s, 3) for path, s in sorted(seconds.items())}, indent=0) + "\n")
+    print(f"{len(seconds)} files, {sum(seconds.values()):.1f} s in all, written to {target}; "
+          f"{lost} case{'' if lost == 1 else 's'} of no file here")
+    return 0
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     sub = parser.add_subparsers(dest="command", required=True)
@@ -68,9 +99,14 @@ def main(argv: list[str] | None = None) -> int:
     c = sub.add_parser("compare", help="compare the outcomes of GPU's cases with EMULATED's")
     c.add_argument("gpu")
     c.add_argument("emulated")
+    t = sub.add_parser("filetimes", help="write the seconds of each test file's cases, over every report given")
+    t.add_argument("--out", required=True, help="the JSON file to write")
+    t.add_argument("reports", nargs="+")
     args = parser.parse_args(argv)
     if args.command == "reduce":
         return reduce(args.source, args.target)
+    if args.command == "filetimes":
+        return filetimes(args.reports, args.out)
     return compare(args.gpu, args.emulated)
 
 

@@ -3,6 +3,7 @@ else, and the comparison fails on an outcome that differs or a case that is miss
 
 from __future__ import annotations
 
+import json
 import subprocess
 import sys
 from pathlib import Path
@@ -40,3 +41,26 @@ def test_a_differing_outcome_and_a_missing_case_fail_the_comparison(tmp_path: Pa
     assert done.returncode == 1
     assert "DIFFERS m.T.test_c: xfailed" in done.stdout and "MISSING m.T.test_a" in done.stdout
     assert "1 of 3 outcomes" in done.stdout
+
+
+def test_file_times_sum_each_test_files_cases_over_every_report(tmp_path: Path) -> None:
+    """``filetimes``: seconds per test file (what ``scripts/device_shards.sh`` balances its shards by, ``TIMES``),
+    summed over the cases of every report given (one a shard); a class's cases count for its file."""
+    (tmp_path / "tests" / "pkg").mkdir(parents=True)
+    for name in ("test_one.py", "test_two.py"):
+        (tmp_path / "tests" / "pkg" / name).write_text("")
+    (tmp_path / "s0.xml").write_text("""<testsuites><testsuite name="pytest">
+<testcase classname="tests.pkg.test_one" name="test_a" time="1.5" />
+<testcase classname="tests.pkg.test_one.TestK" name="test_b" time="2.0" />
+<testcase classname="elsewhere.test_gone" name="test_c" time="9" />
+</testsuite></testsuites>""")
+    (tmp_path / "s1.xml").write_text("""<testsuites><testsuite name="pytest">
+<testcase classname="tests.pkg.test_two" name="test_d" time="0.25" />
+<testcase classname="tests.pkg.test_one" name="test_e" time="0.5" />
+</testsuite></testsuites>""")
+    out = tmp_path / "times.json"
+    done = subprocess.run([sys.executable, str(SCRIPT), "filetimes", "--out", str(out), "s0.xml", "s1.xml"],
+                          capture_output=True, text=True, cwd=tmp_path)
+    assert done.returncode == 0, done.stderr
+    assert json.loads(out.read_text()) == {"tests/pkg/test_one.py": 4.0, "tests/pkg/test_two.py": 0.25}
+    assert "2 files" in done.stdout and "1 case of no file here" in done.stdout
