@@ -106,6 +106,24 @@ class RecordedOp:
         return rewritten if _cost(rewritten) <= _cost(plain) else plain
 
 
+class GraphNode:
+    """A node of a captured graph that is no aten operation (an event's record, a conditional node). It stands for
+    its own ``func`` (the capture reads ``op.func.tags``; a dump reads its ``__name__``, CUDA's name for the node);
+    a subclass names itself and says what ``run`` does at each replay."""
+
+    args: tuple[Any, ...] = ()
+    kwargs: dict[str, Any] = {}
+    outputs: list[torch.Tensor] = []
+    tags: tuple[Any, ...] = ()
+    __name__ = "cudaGraphNode"
+
+    def __init__(self) -> None:
+        self.func = self
+
+    def run(self) -> None:
+        raise NotImplementedError(f"{type(self).__name__}.run")
+
+
 def _cost(op: RecordedOp, samples: int = 7) -> int:
     """The fastest of a few single calls: the minimum is what noise from other processes spares."""
     op.run()  # warm

@@ -331,8 +331,7 @@ class CUDAGraph:
             gc_pace.capture_closed(len(rt.captures))
             # torch ends the routing, ended or refused: the first entry of the pool, whoever began it (the
             # capture's own, or one begun again after the capture's was ended: ``routes.py``); none left, none
-            if any(route.pool == capture.pool_handle for route in rt.routes):
-                routes.end(rt, capture.pool_handle)
+            routes.end(rt, capture.pool_handle, missing_ok=True)
         return capture.recorder.finish()
 
     def instantiate(self) -> None:

@@ -24,7 +24,7 @@ from typing import TYPE_CHECKING, Any
 
 import torch
 
-from seam.emulator import storage_alias
+from seam.emulator import GraphNode, storage_alias
 from seam.torch_cuda import routes
 from seam.torch_cuda.runtime import runtime
 
@@ -43,19 +43,15 @@ NO_CONDITIONAL = "Missing capture ID for conditional node."
 RNG_IN_BODY = "RNG within data-dependent conditional nodes is not supported yet."
 
 
-class IfNode:
+class IfNode(GraphNode):
     """A conditional node of a captured graph: its body runs at a replay when ``pred`` is true then."""
 
-    kwargs: dict[str, Any] = {}
-    outputs: list[torch.Tensor] = []
-    #: It stands for its own ``func`` (the capture reads ``op.func.tags``; a dump reads its name).
-    tags: tuple[Any, ...] = ()
     __name__ = "cudaGraphNodeTypeConditional"
 
     def __init__(self, pred: torch.Tensor, body: list[Any]) -> None:
+        super().__init__()
         self.args = (pred,)
         self.pred, self.body = pred, body
-        self.func = self
 
     def run(self) -> None:
         if self.pred.reshape(-1)[0].item():

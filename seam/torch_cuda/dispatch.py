@@ -479,7 +479,7 @@ class DeviceMode(TorchDispatchMode):
                     pending.wait_for(runtime().current_stream()._id)
             rt = runtime()
             per_thread = rt.per_thread
-            stream = per_thread.fast_stream
+            stream = per_thread.current
             if rt.sync_debug:  # torch.cuda.set_sync_debug_mode: what a GPU flags is flagged (sync_debug.py)
                 sync_debug.check(func, args, kwargs or {})
             if not (rt.in_flight or rt.captures or rt.routes or info.slow) and (

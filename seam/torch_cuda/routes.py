@@ -27,7 +27,7 @@ from typing import TYPE_CHECKING, Any
 import torch
 
 from seam.torch_cuda.allocator import DEFAULT_POOL
-from seam.torch_cuda.cuda_errors import ALREADY_RECORDING, NOT_RECORDING, torch_error
+from seam.torch_cuda.cuda_errors import NOT_RECORDING, torch_error
 from seam.torch_cuda.runtime import runtime
 
 if TYPE_CHECKING:
@@ -64,18 +64,19 @@ def pool_for(rt: "Runtime", stream: "Stream") -> tuple[int, int]:
 def begin(rt: "Runtime", route: Route, what: str) -> None:
     """CUDA's ``beginAllocateToPool``: a use of the pool taken, then refused if the pool is recorded to."""
     rt.allocator.begin_pool(route.pool)
-    if any(kept.pool == route.pool for kept in rt.routes):
-        raise torch_error(ALREADY_RECORDING, f"{what} to pool {route.pool}, which is already recorded to")
+    rt.refuse_recorded(route.pool, what)
     rt.routes.append(route)
 
 
-def end(rt: "Runtime", pool: tuple[int, int]) -> None:
-    """CUDA's ``endAllocateToPool``: the first entry of ``pool`` removed; refused where there is none."""
+def end(rt: "Runtime", pool: tuple[int, int], *, missing_ok: bool = False) -> None:
+    """CUDA's ``endAllocateToPool``: the first entry of ``pool`` removed; refused where there is none, unless
+    ``missing_ok`` (a capture's end: none left, none to end)."""
     for i, route in enumerate(rt.routes):
         if route.pool == pool:
             del rt.routes[i]
             return
-    raise torch_error(NOT_RECORDING, f"endAllocateToPool of pool {pool}, which nothing records to")
+    if not missing_ok:
+        raise torch_error(NOT_RECORDING, f"endAllocateToPool of pool {pool}, which nothing records to")
 
 
 # -- torch._C's functions ----------------------------------------------------------------------------------

@@ -143,16 +143,16 @@ def _note_switch(per_thread: "_PerThread", stream: "Stream") -> None:
 
 class _PerThread(threading.local):
     """What one thread of the emulated device holds: its current stream (written only by ``Runtime.set_current``,
-    which keeps ``fast_stream`` true)."""
+    which keeps ``stream`` and ``current`` in step)."""
 
     def __init__(self, default_stream: "Stream") -> None:
         self.stream: Stream | None = None
         #: True while the emulation's own ``Tensor.to`` makes a host copy (``tensor_methods.host_copy``): a
         #: ``_to_copy`` to the CPU at any other time is torch's C++ converting with the tensor's own options.
         self.host_copy = False
-        #: The current stream, never None: what the device mode's fast path reads, one access to this thread-local
-        #: object where two would be.
-        self.fast_stream: Stream = default_stream
+        #: The current stream, never None (``stream`` or the default one): what ``Runtime.current_stream`` and the
+        #: device mode's fast path read, one access to this thread-local object where two would be.
+        self.current: Stream = default_stream
         #: The stream on which this thread's cuBLAS handle and both workspaces exist, in ``blas_for`` (the
         #: runtime's ``workspaces`` then): a product there has nothing to note (``seam.torch_cuda.workspaces.note``),
         #: which the device mode's fast path reads.
@@ -221,14 +221,15 @@ class Runtime:
 
     # -- streams -------------------------------------------------------------------------------
     def current_stream(self) -> "Stream":
-        return self.per_thread.stream or self.default_stream
+        return self.per_thread.current
 
     def set_current(self, stream: "Stream | None") -> None:
         per_thread = self.per_thread
-        if (stream or self.default_stream) is not (per_thread.stream or self.default_stream):
-            _note_switch(per_thread, stream or self.default_stream)
+        current = stream or self.default_stream
+        if current is not per_thread.current:
+            _note_switch(per_thread, current)
         per_thread.stream = stream
-        per_thread.fast_stream = stream or self.default_stream
+        per_thread.current = current
 
     # -- captures ------------------------------------------------------------------------------
     def capture_of(self, stream_id: int) -> "OpenCapture | None":

@@ -14,6 +14,7 @@ from typing import Any
 
 import torch
 
+from seam.emulator import GraphNode
 from seam.torch_cuda import cuda_errors, in_flight, pending, runtime_api, sync_debug
 from seam.torch_cuda.device import lazy_init
 from seam.torch_cuda.kinds import storage_kind
@@ -271,20 +272,15 @@ class Event(metaclass=_EventType):
         return f"<torch.cuda.Event {self.cuda_event:#x}>"
 
 
-class _EventRecordNode:
+class _EventRecordNode(GraphNode):
     """An external event's record inside a capture (``cudaEventRecordWithFlags(..., external)``): a node
     of the graph, so each replay records the event where the capture did, and times the replay."""
 
-    args: tuple[Any, ...] = ()
-    kwargs: dict[str, Any] = {}
-    outputs: list[torch.Tensor] = []
-    #: It stands for its own ``func`` (the capture reads ``op.func.tags``; a dump reads its name).
-    tags: tuple[Any, ...] = ()
     __name__ = "cudaEventRecordWithFlags"
 
     def __init__(self, event: Event) -> None:
+        super().__init__()
         self.event = event
-        self.func = self
 
     def run(self) -> None:
         self.event.time = time.perf_counter()
