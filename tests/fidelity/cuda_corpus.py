@@ -2360,6 +2360,110 @@ with torch.cuda.stream(s):
 torch.cuda.current_stream().wait_stream(s); sync()
 vals["y"] = R(y)
 '''),
+    ("pool routing", "begin_allocate_to_pool_routes_every_stream_and_thread", r"""
+import threading
+def pool_of(t):
+    for s in torch.cuda.memory_snapshot():
+        for blk in s["blocks"]:
+            if blk["address"] == t.data_ptr() and blk["state"] == "active_allocated":
+                return list(s["segment_pool_id"]) == list(pool.id) and "pool" or list(s["segment_pool_id"])
+pool, side = torch.cuda.MemPool(), torch.cuda.Stream()
+torch._C._cuda_beginAllocateToPool(0, pool.id)
+here = torch.ones(1000, device="cuda")
+with torch.cuda.stream(side):
+    there = torch.ones(1000, device="cuda")
+made = []
+worker = threading.Thread(target=lambda: made.append(torch.ones(1000, device="cuda")))
+worker.start(); worker.join()
+torch._C._cuda_endAllocateToPool(0, pool.id)
+after = torch.ones(1000, device="cuda")
+sync()
+vals["pools"] = [pool_of(t) for t in (here, there, made[0], after)]
+vals["uses"] = [pool.use_count()]
+torch._C._cuda_releasePool(0, pool.id)
+vals["uses"].append(pool.use_count())
+"""),
+    ("pool routing", "begin_allocate_current_stream_to_pool_routes_that_stream_only", r"""
+def pool_of(t):
+    for s in torch.cuda.memory_snapshot():
+        for blk in s["blocks"]:
+            if blk["address"] == t.data_ptr() and blk["state"] == "active_allocated":
+                return list(s["segment_pool_id"]) == list(pool.id) and "pool" or list(s["segment_pool_id"])
+pool, side = torch.cuda.MemPool(), torch.cuda.Stream()
+with torch.cuda.stream(side):
+    torch._C._cuda_beginAllocateCurrentStreamToPool(0, pool.id)
+    on_side = torch.ones(1000, device="cuda")
+on_default = torch.ones(1000, device="cuda")
+torch._C._cuda_endAllocateToPool(0, pool.id)
+torch._C._cuda_releasePool(0, pool.id)
+sync()
+vals["pools"] = [pool_of(on_side), pool_of(on_default)]
+"""),
+    ("pool routing", "a_capture_hands_its_pool_back_to_its_thread_around_a_symmetric_pool", r"""
+def pool_of(t):
+    for s in torch.cuda.memory_snapshot():
+        for blk in s["blocks"]:
+            if blk["address"] == t.data_ptr() and blk["state"] == "active_allocated":
+                name = {tuple(symmetric.id): "symmetric", tuple(pool): "graph"}
+                return name.get(tuple(s["segment_pool_id"]), list(s["segment_pool_id"]))
+symmetric = torch.cuda.MemPool()
+x = torch.ones(1000, device="cuda"); sync()
+g, pool = torch.cuda.CUDAGraph(), torch.cuda.graph_pool_handle()
+phase("capture")
+with torch.cuda.graph(g, pool=pool):
+    before = x * 2
+    torch._C._cuda_endAllocateToPool(0, pool)
+    with torch.cuda.use_mem_pool(symmetric):
+        shared = torch.empty(1000, device="cuda")
+    torch._C._cuda_beginAllocateCurrentThreadToPool(0, pool)
+    shared.copy_(before)
+    after = shared + 1
+    phase("capture_end")
+phase("after")
+x.fill_(5); g.replay(); sync()
+vals["pools"] = [pool_of(t) for t in (before, shared, after)]
+vals["sums"] = [shared.sum().item(), after.sum().item()]
+later = torch.ones(1000, device="cuda"); sync()
+vals["later"] = pool_of(later)
+try:
+    torch._C._cuda_endAllocateToPool(0, pool)
+    vals["end_again"] = "ended"
+except RuntimeError as err:
+    vals["end_again"] = E(err)
+"""),
+    ("pool routing", "ending_a_pool_nothing_records_to_is_refused", r"""
+pool = torch.cuda.MemPool()
+vals["uses"] = pool.use_count()
+phase("after")
+torch._C._cuda_endAllocateToPool(0, pool.id)
+"""),
+    ("pool routing", "a_refused_second_recording_keeps_the_use_it_took", r"""
+pool = torch.cuda.MemPool()
+with torch.cuda.use_mem_pool(pool):
+    vals["uses"] = [pool.use_count()]
+    try:
+        torch._C._cuda_beginAllocateToPool(0, pool.id)
+        vals["second"] = "begun"
+    except RuntimeError as err:
+        vals["second"] = E(err)
+    vals["uses"].append(pool.use_count())
+    inside = torch.ones(10, device="cuda")
+vals["uses"].append(pool.use_count())
+torch._C._cuda_releasePool(0, pool.id)
+vals["uses"].append(pool.use_count())
+vals["inside_in_pool"] = sum(s["allocated_size"] for s in pool.snapshot()) > 0
+"""),
+    ("higher-order operators", "torch_cond_on_device_tensors_runs_the_branch_its_predicate_picks", r"""
+def grow(x):
+    return x * 2 + 1
+def shrink(x):
+    return x - 3
+x = torch.arange(4.0, device="cuda")
+vals["true"] = R(torch.cond(x.sum() > 0, grow, shrink, (x,)))
+vals["false"] = R(torch.cond(x.sum() < 0, grow, shrink, (x,)))
+out = torch.cond(torch.tensor(True, device="cuda"), grow, shrink, (x,))
+vals["device"] = [str(out.device), out.is_cuda]
+"""),
     ("mempool and runtime", "the_pinned_allocators_figures", r'''
 vals["before"] = torch.cuda.host_memory_stats()
 pinned = torch.empty(3 * 2**20, pin_memory=True)
