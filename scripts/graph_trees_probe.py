@@ -7,7 +7,8 @@ emulated device here (``--emulated``); one JSON line per case: each call "ok" (t
 values), or its error's first line, then the tree's nodes by depth. Compare two runs with
 ``scripts/compare_probe_lines.py``.
 """
-import json, re, sys
+import json, re, sys, traceback
+from pathlib import Path
 import torch
 if "--emulated" in sys.argv:
     from seam.torch_cuda import emulate_cuda
@@ -16,8 +17,15 @@ from torch._inductor import cudagraph_trees
 
 
 def said(e):
-    """An error's class and first line, without the tree's stack trace (its file paths differ between machines)."""
-    return f"{type(e).__name__}: {re.sub(r' Stack trace:.*', '', str(e).splitlines()[0])[:160]}"
+    """An error's class and first line, without the tree's stack trace (its file paths differ between machines); an
+    error with no message (a bare ``assert`` of torch's) names the function that raised it instead."""
+    lines = str(e).splitlines()
+    if not lines:
+        frames = traceback.extract_tb(e.__traceback__)
+        where = f"{Path(frames[-1].filename).name}:{frames[-1].name}" if frames else "?"
+        traceback.print_exception(e, file=sys.stderr)  # the whole trace, for whoever reads the run's log
+        return f"{type(e).__name__}: (no message, raised in {where})"
+    return f"{type(e).__name__}: {re.sub(r' Stack trace:.*', '', lines[0])[:160]}"
 
 
 def outcome(got, want):
@@ -135,5 +143,5 @@ for case, run in cases.items():
     try:
         row = {"case": case, "ok": True, "calls": run(), "tree": tree_depths()}
     except Exception as e:
-        row = {"case": case, "ok": False, "error": f"{type(e).__name__}: {str(e).splitlines()[0][:200]}"}
+        row = {"case": case, "ok": False, "error": said(e)}
     print(json.dumps(row), flush=True)
