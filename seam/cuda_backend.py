@@ -34,10 +34,8 @@ def _end_allocation_to_pool(pool: Any) -> None:
     capture) BEFORE it tells the allocator the capture ended (torch 2.11): the allocator then counts a capture
     underway for the rest of the process, and neither ``empty_cache`` nor an out-of-memory retry releases a cached
     segment again (H200, session 15: after the fidelity corpus's unjoined-fork program, the memory-fraction tests
-    of the same process failed). The emulated device ends it with the capture, so there is nothing to end there."""
-    from seam.torch_cuda import is_emulating
-
-    if pool is None or is_emulating():
+    of the same process failed). The emulated device keeps the entry as torch does (``seam/torch_cuda/routes.py``)."""
+    if pool is None:
         return
     with contextlib.suppress(RuntimeError):  # not recording to it (a torch that ended it itself)
         torch._C._cuda_endAllocateToPool(torch.cuda.current_device(), pool)

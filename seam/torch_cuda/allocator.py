@@ -599,11 +599,13 @@ class CachingAllocator:
         self._release_cached()
 
     def _release_cached(self) -> None:
-        """CUDA's ``release_cached_blocks``: every wholly free segment of the default pools, and of the private
-        pools no graph uses any more."""
-        self.stats.counters["num_sync_all_streams"] += 1
-        for pool in (self.large, self.small):
-            self._release_free_segments(pool)
+        """CUDA's ``release_cached_blocks``: every wholly free segment of the private pools no graph uses any more,
+        and of the default pools unless a pool is recorded to (its ``captures_underway`` not empty: a capture, a
+        ``use_mem_pool``, an entry a refused capture end left: ``routes.py``)."""
+        if not self.capturing():
+            self.stats.counters["num_sync_all_streams"] += 1
+            for pool in (self.large, self.small):
+                self._release_free_segments(pool)
         for pool_id in sorted(self.freeable):
             private = self.private[pool_id]
             self._release_free_segments(private.small)

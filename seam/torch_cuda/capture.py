@@ -299,8 +299,8 @@ class CUDAGraph:
             for other in others:
                 other.invalidate("the refused end of another capture")
             raise cuda_errors.cuda_error(cuda_errors.NOT_PERMITTED, "capture_end while another capture is open")
-        graph = self._close(capture)
         unjoined = capture.ledger.unjoined()
+        graph = self._close(capture, accepted=capture.reason is None and not unjoined)
         if capture.reason is not None:
             raise cuda_errors.cuda_error(cuda_errors.INVALIDATED, f"the capture was invalidated by {capture.reason}")
         if unjoined:
@@ -319,19 +319,27 @@ class CUDAGraph:
         self._graph = graph
         self._instantiated = not self.keep_graph  # CUDA instantiates at the end unless the graph is kept
 
-    def _close(self, capture: OpenCapture) -> EmulatedGraph:
-        """The capture is over, ended or refused. Its generator states stay capturing: only an end CUDA accepts
-        runs their epilogue (torch's ``capture_end`` runs it after ``cudaStreamEndCapture`` succeeds), so after a
-        refused end an eager draw on the device raises "Offset increment outside graph capture encountered
-        unexpectedly." until a capture ends cleanly (H100, session 23)."""
+    def _close(self, capture: OpenCapture, *, accepted: bool = False) -> EmulatedGraph:
+        """The capture is over, ended (``accepted``) or refused. torch's ``capture_end`` checks
+        ``cudaStreamEndCapture``'s answer BEFORE anything else, so only an accepted end ends the allocator's
+        routing (the first entry of the pool, whoever began it: the capture's own, or one begun again after the
+        capture's was ended, ``routes.py``; none left, none) and later lets the graph's reset give its use of the
+        pool back. After a refused end the entries stay for the rest of the process (the capture's own takes no
+        stream any more): the pool is refused to any later capture or ``use_mem_pool``, and the default pools'
+        cached segments are never released (H200, session 15), until ``torch._C._cuda_endAllocateToPool`` ends it.
+        Its generator states stay capturing too: only an accepted end runs their epilogue, so an eager draw on the
+        device raises "Offset increment outside graph capture encountered unexpectedly." until a capture ends
+        cleanly (H100, session 23)."""
         self._capture = None
         rt = runtime()
         if capture in rt.captures:
             rt.captures.remove(capture)
             gc_pace.capture_closed(len(rt.captures))
-            # torch ends the routing, ended or refused: the first entry of the pool, whoever began it (the
-            # capture's own, or one begun again after the capture's was ended: ``routes.py``); none left, none
-            routes.end(rt, capture.pool_handle, missing_ok=True)
+            if accepted:
+                routes.end(rt, capture.pool_handle, missing_ok=True)
+            else:
+                routes.left_by_a_refused_end(rt, capture)
+                self._pool_begun = False  # torch's reset releases the pool only after an accepted end
         return capture.recorder.finish()
 
     def instantiate(self) -> None:

@@ -181,12 +181,10 @@ def reset_accumulated_memory_stats(device: Any = None) -> None:
 
 
 def empty_cache() -> None:
-    """Release every wholly free segment (CUDA allows the call inside a capture too: H200
-    ``empty_cache_in_capture``; the model then releases nothing, as a capture's pool is in use)."""
-    rt = runtime()
-    if rt.captures:
-        return
-    rt.allocator.empty_cache()
+    """Release every wholly free segment CUDA's ``release_cached_blocks`` releases: none of the default pools while
+    a pool is recorded to (a capture: H200 ``empty_cache_in_capture``; ``use_mem_pool``; a refused capture end's
+    entry), those of private pools no graph uses any more always."""
+    runtime().allocator.empty_cache()
 
 
 def empty_host_cache() -> None:

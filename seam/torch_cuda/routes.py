@@ -5,9 +5,11 @@ the pool of the LAST begun entry whose filter takes the allocating stream, else 
 searches the list from its end: a nested ``use_mem_pool`` allocates in the inner pool, as the H200 gives the
 corpus' ``nested_uses_of_two_mempools_route_each_allocation_to_the_innermost``). Entries come from:
 
-- a capture's begin (``CUDAGraph.capture_begin``): the streams that are part of that capture; its end, ended
-  or refused, removes the first entry of its pool (torch's ``capture_end`` ends the routing before it checks
-  ``cudaStreamEndCapture``'s answer);
+- a capture's begin (``CUDAGraph.capture_begin``): the streams that are part of that capture; an end CUDA
+  accepts removes the first entry of its pool; a refused one removes nothing (torch's ``capture_end`` raises at
+  ``cudaStreamEndCapture`` before it ends the routing), so the capture's entry stays, taking no stream, for the
+  rest of the process or until ``_cuda_endAllocateToPool`` ends it: the pool is refused to later begins, and
+  the allocator releases no default-pool segment while any entry is there (``allocator._release_cached``);
 - ``torch._C._cuda_beginAllocateCurrentThreadToPool`` (``torch.cuda.use_mem_pool``): the calling thread;
 - ``torch._C._cuda_beginAllocateCurrentStreamToPool``: the stream current when it is called;
 - ``torch._C._cuda_beginAllocateToPool``: every stream.
@@ -34,6 +36,10 @@ if TYPE_CHECKING:
     from seam.torch_cuda.capture import OpenCapture
     from seam.torch_cuda.runtime import Runtime
     from seam.torch_cuda.streams import Stream
+
+
+#: The stream id of an entry that takes no stream (no emulated stream has it).
+NO_STREAM = -1
 
 
 class Route:
@@ -77,6 +83,14 @@ def end(rt: "Runtime", pool: tuple[int, int], *, missing_ok: bool = False) -> No
             return
     if not missing_ok:
         raise torch_error(NOT_RECORDING, f"endAllocateToPool of pool {pool}, which nothing records to")
+
+
+def left_by_a_refused_end(rt: "Runtime", capture: "OpenCapture") -> None:
+    """A capture CUDA refused at its end keeps its entry (torch's ``capture_end`` raises before it ends the
+    routing): the entry takes no stream any more (none is part of the capture) and lets go of the capture."""
+    for route in rt.routes:
+        if route.capture is capture:
+            route.capture, route.stream_id = None, NO_STREAM
 
 
 # -- torch._C's functions ----------------------------------------------------------------------------------
