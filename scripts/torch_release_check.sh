@@ -2,10 +2,10 @@
 # The emulator on another torch release: a venv of its own with PyPI's torch==VERSION (a CUDA build, as most CI
 # installs it, on a machine without a GPU), then the emulated corpus and the emulated suites in it.
 # Usage: bash scripts/torch_release_check.sh VERSION [VENV] [--corpus-only|--tests-only]
-#   VERSION  a torch release on PyPI, e.g. 2.11.0 (the H200's); VENV defaults to .venv-torch-VERSION (git-ignored)
+#   VERSION  a torch release on PyPI, e.g. 2.11.0 (the device tool's GPUs'); VENV defaults to .venv-torch-VERSION (git-ignored)
 #   writes .seamgate/torch-VERSION/corpus-emulated.json (python -m tests.fidelity.cuda_corpus --arm emulated) and
 #   .seamgate/torch-VERSION/tests.log (tests/torch_cuda, subjects, seam, drivers, fidelity), and compares the corpus
-#   with the H200's record (python -m tests.fidelity.cuda_corpus --compare).
+#   with the GPU's record (python -m tests.fidelity.cuda_corpus --compare).
 # Needs the network and about 4 GB of disk for the CUDA build's wheels. Exit: 0 done, 2 bad usage; the compare's
 # and pytest's own codes otherwise (non-zero when anything differs or fails).
 set -uo pipefail
@@ -38,7 +38,7 @@ rc=0
 if [ "$only" != "--tests-only" ]; then
   "$venv/bin/python" -m tests.fidelity.cuda_corpus --arm emulated --jobs "${JOBS:-2}" --out "$out/corpus-emulated.json" \
     > "$out/corpus.log" 2>&1 || rc=$?
-  "$venv/bin/python" -m tests.fidelity.cuda_corpus --compare evidence/cuda-corpus-h200.json "$out/corpus-emulated.json" \
+  "$venv/bin/python" -m tests.fidelity.cuda_corpus --compare evidence/cuda-corpus-gpu.json "$out/corpus-emulated.json" \
     | tail -n 20 || rc=$?
 fi
 if [ "$only" != "--corpus-only" ]; then

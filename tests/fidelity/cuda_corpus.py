@@ -2453,6 +2453,40 @@ torch._C._cuda_releasePool(0, pool.id)
 vals["uses"].append(pool.use_count())
 vals["inside_in_pool"] = sum(s["allocated_size"] for s in pool.snapshot()) > 0
 """),
+    ("pool routing", "a_refused_capture_end_keeps_its_pool_recorded_to_until_ended_by_hand", r"""
+def cached():  # what a freed 96 MiB segment leaves reserved after empty_cache()
+    sync(); torch.cuda.empty_cache(); before = torch.cuda.memory_reserved()
+    block = torch.empty(96 << 20, dtype=torch.uint8, device="cuda"); del block
+    torch.cuda.empty_cache()
+    return torch.cuda.memory_reserved() - before
+vals["cached_before"] = cached()
+pool = torch.cuda.graph_pool_handle()
+x = torch.zeros(4, device="cuda"); sync()
+g, s, side = torch.cuda.CUDAGraph(), torch.cuda.Stream(), torch.cuda.Stream()
+s.wait_stream(torch.cuda.current_stream())
+with torch.cuda.stream(s):
+    g.capture_begin(pool=pool)
+    side.wait_stream(s)
+    with torch.cuda.stream(side):
+        x.add_(1)
+    try:
+        g.capture_end()
+        vals["end"] = "ended"
+    except RuntimeError as err:
+        vals["end"] = E(err)
+vals["cached_after_refusal"] = cached() >= 96 << 20
+again = torch.cuda.CUDAGraph()
+with torch.cuda.stream(s):
+    try:
+        again.capture_begin(pool=pool)
+        vals["again"] = "begun"
+    except RuntimeError as err:
+        vals["again"] = E(err)
+torch._C._cuda_endAllocateToPool(0, pool)
+vals["cached_after_end"] = cached()
+phase("after")
+torch._C._cuda_endAllocateToPool(0, pool)
+"""),
     ("higher-order operators", "torch_cond_on_device_tensors_runs_the_branch_its_predicate_picks", r"""
 def grow(x):
     return x * 2 + 1
