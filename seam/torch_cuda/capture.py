@@ -206,6 +206,7 @@ class CUDAGraph:
         if stream.cuda_stream == 0:
             raise cuda_errors.torch_error(cuda_errors.DEFAULT_STREAM_CAPTURE, "capture_begin on the default stream")
         wanted = tuple(pool) if pool is not None else self._pool or (next(rt.graph_pool_ids), 0)
+        rt.allocator.begin_pool(wanted)  # CUDA's beginAllocateToPool takes a use of the pool, then refuses: it stays
         rt.refuse_recorded(wanted, "capture_begin")
         self._pool = wanted
         capture = OpenCapture(stream, capture_error_mode, _pool(self._pool))
@@ -214,7 +215,6 @@ class CUDAGraph:
         allocator = rt.allocator
         allocator.before_read["graphs"] = functools.partial(free_graph_held, rt)
         allocator.before_read[allocator.FIGURES_ONLY] = functools.partial(free_default_pool_held, rt)
-        allocator.begin_pool(self._pool)
         rt.routes.append(routes.Route(self._pool, capture=capture))  # the capture's streams' blocks: to its pool
         self._pool_begun = True
         self._capture = capture

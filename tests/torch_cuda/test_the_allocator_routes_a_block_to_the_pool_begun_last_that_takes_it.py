@@ -17,6 +17,8 @@ from collections.abc import Iterator
 import pytest
 import torch
 
+from tests.torch_cuda.side_capture import captured
+
 # The caching allocator's figures: on the cuda arm in a process of their own (conftest.py).
 pytestmark = pytest.mark.own_process
 
@@ -153,3 +155,25 @@ def test_a_refused_second_recording_has_taken_a_use_of_the_pool(torch_cuda: str)
     assert pool.use_count() == 2
     torch._C._cuda_releasePool(device, pool.id)
     assert pool.use_count() == 1
+
+
+def test_a_capture_begin_refused_for_a_recorded_pool_has_taken_a_use_of_it(torch_cuda: str) -> None:
+    """A capture's begin is CUDA's ``beginAllocateToPool`` too: the use is taken before the refusal, and no end
+    gives it back (torch's reset releases the pool only after an accepted end). The refused begin has run the
+    generator's prologue (torch 2.11), so a clean capture ends that before the case returns."""
+    pool, device, capturing = torch.cuda.MemPool(), torch.cuda.current_device(), torch.cuda.Stream()
+    capturing.wait_stream(torch.cuda.current_stream())
+    graph = torch.cuda.CUDAGraph()
+    try:
+        with torch.cuda.use_mem_pool(pool):
+            with torch.cuda.stream(capturing), pytest.raises(RuntimeError, match=ALREADY):
+                graph.capture_begin(pool=pool.id)
+            assert pool.use_count() == 3
+        del graph
+        assert pool.use_count() == 2
+        torch._C._cuda_releasePool(device, pool.id)
+        assert pool.use_count() == 1
+    finally:
+        y = torch.zeros(1, device="cuda")
+        captured(torch.cuda.CUDAGraph(), lambda: y.add_(1))
+        torch.cuda.synchronize()
