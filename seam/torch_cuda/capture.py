@@ -205,7 +205,8 @@ class CUDAGraph:
             state.capture_prologue()
         if stream.cuda_stream == 0:
             raise cuda_errors.torch_error(cuda_errors.DEFAULT_STREAM_CAPTURE, "capture_begin on the default stream")
-        wanted = tuple(pool) if pool is not None else self._pool or (next(rt.graph_pool_ids), 0)
+        # no pool given: a new one at each begin, as torch's ``capture_begin`` takes ``graph_pool_handle(false)``
+        wanted = tuple(pool) if pool is not None else (next(rt.graph_pool_ids), 0)
         rt.allocator.begin_pool(wanted)  # CUDA's beginAllocateToPool takes a use of the pool, then refuses: it stays
         rt.refuse_recorded(wanted, "capture_begin")
         self._pool = wanted

@@ -118,3 +118,34 @@ def test_after_a_refused_end_the_pool_stays_recorded_to_until_its_entry_is_ended
         y = torch.zeros(1, device="cuda")  # the generator's capture ended by a clean one (torch 2.11 leaves it open)
         captured(torch.cuda.CUDAGraph(), lambda: y.add_(1))
         torch.cuda.synchronize()
+
+
+def test_a_graph_captures_again_into_a_new_pool_after_a_refused_end(torch_cuda: str) -> None:
+    """A capture begun with no pool takes a new one each time (torch's ``capture_begin``: ``graph_pool_handle``), so
+    the graph whose capture into ``pool`` was refused captures again at once, though ``pool`` stays recorded to."""
+    pool, device = torch.cuda.graph_pool_handle(), torch.cuda.current_device()
+    graph, capturing, side = torch.cuda.CUDAGraph(), torch.cuda.Stream(), torch.cuda.Stream()
+    x = torch.ones(4, device="cuda")
+    capturing.wait_stream(torch.cuda.current_stream())
+    try:
+        with torch.cuda.stream(capturing):
+            graph.capture_begin(pool=pool)
+            side.wait_stream(capturing)
+            with torch.cuda.stream(side):
+                x.mul_(3)  # never joined back
+            with pytest.raises(RuntimeError, match="unjoined"):
+                graph.capture_end()
+            graph.capture_begin()
+            y = x * 2
+            graph.capture_end()
+        torch.cuda.current_stream().wait_stream(capturing)
+        x.fill_(5)
+        graph.replay()
+        first = graph.pool()
+        graph.reset()
+        with torch.cuda.stream(capturing):
+            graph.capture_begin()
+            graph.capture_end()
+        assert (y.tolist(), first != pool, graph.pool() != first) == ([10.0] * 4, True, True)
+    finally:
+        torch._C._cuda_endAllocateToPool(device, pool)
