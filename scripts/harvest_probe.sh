@@ -3,9 +3,7 @@
 # .probe/ext gets the test files of the breakable-cuda-graphs 0.1.0 and piecewise-cuda-graphs 0.1.0 sdists from PyPI,
 # unmodified; .probe/vendor gets absl-py and expecttest, which they import. PyTorch's graph tests (.probe/pytorch) are
 # harvested by hand (base class adapted): this script leaves that folder as it is.
-# Usage: bash scripts/harvest_probe.sh   (needs the network; .venv's pip). Then, with only .probe/ext there:
-#   PROBE_JSON=out.json PYTHONPATH=.:.probe:.probe/vendor:.subjects .venv/bin/python -m pytest .probe/ext \
-#     -p scripts.probe_outcomes -p no:cacheprovider -q --emulate-cuda
+# Usage: bash scripts/harvest_probe.sh   (needs the network; .venv's pip), then OUT=DIR bash scripts/run_probe.sh emulated
 # Exit: 0 done, 1 a download or an unpack failed.
 set -euo pipefail
 cd "$(dirname "$0")/.."

@@ -11,19 +11,22 @@
 set -u
 arm="${1:?usage: run_probe.sh cuda|emulated}"; shift
 out="${OUT:-.probe/out}"
-[ -d .probe/ext ] && [ -d .probe/pytorch ] || { echo "no harvested tests in .probe/ (see the header of this script)" >&2; exit 2; }
+# Whichever part is there runs (scripts/harvest_probe.sh fetches .probe/ext and .probe/vendor; .probe/pytorch is by hand).
+parts=()
+for part in .probe/ext .probe/pytorch; do [ -d "$part" ] && parts+=("$part"); done
+[ ${#parts[@]} -gt 0 ] || { echo "no harvested tests in .probe/: run bash scripts/harvest_probe.sh (see the header of this script)" >&2; exit 2; }
 mkdir -p "$out"
 # The cuda arm runs the machine's own python (torch with CUDA); the emulated arm prefers the repo's venv.
 py="${PYTHON:-python}"
 [ "$arm" = emulated ] && [ -x .venv/bin/python ] && [ -z "${PYTHON:-}" ] && py=.venv/bin/python
-export PYTHONPATH=".:.probe:.probe/vendor${PYTHONPATH:+:$PYTHONPATH}"
+export PYTHONPATH=".:.probe:.probe/vendor:.subjects${PYTHONPATH:+:$PYTHONPATH}"
 export PROBE_JSON="$out/probe-$arm.json"
 case "$arm" in
   cuda) export SEAM_EMULATE_CUDA=0; extra=() ;;
   emulated) unset SEAM_EMULATE_CUDA; extra=(--emulate-cuda) ;;
   *) echo "unknown arm $arm" >&2; exit 2 ;;
 esac
-"$py" -m pytest .probe/ext .probe/pytorch -p scripts.probe_outcomes -p no:cacheprovider -q -rfEsxX \
+"$py" -m pytest "${parts[@]}" -p scripts.probe_outcomes -p no:cacheprovider -q -rfEsxX \
   "${extra[@]}" "$@" 2>&1 | tail -n 80 | tee "$out/probe-$arm.log"
 "$py" - "$PROBE_JSON" <<'PY'
 import collections, json, sys
