@@ -115,9 +115,14 @@ def test_after_a_refused_end_the_pool_stays_recorded_to_until_its_entry_is_ended
         torch.cuda.empty_cache()
         assert _cached_after_a_freed_segment() == 0
     finally:
-        y = torch.zeros(1, device="cuda")  # the generator's capture ended by a clean one (torch 2.11 leaves it open)
-        captured(torch.cuda.CUDAGraph(), lambda: y.add_(1))
-        torch.cuda.synchronize()
+        _end_the_generators_capture()
+
+
+def _end_the_generators_capture() -> None:
+    """A clean capture: torch 2.11 leaves the default generator capturing after a refused end or begin."""
+    y = torch.zeros(1, device="cuda")
+    captured(torch.cuda.CUDAGraph(), lambda: y.add_(1))
+    torch.cuda.synchronize()
 
 
 def test_a_graph_captures_again_into_a_new_pool_after_a_refused_end(torch_cuda: str) -> None:
@@ -149,3 +154,4 @@ def test_a_graph_captures_again_into_a_new_pool_after_a_refused_end(torch_cuda: 
         assert (y.tolist(), first != pool, graph.pool() != first) == ([10.0] * 4, True, True)
     finally:
         torch._C._cuda_endAllocateToPool(device, pool)
+        _end_the_generators_capture()
