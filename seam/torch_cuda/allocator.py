@@ -598,6 +598,12 @@ class CachingAllocator:
         self.read()
         self._release_cached()
 
+    def frees_a_private_segment(self) -> bool:
+        """Whether ``_release_cached`` would give a segment of a private pool back to CUDA (``cudaFree``): a wholly
+        free segment of a pool no graph uses any more."""
+        return any(not block.is_split() for pool_id in self.freeable
+                   for pool in (self.private[pool_id].small, self.private[pool_id].large) for block in pool.free)
+
     def _release_cached(self) -> None:
         """CUDA's ``release_cached_blocks``: every wholly free segment of the private pools no graph uses any more,
         and of the default pools unless a pool is recorded to (its ``captures_underway`` not empty: a capture, a

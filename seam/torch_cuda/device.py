@@ -183,8 +183,13 @@ def reset_accumulated_memory_stats(device: Any = None) -> None:
 def empty_cache() -> None:
     """Release every wholly free segment CUDA's ``release_cached_blocks`` releases: none of the default pools while
     a pool is recorded to (a capture: H200 ``empty_cache_in_capture``; ``use_mem_pool``; a refused capture end's
-    entry), those of private pools no graph uses any more always."""
-    runtime().allocator.empty_cache()
+    entry), those of private pools no graph uses any more always. Releasing one inside a capture is a ``cudaFree``,
+    which a global or thread-local capture refuses, invalidated (H100, session 29); a relaxed one allows it."""
+    rt = runtime()
+    allocator = rt.allocator.read()
+    if rt.captures and allocator.frees_a_private_segment():
+        rt.refuse_unsafe(rt.refusing_captures(), "empty_cache's cudaFree of a private pool no graph uses, in a capture")
+    allocator.empty_cache()
 
 
 def empty_host_cache() -> None:

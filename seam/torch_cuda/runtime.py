@@ -16,7 +16,7 @@ import torch
 
 from seam.torch_cuda import allocator, gc_pace, host_cache, in_flight, pending
 from seam.torch_cuda.allocator import CachingAllocator
-from seam.torch_cuda.cuda_errors import ALREADY_RECORDING, torch_error
+from seam.torch_cuda.cuda_errors import ALREADY_RECORDING, NOT_PERMITTED, cuda_error, torch_error
 
 if TYPE_CHECKING:  # the runtime holds these; they import the runtime
     from seam.torch_cuda.capture import OpenCapture
@@ -218,6 +218,15 @@ class Runtime:
         """CUDA's allocator refuses to record to ``pool`` while an entry of ``routes`` records to it."""
         if any(route.pool == pool for route in self.routes):
             raise torch_error(ALREADY_RECORDING, f"{what} to pool {pool}, which is already recorded to")
+
+    def refuse_unsafe(self, refusing: list["OpenCapture"], why: str) -> None:
+        """CUDA refuses an unsafe call ("operation not permitted when stream is capturing") while ``refusing``
+        captures are open, and invalidates them; none, nothing happens."""
+        if not refusing:
+            return
+        for capture in refusing:
+            capture.invalidate(why)
+        raise cuda_error(NOT_PERMITTED, why)
 
     # -- streams -------------------------------------------------------------------------------
     def current_stream(self) -> "Stream":

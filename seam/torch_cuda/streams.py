@@ -30,14 +30,10 @@ def native(value: Any) -> Any:
 def refuse_host_wait(what: str, *, capturing_stream: bool = False) -> None:
     """A host wait is refused while a capture that forbids it is open; it invalidates that capture."""
     rt = runtime()
-    refusing = rt.refusing_captures()
-    if capturing_stream:
-        refusing = list(rt.captures)  # waiting on a capturing stream is refused in every mode
-    if not refusing:
-        return
-    for capture in refusing:
-        capture.invalidate(what)
-    raise cuda_errors.cuda_error(cuda_errors.NOT_PERMITTED, f"{what} while a graph capture is open waits on the host")
+    # waiting on a capturing stream is refused in every mode
+    refusing = list(rt.captures) if capturing_stream else rt.refusing_captures()
+    if refusing:
+        rt.refuse_unsafe(refusing, f"{what} while a graph capture is open waits on the host")
 
 
 class _DerivedFromGeneric(type):

@@ -155,3 +155,36 @@ def test_a_graph_captures_again_into_a_new_pool_after_a_refused_end(torch_cuda: 
     finally:
         torch._C._cuda_endAllocateToPool(device, pool)
         _end_the_generators_capture()
+
+
+@pytest.mark.parametrize("mode", ["global", "relaxed", "thread_local"])
+def test_empty_cache_in_a_capture_refuses_to_free_a_freeable_pools_segment_unless_relaxed(torch_cuda: str,
+                                                                                         mode: str) -> None:
+    """``empty_cache()`` inside a capture releases the segments of private pools no graph uses any more: a
+    ``cudaFree``, an unsafe call that a global or thread-local capture refuses ("operation not permitted when stream
+    is capturing", the capture invalidated), and a relaxed one allows (H100, session 29: a thread-local capture)."""
+    x, device = torch.ones(1 << 20, device="cuda"), torch.cuda.current_device()
+    freeable = torch.cuda.graph_pool_handle()
+    out = captured(torch.cuda.CUDAGraph(), lambda: x * 2, pool=freeable)  # the graph is gone: its pool freeable
+    pool, graph, capturing = torch.cuda.graph_pool_handle(), torch.cuda.CUDAGraph(), torch.cuda.Stream()
+    capturing.wait_stream(torch.cuda.current_stream())
+    torch.cuda.synchronize()
+    try:
+        with torch.cuda.stream(capturing):
+            graph.capture_begin(pool=pool, capture_error_mode=mode)
+            del out  # the freeable pool's segment is wholly free now
+            if mode == "relaxed":
+                torch.cuda.empty_cache()
+                graph.capture_end()
+            else:
+                try:
+                    with pytest.raises(RuntimeError, match="operation not permitted when stream is capturing"):
+                        torch.cuda.empty_cache()
+                finally:  # the capture ends whatever was asserted
+                    with pytest.raises(RuntimeError, match="operation failed due to a previous error during capture"):
+                        graph.capture_end()
+                torch._C._cuda_endAllocateToPool(device, pool)  # the refused end's entry
+        pools = {tuple(segment["segment_pool_id"]) for segment in torch.cuda.memory_snapshot()}
+        assert (freeable in pools) == (mode != "relaxed")
+    finally:
+        _end_the_generators_capture()
