@@ -21,6 +21,7 @@ from collections.abc import Callable
 import pytest
 import torch
 
+from seam.cuda_backend import end_generator_capture
 from tests.torch_cuda.side_capture import captured
 
 # The caching allocator's figures: on the cuda arm in a process of their own (conftest.py).
@@ -115,14 +116,7 @@ def test_after_a_refused_end_the_pool_stays_recorded_to_until_its_entry_is_ended
         torch.cuda.empty_cache()
         assert _cached_after_a_freed_segment() == 0
     finally:
-        _end_the_generators_capture()
-
-
-def _end_the_generators_capture() -> None:
-    """A clean capture: torch 2.11 leaves the default generator capturing after a refused end or begin."""
-    y = torch.zeros(1, device="cuda")
-    captured(torch.cuda.CUDAGraph(), lambda: y.add_(1))
-    torch.cuda.synchronize()
+        end_generator_capture("cuda")  # torch 2.11 leaves it capturing after a refused end
 
 
 def test_a_graph_captures_again_into_a_new_pool_after_a_refused_end(torch_cuda: str) -> None:
@@ -154,7 +148,7 @@ def test_a_graph_captures_again_into_a_new_pool_after_a_refused_end(torch_cuda: 
         assert (y.tolist(), first != pool, graph.pool() != first) == ([10.0] * 4, True, True)
     finally:
         torch._C._cuda_endAllocateToPool(device, pool)
-        _end_the_generators_capture()
+        end_generator_capture("cuda")  # torch 2.11 leaves it capturing after a refused end
 
 
 @pytest.mark.parametrize("mode", ["global", "relaxed", "thread_local"])
@@ -187,4 +181,4 @@ def test_empty_cache_in_a_capture_refuses_to_free_a_freeable_pools_segment_unles
         pools = {tuple(segment["segment_pool_id"]) for segment in torch.cuda.memory_snapshot()}
         assert (freeable in pools) == (mode != "relaxed")
     finally:
-        _end_the_generators_capture()
+        end_generator_capture("cuda")  # torch 2.11 leaves it capturing after a refused end

@@ -17,7 +17,7 @@ from collections.abc import Iterator
 import pytest
 import torch
 
-from tests.torch_cuda.side_capture import captured
+from seam.cuda_backend import end_generator_capture
 
 # The caching allocator's figures: on the cuda arm in a process of their own (conftest.py).
 pytestmark = pytest.mark.own_process
@@ -174,6 +174,4 @@ def test_a_capture_begin_refused_for_a_recorded_pool_has_taken_a_use_of_it(torch
         torch._C._cuda_releasePool(device, pool.id)
         assert pool.use_count() == 1
     finally:
-        y = torch.zeros(1, device="cuda")
-        captured(torch.cuda.CUDAGraph(), lambda: y.add_(1))
-        torch.cuda.synchronize()
+        end_generator_capture("cuda")
