@@ -297,7 +297,8 @@ class CachingAllocator:
         self.stats = Stats()
         #: Bytes the allocator may reserve (``set_per_process_memory_fraction``); ``None``: never set.
         self.limit: int | None = None
-        #: Whether a capture is under way (CUDA does not release cached segments to retry then).
+        #: Whether a pool is recorded to (CUDA's ``captures_underway`` not empty: a capture, a ``use_mem_pool``, an
+        #: entry a refused capture end left; ``Runtime`` sets it): no default-pool segment is released then.
         self.capturing: Callable[[], bool] = lambda: False
         self.small, self.large = BlockPool(True, DEFAULT_POOL), BlockPool(False, DEFAULT_POOL)
         self.private: dict[tuple[int, int], PrivatePool] = {}
@@ -533,7 +534,7 @@ class CachingAllocator:
         if reserved[0] + segment <= self.limit:
             return
         if not self.capturing():
-            self._release_cached()
+            self.release_cached()
             self.stats.counters["num_alloc_retries"] += 1
             if reserved[0] + segment <= self.limit:
                 return
@@ -596,15 +597,15 @@ class CachingAllocator:
 
     def empty_cache(self) -> None:
         self.read()
-        self._release_cached()
+        self.release_cached()
 
     def frees_a_private_segment(self) -> bool:
-        """Whether ``_release_cached`` would give a segment of a private pool back to CUDA (``cudaFree``): a wholly
+        """Whether ``release_cached`` would give a segment of a private pool back to CUDA (``cudaFree``): a wholly
         free segment of a pool no graph uses any more."""
         return any(not block.is_split() for pool_id in self.freeable
                    for pool in (self.private[pool_id].small, self.private[pool_id].large) for block in pool.free)
 
-    def _release_cached(self) -> None:
+    def release_cached(self) -> None:
         """CUDA's ``release_cached_blocks``: every wholly free segment of the private pools no graph uses any more,
         and of the default pools unless a pool is recorded to (its ``captures_underway`` not empty: a capture, a
         ``use_mem_pool``, an entry a refused capture end left: ``routes.py``)."""

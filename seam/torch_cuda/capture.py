@@ -207,8 +207,7 @@ class CUDAGraph:
             raise cuda_errors.torch_error(cuda_errors.DEFAULT_STREAM_CAPTURE, "capture_begin on the default stream")
         # no pool given: a new one at each begin, as torch's ``capture_begin`` takes ``graph_pool_handle(false)``
         wanted = tuple(pool) if pool is not None else (next(rt.graph_pool_ids), 0)
-        rt.allocator.begin_pool(wanted)  # CUDA's beginAllocateToPool takes a use of the pool, then refuses: it stays
-        rt.refuse_recorded(wanted, "capture_begin")
+        routes.take_pool(rt, wanted, "capture_begin")  # its entry goes in below, once the capture is made
         self._pool = wanted
         capture = OpenCapture(stream, capture_error_mode, _pool(self._pool))
         capture.pool_handle = self._pool

@@ -189,7 +189,7 @@ def empty_cache() -> None:
     allocator = rt.allocator.read()
     if rt.captures and allocator.frees_a_private_segment():
         rt.refuse_unsafe(rt.refusing_captures(), "empty_cache's cudaFree of a private pool no graph uses, in a capture")
-    allocator.empty_cache()
+    allocator.release_cached()  # the log is read above: ``CachingAllocator.empty_cache`` would read it again
 
 
 def empty_host_cache() -> None:

@@ -9,7 +9,7 @@ corpus' ``nested_uses_of_two_mempools_route_each_allocation_to_the_innermost``).
   accepts removes the first entry of its pool; a refused one removes nothing (torch's ``capture_end`` raises at
   ``cudaStreamEndCapture`` before it ends the routing), so the capture's entry stays, taking no stream, for the
   rest of the process or until ``_cuda_endAllocateToPool`` ends it: the pool is refused to later begins, and
-  the allocator releases no default-pool segment while any entry is there (``allocator._release_cached``);
+  the allocator releases no default-pool segment while any entry is there (``CachingAllocator.release_cached``);
 - ``torch._C._cuda_beginAllocateCurrentThreadToPool`` (``torch.cuda.use_mem_pool``): the calling thread;
 - ``torch._C._cuda_beginAllocateCurrentStreamToPool``: the stream current when it is called;
 - ``torch._C._cuda_beginAllocateToPool``: every stream.
@@ -67,10 +67,16 @@ def pool_for(rt: "Runtime", stream: "Stream") -> tuple[int, int]:
     return DEFAULT_POOL
 
 
+def take_pool(rt: "Runtime", pool: tuple[int, int], what: str) -> None:
+    """The first half of CUDA's ``beginAllocateToPool``: a use of ``pool`` taken, then refused if the pool is
+    recorded to (the use stays taken: a refused ``capture_begin`` or ``use_mem_pool`` keeps it)."""
+    rt.allocator.begin_pool(pool)
+    rt.refuse_recorded(pool, what)
+
+
 def begin(rt: "Runtime", route: Route, what: str) -> None:
-    """CUDA's ``beginAllocateToPool``: a use of the pool taken, then refused if the pool is recorded to."""
-    rt.allocator.begin_pool(route.pool)
-    rt.refuse_recorded(route.pool, what)
+    """CUDA's ``beginAllocateToPool``: the pool taken (``take_pool``), then ``route`` entered."""
+    take_pool(rt, route.pool, what)
     rt.routes.append(route)
 
 
