@@ -3,7 +3,8 @@
 ``torch.compile(mode="reduce-overhead")`` records each compiled function into a tree of CUDA graphs, one path per
 order of calls; a second child of a node makes the tree checkpoint and restore its memory pool, and a new generation
 frees the last one's outputs. Plain torch on a GPU machine (``python3 scripts/graph_trees_probe.py``), or on the
-emulated device here (``--emulated``); one JSON line per case: each call "ok" (the eager values), "wrong" (other
+emulated device here (``--emulated``); with ``--asserts`` the tree checks its pool against the caching allocator after
+every step (``torch._inductor.config.triton.slow_path_cudagraph_asserts``); one JSON line per case: each call "ok" (the eager values), "wrong" (other
 values), or its error's first line, then the tree's nodes by depth. Compare two runs with
 ``scripts/compare_probe_lines.py``.
 """
@@ -14,6 +15,8 @@ if "--emulated" in sys.argv:
     from seam.torch_cuda import emulate_cuda
     emulate_cuda().__enter__()
 from torch._inductor import cudagraph_trees
+if "--asserts" in sys.argv:
+    torch._inductor.config.triton.slow_path_cudagraph_asserts = True
 
 
 def said(e):

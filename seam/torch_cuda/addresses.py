@@ -54,13 +54,19 @@ def tensor_data_ptr(self: torch.Tensor) -> int:
     return address + self.storage_offset() * self.element_size()
 
 
-def storage_at(address: int) -> torch.UntypedStorage | None:
-    """The live device storage that starts at ``address``: a model address (what ``data_ptr()`` says), else a CPU
-    one (device memory the model holds no block for)."""
+def storage_at(address: int, nbytes: int = 0) -> torch.UntypedStorage | None:
+    """The live device storage that starts at ``address``: a model address (what ``data_ptr()`` says) of an allocated
+    block, or of a freed block of a private pool (the newest storage last allocated there of ``nbytes`` bytes, else
+    the newest that holds them, else the newest: the memory a GPU still has there; a CUDA graph tree rebuilds an
+    output with its storage's size), else a CPU one (device memory the model holds no block for)."""
     alloc = runtime().allocator
     alloc.flush()
     block = alloc.block_at(address)
     storage = block.owner() if block is not None and block.owner is not None else None
+    if storage is None and block is None:
+        there = alloc.storages_at(address)
+        storage = next((s for s in there if s.nbytes() == nbytes),
+                       next((s for s in there if s.nbytes() >= nbytes), there[0] if there else None))
     return storage if storage is not None else kinds.storage_at(address)
 
 

@@ -46,6 +46,8 @@ K_LARGE_BUFFER = 20 << 20
 K_MIN_LARGE_ALLOC = 10 << 20
 K_ROUND_LARGE = 2 << 20
 DEFAULT_POOL = (0, 0)
+#: How many storages ``CachingAllocator.last_at`` keeps per address.
+LAST_AT = 8
 #: Figures kept per pool type (``all``, ``small_pool``, ``large_pool``), each current/peak/allocated/freed.
 ARRAYS = ("allocation", "segment", "active", "inactive_split", "allocated_bytes", "reserved_bytes",
           "active_bytes", "inactive_split_bytes", "requested_bytes")
@@ -305,6 +307,16 @@ class CachingAllocator:
         self.freeable: set[tuple[int, int]] = set()
         self.segments: list[Block] = []  # the head block of every segment
         self.active: dict[Hashable, Block] = {}
+        #: Keys of allocated blocks no storage owns: a CUDA graph tree's checkpoint restored them
+        #: (``graph_trees.set_checkpoint_pool_state``); only ``raw_delete`` frees them (``pools.py`` skips them).
+        self.ownerless: set[Hashable] = set()
+        #: The storages (weak references, the newest last, at most ``LAST_AT``) allocated at each address of a private
+        #: pool: the memory there, which a CUDA graph tree reads through a storage it builds from the address after
+        #: it freed the block (``addresses.storage_at``; its ``_free_And_Remove_DeleterFn``, then the replay's outputs).
+        self.last_at: dict[int, list[Any]] = {}
+        #: Per such storage's weak reference (by ``id``, with the reference): its last address there, which its
+        #: ``data_ptr()`` says once its block is freed (a GPU's pointer stays where it was).
+        self.last_address: dict[int, tuple[Any, int]] = {}
         self._next_address = 0x7F0000000000
         self.log: list[tuple] = []
         #: The log's own ``append``, bound once: a watched storage's death calls it with its weak reference
@@ -393,9 +405,11 @@ class CachingAllocator:
 
     def play(self, log: list[Any]) -> None:
         """Play ``log``'s events into the model, one by one."""
-        pop, free, malloc = self.active.pop, self._free, self._malloc
+        pop, free, malloc, last_address = self.active.pop, self._free, self._malloc, self.last_address
         for event in log:
             if type(event) is not tuple:  # a watched storage died: its weak reference (``kinds._allocated``)
+                if last_address:
+                    last_address.pop(id(event), None)
                 block = pop(id(event), None)
                 if block is not None:
                     free(block)
@@ -479,15 +493,7 @@ class CachingAllocator:
         size = K_MIN_BLOCK if nbytes < K_MIN_BLOCK else (nbytes + K_MIN_BLOCK - 1) & -K_MIN_BLOCK
         pool = (self.small if size <= K_SMALL_SIZE else self.large) if pool_id == DEFAULT_POOL else \
             self._pool_for(size, pool_id)
-        # best fit, as torch's ``BlockComparatorSize`` orders a pool: the smallest free block of the stream that
-        # holds ``size``, the lowest address among equals (inline: the play runs this for every allocation)
-        block = None
-        best_size = 0
-        for candidate in pool.free:
-            candidate_size = candidate.size
-            if candidate_size >= size and candidate.stream == stream and (block is None or candidate_size < best_size or (
-                    candidate_size == best_size and candidate.address < block.address)):
-                block, best_size = candidate, candidate_size
+        block = _best_fit(pool, size, stream)
         if block is not None:
             pool.free.remove(block)
         else:
@@ -496,7 +502,13 @@ class CachingAllocator:
                 self._make_room(segment)
                 pool = self._pool_for(size, pool_id)  # releasing may have dropped a private pool
             block = self._new_segment(pool, segment, stream, frames)
-        stats = self.stats
+        self._take(block, size, key, nbytes, owner, frames)
+
+    def _take(self, block: Block, size: int, key: Hashable, nbytes: int, owner: Any,
+              frames: Sequence[dict[str, Any]]) -> None:
+        """Allocate the first ``size`` bytes of the free ``block`` (out of its pool's free set already) to ``key``:
+        the rest split off as a free block when it is big enough (torch's ``should_split``)."""
+        stats, pool, stream = self.stats, block.pool, block.stream
         already_split = block.prev is not None or block.next is not None
         remaining = block.size - size
         split = remaining >= K_MIN_BLOCK if pool.small else remaining > K_SMALL_SIZE
@@ -522,9 +534,61 @@ class CachingAllocator:
         block.serial = self.serial
         block.frames = frames
         self.active[key] = block
+        if pool.pool_id != DEFAULT_POOL:  # (tested here too: the default pool's allocations skip the call)
+            self.placed(block)
         stats.allocate(pool.small, block.size, nbytes)
         if self.trace is not None:
             self.record("alloc", block.address, nbytes, stream, frames)
+
+    def where(self, nbytes: int, stream: int, pool_id: tuple[int, int]) -> int | None:
+        """The address an allocation of ``nbytes`` on ``stream`` in ``pool_id`` would take now (None: a new
+        segment's); the log is not played."""
+        size = K_MIN_BLOCK if nbytes < K_MIN_BLOCK else (nbytes + K_MIN_BLOCK - 1) & -K_MIN_BLOCK
+        block = _best_fit(self._pool_for(size, pool_id), size, stream)
+        return None if block is None else block.address
+
+    def placed(self, block: Block) -> None:
+        """``block`` now serves ``block.owner``: in a private pool, the memory at its address (``last_at``)."""
+        owner = block.owner
+        if block.pool.pool_id != DEFAULT_POOL and owner is not None:
+            there = self.last_at.setdefault(block.address, [])
+            if owner in there:
+                there.remove(owner)
+            there.append(owner)
+            del there[:-LAST_AT]
+            self.last_address[id(owner)] = (owner, block.address)
+
+    def storages_at(self, address: int) -> list[Any]:
+        """The live storages whose last place is ``address`` of a private pool, the newest first (``last_at``)."""
+        refs = reversed(self.last_at.get(address, ()))
+        return [s for ref in refs if self.last_address.get(id(ref), (None, None))[1] == address
+                for s in (ref(),) if s is not None]
+
+    def allocate_at(self, key: Hashable, address: int, size: int, nbytes: int, small: bool, pool_id: tuple[int, int],
+                    owner: Any) -> None:
+        """CUDA's ``setSegmentStateToCheckpoint`` for one block of a private pool: the ``size`` bytes at ``address``
+        allocated to ``key`` again, carved out of the free block that holds them (its head and tail stay free)."""
+        private = self.private.get(pool_id)
+        pool = None if private is None else (private.small if small else private.large)
+        found = None if pool is None else next(
+            (b for b in pool.free if b.address <= address and address + size <= b.address + b.size), None)
+        if found is None:
+            raise RuntimeError(f"setCheckpointPoolState: pool {pool_id} has no free block that holds the checkpoint's "
+                               f"block at {address:#x} ({size} bytes): its segment was released since")
+        self.serial += 1
+        pool.free.remove(found)
+        block = found
+        if found.address < address:  # the head stays free, split off: both now count as inactive splits
+            was_split = found.is_split()
+            block = Block(address, found.address + found.size - address, found.stream, pool)
+            block.prev, block.next = found, found.next
+            if found.next is not None:
+                found.next.prev = block
+            found.next = block
+            self.stats.split(pool.small, 2 - was_split, 0 if was_split else found.size)
+            found.size = address - found.address
+            pool.free.add(found)
+        self._take(block, size, key, nbytes, owner, NO_FRAMES)
 
     def _make_room(self, segment: int) -> None:
         """Room under ``limit`` for a new segment: there already, or after the cached segments are released when
@@ -561,6 +625,8 @@ class CachingAllocator:
             self.record("free_requested", block.address, block.requested, block.stream, frames)
             self.record("free_completed", block.address, block.requested, block.stream, frames)
         block.allocated = False
+        if self.ownerless:
+            self.ownerless.discard(block.key)
         block.owner = block.key = None
         block.frames = NO_FRAMES
         size, requested = block.size, block.requested
@@ -653,6 +719,19 @@ class CachingAllocator:
                         "segment_type": "small" if head.pool.small else "large",
                         "segment_pool_id": head.pool.pool_id, "is_expandable": False, "frames": [], "blocks": blocks})
         return out
+
+def _best_fit(pool: BlockPool, size: int, stream: int) -> Block | None:
+    """The free block of ``pool`` an allocation of ``size`` bytes on ``stream`` takes, as torch's
+    ``BlockComparatorSize`` orders a pool: the smallest that holds ``size``, the lowest address among equals."""
+    block = None
+    best_size = 0
+    for candidate in pool.free:
+        candidate_size = candidate.size
+        if candidate_size >= size and candidate.stream == stream and (block is None or candidate_size < best_size or (
+                candidate_size == best_size and candidate.address < block.address)):
+            block, best_size = candidate, candidate_size
+    return block
+
 
 def key_of(ref: weakref.ref) -> int:
     """The model's key of the block a watched storage holds: its weak reference's ``id`` (the reference lives

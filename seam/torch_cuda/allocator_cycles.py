@@ -269,3 +269,4 @@ def _pass_on(alloc: "CachingAllocator", first: int, shift: int, base: int, alloc
         event = allocations[block.serial - base - 1]
         block.key, block.owner = event[1], event[5]
         alloc.active[block.key] = block
+        alloc.placed(block)

@@ -2,8 +2,8 @@
 
 torch's tree manager (``torch._inductor.cudagraph_trees``) records a compiled function into a ``torch.cuda.CUDAGraph``
 (the emulated one) and replays it; around that it reads 12 functions of a CUDA build's ``torch._C`` that a CPU-only
-build lacks (a CUDA build's own are replaced: they would ask its allocator about CPU memory). Eleven stand in
-here, the twelfth (``_cuda_cudaCachingAllocator_raw_delete``) is ``mempool.py``'s:
+build lacks (a CUDA build's own are replaced: they would ask its allocator about CPU memory). Seven stand in
+here, four in ``checkpoints.py``, the twelfth (``_cuda_cudaCachingAllocator_raw_delete``) in ``mempool.py``:
 
 - **An output a later replay overwrote.** When a replay writes over the memory of an earlier call's outputs, the
   tree marks those tensors (``_set_storage_access_error_msg``) and their storages
@@ -12,17 +12,12 @@ here, the twelfth (``_cuda_cudaCachingAllocator_raw_delete``) is ``mempool.py``'
   message; here the device mode refuses every operation that reads one (``refuse_overwritten``), and so does
   printing. Its shape, dtype and device stay readable, as on a GPU. While no tensor is marked (``MARKED`` empty),
   the device mode pays one test per operation.
-- **The pool's bookkeeping.** ``_cuda_getCheckpointState``/``_cuda_setCheckpointPoolState``,
-  ``_free_And_Remove_DeleterFn`` and ``_has_Standard_Deleter`` move blocks between a graph's pool and its live
-  tensors in the caching allocator. The emulated device places memory with the CPU's allocator (``allocator.py``
-  models the figures, ``pools.py`` a pool's blocks), so a checkpoint is an empty state and every deleter is
-  standard; restoring a checkpoint makes the live storages the tree rebuilt from addresses own their blocks
-  (``kinds.own``), as the allocator gives them deleters there, so no recording into the pool takes the block of an
-  output that lives (the emulator once wrote one output over another). A block a recording takes back loses the
-  mark its last owner got (``unmark``): on a GPU the new tensor's storage is a new one. The tree's raw frees (``_cuda_cudaCachingAllocator_raw_delete`` of a
-  device storage's address) free nothing either (``mempool.raw_delete``, which refuses an address no storage has).
-  ``_cuda_checkPoolLiveAllocations`` answers from the allocator model (a pool's allocated blocks against the
-  addresses given), except to the tree's own consistency check, which it answers yes (not modelled: above).
+- **The pool's bookkeeping.** The tree's checkpoints of its pool (``_cuda_getCheckpointState``,
+  ``_cuda_setCheckpointPoolState``), its frees of a generation's live outputs (``_free_And_Remove_DeleterFn``) and
+  its raw frees (``_cuda_cudaCachingAllocator_raw_delete``) act on the caching allocator's model: ``checkpoints.py``,
+  ``mempool.raw_delete``. A block a recording takes back loses the mark its last owner got (``unmark``): on a GPU the
+  new tensor's storage is a new one. ``_cuda_checkPoolLiveAllocations`` answers from the allocator model (a pool's
+  allocated blocks against the addresses given), to the tree's own check of its pool too.
 - ``_tensors_data_ptrs_at_indices_equal``: the tensors' data pointers, compared at the indices, as torch's C++ does.
 - ``_cuda_isHistoryEnabled``: whether ``torch.cuda.memory._record_memory_history`` is recording
   (``memory_history.py``); cuDNN's benchmark-cache flag (``_cuda_get_conv_benchmark_empty_cache`` and its setter):
@@ -34,7 +29,6 @@ here, the twelfth (``_cuda_cudaCachingAllocator_raw_delete``) is ``mempool.py``'
 
 from __future__ import annotations
 
-import sys
 import weakref
 from typing import Any, Sequence
 
@@ -107,41 +101,14 @@ def check_pool_live_allocations(device: Any, pool: Any, live_data_ptrs: Any) -> 
     """torch's ``_cuda_checkPoolLiveAllocations``: whether the allocated blocks of the private pool ``pool`` are
     exactly those that start at ``live_data_ptrs`` (the model's addresses, what ``data_ptr()`` says); a pool the
     allocator has never made is refused, in its words. Blocks only graphs still hold are freed first, as a GPU's
-    are freed when their last tensor goes (``allocator.read``). The tree's own check of its pool
-    (``cudagraph_trees.check_memory_pool``, under ``slow_path_cudagraph_asserts``) is answered yes: the tree's
-    checkpoints and raw frees are not modelled (the module docstring), so the model's pool holds blocks the tree
-    has taken back, and a real answer would refuse what a GPU accepts (session 29: every case of
-    ``scripts/graph_trees_probe.py`` but training, under those asserts)."""
-    if sys._getframe(1).f_globals.get("__name__") == "torch._inductor.cudagraph_trees":
-        return True
+    are freed when their last tensor goes (``allocator.read``). CUDA graph trees ask it after every step under
+    ``slow_path_cudagraph_asserts`` (``cudagraph_trees.check_memory_pool``)."""
     allocator = runtime().allocator.read()
     pool_id = tuple(pool)
     if pool_id not in allocator.private:
         raise RuntimeError("Could not find pool of id")
     live = {block.address for block in allocator.active.values() if block.pool.pool_id == pool_id}
     return live == set(live_data_ptrs)
-
-
-def get_checkpoint_state(device: Any, pool: Any) -> Any:
-    return ()
-
-
-def _keep_nothing(*args: Any) -> None:
-    return None
-
-
-def set_checkpoint_pool_state(device: Any, state: Any, stale_storages: Any, storages_to_add_deleters_to: Any) -> None:
-    """``torch._C._cuda_setCheckpointPoolState``: the pool as it was after a node's recording, with the live storages
-    the tree names owning their blocks again (it built them from addresses, owning nothing; from now on the
-    allocator counts their blocks allocated, so no recording into the pool takes one while they live). The
-    emulated pool keeps no placement state to restore (``pools.py`` places by what is held)."""
-    for cdata in storages_to_add_deleters_to:
-        storage = torch.UntypedStorage._new_with_weak_ptr(cdata) if isinstance(cdata, int) else cdata
-        kinds.own(storage)
-
-
-def has_standard_deleter(storage: Any) -> bool:
-    return True
 
 
 def is_history_enabled() -> bool:
@@ -164,10 +131,6 @@ def patches() -> list[tuple[Any, str, Any]]:
         "_set_storage_data_ptr_access_error_msg": set_storage_data_ptr_access_error_msg,
         "_tensors_data_ptrs_at_indices_equal": tensors_data_ptrs_at_indices_equal,
         "_cuda_checkPoolLiveAllocations": check_pool_live_allocations,
-        "_cuda_getCheckpointState": get_checkpoint_state,
-        "_cuda_setCheckpointPoolState": set_checkpoint_pool_state,
-        "_free_And_Remove_DeleterFn": _keep_nothing,
-        "_has_Standard_Deleter": has_standard_deleter,
         "_cuda_isHistoryEnabled": is_history_enabled,
         "_cuda_get_conv_benchmark_empty_cache": get_conv_benchmark_empty_cache,
         "_cudnn_set_conv_benchmark_empty_cache": set_conv_benchmark_empty_cache,

@@ -29,7 +29,7 @@ import torch.cuda.random
 import torch.cuda.streams
 
 from seam.torch_cuda import (accelerator, addresses, allocator, attention, autocast, backward_streams, capture, compiling, ctc,
-                              cuda_bindings, cudnn, device, gc_pace, generators, graph_trees, host_cache, in_flight, kinds,
+                              checkpoints, cuda_bindings, cudnn, device, gc_pace, generators, graph_trees, host_cache, in_flight, kinds,
                               legacy_types, memory_history, mempool, pending, routes, runtime_api, scripting, serialization, storages,
                               streams, sync_debug, torch_c, workspaces)
 from seam.torch_cuda.dispatch import DeviceMode
@@ -51,7 +51,7 @@ EMULATED_CUDA_VERSION = "13.0"
 def _storage_from_pointer(data_ptr: int, device_: Any, nbytes: int) -> torch.UntypedStorage:
     """A storage over the device memory at ``data_ptr``, as torch makes one on a GPU (``kinds.alias``:
     it keeps the memory alive, where a GPU's caching allocator keeps it mapped)."""
-    owner = storage_at(int(data_ptr))
+    owner = storage_at(int(data_ptr), int(nbytes))
     if owner is None:
         raise RuntimeError(f"seamgate's CUDA emulator: no device storage starts at {data_ptr:#x}")
     return kinds.alias(owner, int(nbytes))
@@ -144,6 +144,7 @@ def _patches() -> list[tuple[Any, str, Any]]:
     out.extend(runtime_api.patches())
     out.extend(compiling.patches())
     out.extend(graph_trees.patches())
+    out.extend(checkpoints.patches())
     out.extend(sync_debug.patches())
     out.extend(ctc.patches())
     out.extend(storages.patches())

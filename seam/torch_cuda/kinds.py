@@ -24,6 +24,8 @@ from seam.torch_cuda.runtime import runtime
 MemoryKind = Literal["device", "pinned", "pageable"]
 
 _ATTR = "_seam_memory_kind"
+#: The attribute of a storage whose deleter a CUDA graph tree took away (``drop_deleter``).
+_NO_DELETER = "_seam_no_deleter"
 #: torch's own ``UntypedStorage.data_ptr``: the CPU address, which the book-keeping here is keyed by (under
 #: emulation the method says the allocator model's address: ``addresses.py``).
 _real_ptr = torch._C.StorageBase.data_ptr
@@ -75,10 +77,23 @@ def own(storage: torch.UntypedStorage) -> None:
     """The alias ``storage`` owns its memory from now on: a CUDA graph tree gave it a deleter
     (``_cuda_setCheckpointPoolState``'s storages to add deleters to), so the caching allocator counts the block
     allocated while it lives. Its reference on its owner stops being an alias's (``alias_refs``); a storage
-    that is no alias is left as it is."""
+    that is no alias has its deleter again (``drop_deleter``)."""
     finalizer = _UNOWNED.pop(id(storage), None)
     if finalizer is not None:
         finalizer()  # the alias's count goes now, and not again when it dies
+    if getattr(storage, _NO_DELETER, False):
+        delattr(storage, _NO_DELETER)
+
+
+def has_deleter(storage: torch.UntypedStorage) -> bool:
+    """Whether the caching allocator frees ``storage``'s block when it dies (torch's ``_has_Standard_Deleter``): not
+    an alias that owns nothing, nor a storage whose deleter a CUDA graph tree took away (``drop_deleter``)."""
+    return id(storage) not in _UNOWNED and not getattr(storage, _NO_DELETER, False)
+
+
+def drop_deleter(storage: torch.UntypedStorage) -> None:
+    """``storage`` frees nothing when it dies from now on (``_free_And_Remove_DeleterFn`` freed its block)."""
+    setattr(storage, _NO_DELETER, True)
 
 
 def _alias_died(key: int, size: int, alias_id: int) -> None:
@@ -169,13 +184,14 @@ def free_alias_held(rt: Any) -> None:
     for same_size in list(_ALIASED_BY_SIZE.values()):
         for owner in list(same_size.values()):
             key = model_key(owner)
-            if key in rt.allocator.active and not _held_beyond_aliases(owner):
+            if key in rt.allocator.active and key not in rt.allocator.ownerless and not _held_beyond_aliases(owner):
                 rt.allocator.free_held(key)
 
 
 def model_address(start: int) -> int | None:
     """The allocator model's address of the device block whose storage starts at CPU address ``start`` (what
-    ``data_ptr()`` says of it: ``addresses.py``); None when the model holds no block for it."""
+    ``data_ptr()`` says of it: ``addresses.py``), or of the private pool's block it was last allocated (freed since:
+    a GPU's pointer stays where it was); None when the model holds no block for it."""
     ref = _BY_ADDRESS.get(start)
     if ref is None:
         return None
@@ -183,7 +199,10 @@ def model_address(start: int) -> int | None:
     if alloc.log:
         alloc.flush()
     block = alloc.active.get(id(ref))  # allocator.key_of
-    return None if block is None else block.address
+    if block is not None:
+        return block.address
+    last = alloc.last_address.get(id(ref)) if alloc.last_address else None
+    return last[1] if last is not None and last[0] is ref else None
 
 
 def said_address(start: int) -> int:

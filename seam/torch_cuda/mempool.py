@@ -69,14 +69,19 @@ def raw_alloc(size: int, stream: int) -> int:
 
 
 def raw_delete(address: int) -> None:
-    """``torch._C._cuda_cudaCachingAllocator_raw_delete``: free the block ``raw_alloc`` gave, or a device storage's
-    block whose deleter CUDA graph trees took away (``graph_trees.py``: the emulated device places memory with the
-    CPU's allocator, so that frees nothing); any other address is refused, as CUDA's allocator refuses it."""
-    if runtime().raw_blocks.pop(int(address), None) is not None:
+    """``torch._C._cuda_cudaCachingAllocator_raw_delete``: free the block ``raw_alloc`` gave, or the allocated block at
+    ``address`` of a device storage, in the allocator model (a CUDA graph tree's frees of the outputs that died
+    since its checkpoint: ``checkpoints.py``; the CPU memory stays its storage's); any other address is refused, as
+    CUDA's allocator refuses it."""
+    rt = runtime()
+    if rt.raw_blocks.pop(int(address), None) is not None:
         return
     storage = storage_at(int(address))
     if storage is None or getattr(storage, "_seam_raw_block", False):  # another runtime's raw block is not ours
         raise RuntimeError("invalid device pointer: " + hex(int(address)))
+    block = rt.allocator.block_at(int(address))
+    if block is not None:
+        rt.allocator.free_held(block.key)
 
 
 def caching_allocator_enable(value: bool = True) -> None:

@@ -21,7 +21,7 @@ from typing import Any, Callable
 import torch
 from torch.utils._pytree import tree_leaves
 
-from seam.torch_cuda import graph_trees
+from seam.torch_cuda import graph_trees, routes
 from seam.torch_cuda.allocator import DEFAULT_POOL, key_of
 from seam.torch_cuda.kinds import alias_refs, block_ref, model_key, note_allocation
 from seam.torch_cuda.runtime import runtime
@@ -80,26 +80,53 @@ class Pool:
         return 1 + graphs_hold(key) + (1 if key in born else 0) + alias_refs(key)
 
     def place(self, t: torch.Tensor, born: dict[int, Any]) -> None:
-        """Serve the memory of ``t`` (just made in a capture of this pool) from a free block, or keep
-        its storage as a new block."""
+        """Serve the memory of ``t`` (just made in a capture of this pool) from a block: the storage last at the
+        address the allocator model gives it (the memory a GPU has there), else a free block of its size, else
+        keep its storage as a new block."""
         own = t.untyped_storage()
         need = own.nbytes()
+        rt = runtime()
+        block = self._at_the_models_address(rt, own, need)
+        if block is None:
+            block = next(self._free_blocks(rt, own, need, born), None)
+        if block is None:
+            if id(own) not in self._ids:
+                self._ids.add(id(own))
+                self.blocks.append(own)
+            return
+        ref = block_ref(block)
+        note_allocation(rt, key_of(ref), need, ref)
+        flat = torch.empty(0, dtype=torch.uint8)
+        flat.set_(block, 0, (need,), (1,)).copy_(torch.empty(0, dtype=torch.uint8).set_(own, 0, (need,), (1,)))
+        graph_trees.unmark(block)
+        t.set_(block, t.storage_offset(), t.size(), t.stride())
+
+    def _fits(self, block: torch.UntypedStorage, own: torch.UntypedStorage, need: int) -> bool:
+        return block is not own and _size_class(block.nbytes()) == _size_class(need) and block.nbytes() >= need
+
+    def _at_the_models_address(self, rt: Any, own: torch.UntypedStorage, need: int) -> torch.UntypedStorage | None:
+        """The block of this pool last allocated at the address the model gives ``need`` bytes now, if the model
+        holds it free and it fits: whoever still refers to it (an output a CUDA graph tree freed, a graph), a GPU
+        writes there (``checkpoints.py``)."""
+        alloc = rt.allocator.read(figures=False)
+        stream = rt.current_stream()
+        address = alloc.where(need, stream.cuda_stream, routes.pool_for(rt, stream))
+        for block in () if address is None else alloc.storages_at(address):
+            if id(block) in self._ids and self._fits(block, own, need) and key_of(block_ref(block)) not in alloc.active:
+                return block
+        return None
+
+    def _free_blocks(self, rt: Any, own: torch.UntypedStorage, need: int, born: dict[int, Any]) -> Any:
+        """The blocks of this pool that fit ``need`` bytes and that nothing but the pool, graphs and aliases holds
+        (a checkpoint's block no storage owns is allocated still)."""
+        ownerless = rt.allocator.ownerless
         for block in self.blocks:
-            key = id(block)
-            if block is own or _size_class(block.nbytes()) != _size_class(need) or block.nbytes() < need:
-                continue
-            if _use_count(block._cdata) != self._held(key, born):
+            if not self._fits(block, own, need) or _use_count(block._cdata) != self._held(id(block), born):
                 continue
             ref = block_ref(block)
-            note_allocation(runtime(), key_of(ref), need, ref)
-            flat = torch.empty(0, dtype=torch.uint8)
-            flat.set_(block, 0, (need,), (1,)).copy_(torch.empty(0, dtype=torch.uint8).set_(own, 0, (need,), (1,)))
-            graph_trees.unmark(block)
-            t.set_(block, t.storage_offset(), t.size(), t.stride())
-            return
-        if id(own) not in self._ids:
-            self._ids.add(id(own))
-            self.blocks.append(own)
+            if ownerless and key_of(ref) in ownerless:
+                continue
+            yield block
 
     def forget(self, graph_key: int) -> None:
         self.graph_refs.pop(graph_key, None)
@@ -121,25 +148,40 @@ def graphs_hold(key: int) -> int:
 def free_graph_held(rt: Any) -> None:
     """Free, in the allocator model, every pool block that nothing but graphs (and the pool) holds:
     on a GPU its block went back to the pool when the last tensor on it died."""
-    active = rt.allocator.active
+    active, ownerless = rt.allocator.active, rt.allocator.ownerless
     for pool in rt.pools.values():
-        capture = next((c for c in rt.captures if c.pool is pool), None)
-        born = capture.recorder._born if capture is not None else {}
+        born = _born_in(rt, pool)
         for storage in pool.blocks:
             key = model_key(storage)
-            if key in active and _use_count(storage._cdata) == pool._held(id(storage), born):
+            if key in active and key not in ownerless and _use_count(storage._cdata) == pool._held(id(storage), born):
                 rt.allocator.free_held(key)
 
 
+def _born_in(rt: Any, pool: Pool) -> dict[int, Any]:
+    """The buffers born in the open capture of ``pool`` (none when none is open)."""
+    capture = next((c for c in rt.captures if c.pool is pool), None)
+    return capture.recorder._born if capture is not None else {}
+
+
+def only_graphs_hold(rt: Any, storage: torch.UntypedStorage) -> bool:
+    """Whether nothing but the pool, graphs and aliases holds the pool block ``storage`` (free on a GPU, unless a
+    CUDA graph tree's checkpoint says otherwise: ``checkpoints.py``); a storage of no pool: whether only aliases do."""
+    for pool in rt.pools.values():
+        if id(storage) in pool._ids:
+            return bool(_use_count(storage._cdata) == pool._held(id(storage), _born_in(rt, pool)))
+    return bool(_use_count(storage._cdata) == 1 + alias_refs(id(storage)))
+
+
 def free_default_pool_held(rt: Any) -> None:
-    """Free, in the allocator model, every DEFAULT-pool block (made outside any capture) that nothing but graphs
-    holds: the caching allocator frees it when its last tensor dies, whichever live graph still reads it. A
-    figures-only hook (``CachingAllocator.FIGURES_ONLY``): a capture's allocation never takes a default-pool block,
-    so ``malloc_now`` does not pay for it."""
+    """Free, in the allocator model, every block made outside any capture (the default pool's, or a private pool's
+    through ``use_mem_pool`` or a CUDA graph tree's warm-up and input copies: no ``Pool`` holds it) that nothing but
+    graphs and aliases hold: the caching allocator frees it when its last tensor dies, whichever live graph still
+    reads it. A figures-only hook (``CachingAllocator.FIGURES_ONLY``), so ``malloc_now`` does not pay for it."""
     holds = _all_holds(rt)
     if not holds:
         return
     active = rt.allocator.active
+    in_pools = set().union(*(pool._ids for pool in rt.pools.values()))
     total: collections.Counter[int] = collections.Counter()
     for refs in holds:
         total.update(refs)
@@ -149,6 +191,6 @@ def free_default_pool_held(rt: Any) -> None:
             key = None if storage is None else model_key(storage)
             block = active.get(key)
             # 1: the Python object of the storage (``storage`` here), as ``Pool._held`` counts the pool's
-            if (block is not None and block.pool.pool_id == DEFAULT_POOL
+            if (block is not None and sid not in in_pools and key not in rt.allocator.ownerless
                     and _use_count(storage._cdata) == 1 + total[sid] + alias_refs(sid)):
                 rt.allocator.free_held(key)
