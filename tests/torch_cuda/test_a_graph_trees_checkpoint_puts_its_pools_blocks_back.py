@@ -123,7 +123,9 @@ def test_a_block_allocated_since_the_checkpoint_is_freed_when_its_storage_is_pas
     # frees under the live tensors: the process aborts at their death, "invalid device pointer" (H100, session 30).
     # Not tested here.)
     torch._C._cuda_setCheckpointPoolState(device, state, _cdata(since), [])
-    del since  # its block went back at the restore: its death frees nothing more
+    restored = _live_blocks(pool)  # the later block went back at the restore, while its tensor lives
+    del since  # its death frees nothing more
+    assert restored == 1
     after = _segments(pool)  # the later capture's side stream took a segment of its own: wholly free now
     assert (after[:len(before)], _live_blocks(pool)) == (before, 1)
     assert [blocks for _, _, blocks in after[len(before):]] == [[(size, "inactive")] for _, size, _ in after[len(before):]]
