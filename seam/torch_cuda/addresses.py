@@ -57,8 +57,9 @@ def tensor_data_ptr(self: torch.Tensor) -> int:
 def storage_at(address: int, nbytes: int = 0) -> torch.UntypedStorage | None:
     """The live device storage that starts at ``address``: a model address (what ``data_ptr()`` says) of an allocated
     block, or of a freed block of a private pool (the newest storage last allocated there of ``nbytes`` bytes, else
-    the newest that holds them, else the newest: the memory a GPU still has there; a CUDA graph tree rebuilds an
-    output with its storage's size), else a CPU one (device memory the model holds no block for)."""
+    the newest that holds them, else the newest: the memory a GPU still has there, which a CUDA graph tree reads
+    through the outputs it rebuilds after a replay, with the size their storage had), else a CPU one (device memory
+    the model holds no block for)."""
     alloc = runtime().allocator
     alloc.flush()
     block = alloc.block_at(address)

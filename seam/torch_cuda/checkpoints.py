@@ -12,17 +12,18 @@ Here, as CUDA's allocator does (c10/cuda/CUDACachingAllocator.cpp and the bindin
 - a checkpoint is the pool's allocated blocks: address, size, request, and the storage that served each;
 - restoring one frees every block of the pool allocated now, then allocates each checkpointed block at its address
   again (``CachingAllocator.allocate_at``), so the segments are as they were. A block freed now that the checkpoint
-  does not allocate again must belong to a storage passed as stale ("Any stale tensors which are being manually
-  freed must be passed to set checkpoint", torch's words), whose later death frees nothing;
+  does not allocate again must belong to a storage passed as stale, whose later death frees nothing; else the call
+  is refused in torch's words ("Any stale tensors which are being manually freed must be passed to set
+  checkpoint"), the pool left wholly free, as the H100 leaves it;
 - each restored block is owned by the storage over it that is given a deleter (or that a tensor still owns);
   the others are owned by no storage (``CachingAllocator.ownerless``) and stay allocated until ``raw_delete``
   frees them (``mempool.raw_delete``), as PyTorch's ``test_tensor_dies_after_checkpoint`` counts;
 - ``_free_And_Remove_DeleterFn(storage)`` frees the storage's block now; the storage keeps reading its memory (the
   tree marks it: ``graph_trees.py``) and its death frees nothing more.
 
-The pool's CPU memory is ``pools.py``'s: a block's storage serves it whatever the model says, and a storage only
-graphs hold is free there. So a block owned by no storage is skipped when a recording looks for a free block
-(``pools.Pool.place``), and freeing a graph's held blocks (``pools.free_graph_held``) leaves it allocated.
+The pool's CPU memory is ``pools.py``'s: a recording takes the storage last at the address the model gives it, and
+a storage nothing but the pool, graphs and aliases holds is freed in the model (``pools.free_graph_held``), which
+leaves a block owned by no storage allocated.
 """
 
 from __future__ import annotations
@@ -95,6 +96,11 @@ def set_checkpoint_pool_state(device: Any, state: Checkpoint, stale_storages: Se
     now = [b for b in allocator.active.values() if b.pool.pool_id == state.pool_id]
     again = {b.address for b in state.blocks}
     if sum(1 for b in now if b.address not in again) > len(stale):
+        # CUDA's binding checks after its allocator restored the pool, and the refusal's unwinding frees the blocks
+        # the restore allocated: the pool is left wholly free (H100, session 30; its live tensors' deaths then abort
+        # the process, "invalid device pointer", which the emulator does not do)
+        for block in now:
+            allocator.free_held(block.key)
         raise RuntimeError(STALE)
     for block in now:
         allocator.free_held(block.key)

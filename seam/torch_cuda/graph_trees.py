@@ -34,7 +34,6 @@ from typing import Any, Sequence
 
 import torch
 
-from seam.torch_cuda import kinds
 from seam.torch_cuda.runtime import runtime
 
 #: The live tensors and storages the tree marked overwritten, by ``id`` (a weak reference each, whose death drops the

@@ -8,8 +8,13 @@ a pool across graphs carries (H200: ``a_later_graph_in_a_shared_pool_takes_an_ea
 
 A block is free when its storage's use count is the pool's own reference plus the references the
 graphs' recorded operations hold (counted as they are recorded), plus the capture's own hold on a
-buffer born in it, plus its aliases' (``kinds.alias``: on a GPU an alias holds nothing). Size classes
-are CUDA's 512-byte rounding; a block is reused only by an allocation of its size class.
+buffer born in it, plus its aliases' (``kinds.alias``: on a GPU an alias holds nothing); the allocator
+model then frees it (``free_graph_held``). Which block a new buffer takes is the model's choice (CUDA's best
+fit): the buffer is served from the storage last allocated at that address, if the model holds it free and it
+is of the buffer's size class (CUDA's 512-byte rounding) and holds it, else it is a new block. So a storage lies
+at one address of the model, and two graphs write one memory exactly where a GPU's write one address (a CUDA
+graph tree's nodes, since session 30; before, a free storage elsewhere was taken, and a tree's replay read
+another node's output).
 """
 
 from __future__ import annotations
@@ -22,7 +27,7 @@ import torch
 from torch.utils._pytree import tree_leaves
 
 from seam.torch_cuda import graph_trees, routes
-from seam.torch_cuda.allocator import DEFAULT_POOL, key_of
+from seam.torch_cuda.allocator import key_of
 from seam.torch_cuda.kinds import alias_refs, block_ref, model_key, note_allocation
 from seam.torch_cuda.runtime import runtime
 
@@ -79,16 +84,14 @@ class Pool:
     def _held(self, key: int, born: dict[int, Any]) -> int:
         return 1 + graphs_hold(key) + (1 if key in born else 0) + alias_refs(key)
 
-    def place(self, t: torch.Tensor, born: dict[int, Any]) -> None:
-        """Serve the memory of ``t`` (just made in a capture of this pool) from a block: the storage last at the
-        address the allocator model gives it (the memory a GPU has there), else a free block of its size, else
-        keep its storage as a new block."""
+    def place(self, t: torch.Tensor) -> None:
+        """Serve the memory of ``t`` (just made in a capture of this pool) from the storage last at the address the
+        allocator model gives it (the memory a GPU has there), else keep its storage as a new block: a storage lies
+        at one address, so every graph that wrote it writes where a GPU's graph writes."""
         own = t.untyped_storage()
         need = own.nbytes()
         rt = runtime()
         block = self._at_the_models_address(rt, own, need)
-        if block is None:
-            block = next(self._free_blocks(rt, own, need, born), None)
         if block is None:
             if id(own) not in self._ids:
                 self._ids.add(id(own))
@@ -115,18 +118,6 @@ class Pool:
             if id(block) in self._ids and self._fits(block, own, need) and key_of(block_ref(block)) not in alloc.active:
                 return block
         return None
-
-    def _free_blocks(self, rt: Any, own: torch.UntypedStorage, need: int, born: dict[int, Any]) -> Any:
-        """The blocks of this pool that fit ``need`` bytes and that nothing but the pool, graphs and aliases holds
-        (a checkpoint's block no storage owns is allocated still)."""
-        ownerless = rt.allocator.ownerless
-        for block in self.blocks:
-            if not self._fits(block, own, need) or _use_count(block._cdata) != self._held(id(block), born):
-                continue
-            ref = block_ref(block)
-            if ownerless and key_of(ref) in ownerless:
-                continue
-            yield block
 
     def forget(self, graph_key: int) -> None:
         self.graph_refs.pop(graph_key, None)

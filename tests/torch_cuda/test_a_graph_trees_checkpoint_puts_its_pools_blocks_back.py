@@ -9,16 +9,48 @@ The emulated device kept no state (a checkpoint was empty, restoring one did not
 nothing), and answered the tree's own check of its pool yes whatever the pool held: a tree checking its pool after
 every step (``slow_path_cudagraph_asserts``) raised "Detected N tensor(s) in the cudagraph pool not tracked as
 outputs" where the GPU's passes; a tree of two paths and three sizes rebuilt an output over a storage too small for
-it ("Trying to resize storage that is not resizable") at its tenth step."""
+it ("Trying to resize storage that is not resizable") at its tenth step, and, once that was mended, read another
+node's output at its fourteenth (a recording took a free storage at another address)."""
 
 from __future__ import annotations
 
+import subprocess
+import sys
 from typing import Any, Callable, Iterator
 
 import pytest
 import torch
 
 from tests.torch_cuda.side_capture import captured
+
+#: A restore refused for a block freed since that is not passed stale, in a child (its live tensors' deaths abort a
+#: GPU's process, "invalid device pointer": it leaves at once, having said the refusal and the pool after it).
+REFUSED = """
+import os, torch
+def take(graph, n, pool=None):
+    side = torch.cuda.Stream()
+    side.wait_stream(torch.cuda.current_stream())
+    with torch.cuda.stream(side):
+        graph.capture_begin(pool=pool)
+        out = torch.ones(n, device="cuda", dtype=torch.uint8)
+        graph.capture_end()
+    torch.cuda.current_stream().wait_stream(side)
+    return out
+first = torch.cuda.CUDAGraph()
+kept = take(first, 512)
+pool, device = first.pool(), torch.cuda.current_device()
+state = torch._C._cuda_getCheckpointState(device, pool)
+later = torch.cuda.CUDAGraph()
+since = take(later, 512, pool)
+try:
+    torch._C._cuda_setCheckpointPoolState(device, state, [], [])
+    print("accepted")
+except RuntimeError as e:
+    print(str(e).splitlines()[0])
+print([[(b["size"], b["state"]) for b in s["blocks"]] for s in torch.cuda.memory_snapshot()
+       if tuple(s["segment_pool_id"]) == tuple(pool)], flush=True)
+os._exit(0)
+"""
 
 SMALL, LARGE = 2 * 1024 * 1024, 20 * 1024 * 1024
 
@@ -118,10 +150,7 @@ def test_a_block_allocated_since_the_checkpoint_is_freed_when_its_storage_is_pas
     state = torch._C._cuda_getCheckpointState(device, pool)
     later = torch.cuda.CUDAGraph()
     since = captured(later, lambda: (_bytes(512),), pool=pool)
-    # (Not passing it is refused, "Any stale tensors which are being manually freed must be passed to set
-    # checkpoint", but only after CUDA's allocator has restored the pool, whose blocks the refusal's unwinding then
-    # frees under the live tensors: the process aborts at their death, "invalid device pointer" (H100, session 30).
-    # Not tested here.)
+    # (not passing it is refused: ``test_a_restore_that_frees_a_block_not_passed_stale_is_refused...``)
     torch._C._cuda_setCheckpointPoolState(device, state, _cdata(since), [])
     restored = _live_blocks(pool)  # the later block went back at the restore, while its tensor lives
     del since  # its death frees nothing more
@@ -131,6 +160,15 @@ def test_a_block_allocated_since_the_checkpoint_is_freed_when_its_storage_is_pas
     assert [blocks for _, _, blocks in after[len(before):]] == [[(size, "inactive")] for _, size, _ in after[len(before):]]
     del outputs
     assert _live_blocks(pool) == 0
+
+
+def test_a_restore_that_frees_a_block_not_passed_stale_is_refused_and_leaves_the_pool_wholly_free(
+        torch_cuda: str) -> None:
+    done = subprocess.run([sys.executable, "-c", REFUSED], capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.splitlines() == [
+        "Any stale tensors which are being manually freed must be passed to set checkpoint",
+        "[[(2097152, 'inactive')], [(2097152, 'inactive')]]"]
 
 
 def test_free_and_remove_deleter_frees_the_block_at_once_and_the_storage_no_more(torch_cuda: str) -> None:
@@ -168,9 +206,9 @@ def test_a_tree_checking_its_pool_at_every_step_gives_each_paths_values(
     f1, f2, f3, c1, c2, c3 = checked_tree
     right = []
     with torch.inference_mode():
-        for step in range(12):
+        for step in range(20):
             torch.compiler.cudagraph_mark_step_begin()
             x = torch.randn(4 + step % 3, 8, device="cuda")
             second, eager_second = (c2, f2) if step % 2 == 0 else (c3, f3)
             right.append(bool(torch.allclose(second(c1(x)).cpu(), eager_second(f1(x)).cpu(), atol=1e-4)))
-    assert right == [True] * 12
+    assert right == [True] * 20
