@@ -308,7 +308,8 @@ class CachingAllocator:
         self.segments: list[Block] = []  # the head block of every segment
         self.active: dict[Hashable, Block] = {}
         #: Keys of allocated blocks no storage owns: a CUDA graph tree's checkpoint restored them
-        #: (``graph_trees.set_checkpoint_pool_state``); only ``raw_delete`` frees them (``pools.py`` skips them).
+        #: (``checkpoints.set_checkpoint_pool_state``); only ``raw_delete`` frees them (``pools.free_graph_held`` and
+        #: ``kinds.free_alias_held`` leave them allocated).
         self.ownerless: set[Hashable] = set()
         #: The storages (weak references, the newest last, at most ``LAST_AT``) allocated at each address of a private
         #: pool: the memory there, which a CUDA graph tree reads through a storage it builds from the address after
@@ -719,6 +720,7 @@ class CachingAllocator:
                         "segment_type": "small" if head.pool.small else "large",
                         "segment_pool_id": head.pool.pool_id, "is_expandable": False, "frames": [], "blocks": blocks})
         return out
+
 
 def _best_fit(pool: BlockPool, size: int, stream: int) -> Block | None:
     """The free block of ``pool`` an allocation of ``size`` bytes on ``stream`` takes, as torch's

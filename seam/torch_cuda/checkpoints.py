@@ -92,18 +92,16 @@ def set_checkpoint_pool_state(device: Any, state: Checkpoint, stale_storages: Se
     """``torch._C._cuda_setCheckpointPoolState``: the pool as ``state`` holds it (module docstring)."""
     rt = runtime()
     allocator = rt.allocator.read()
-    stale = {id(_storage(s)): _storage(s) for s in stale_storages}
+    stale = {storage._cdata for storage in map(_storage, stale_storages)}  # deduplicated as torch does: by StorageImpl
     now = [b for b in allocator.active.values() if b.pool.pool_id == state.pool_id]
     again = {b.address for b in state.blocks}
+    for block in now:
+        allocator.free_held(block.key)
     if sum(1 for b in now if b.address not in again) > len(stale):
         # CUDA's binding checks after its allocator restored the pool, and the refusal's unwinding frees the blocks
         # the restore allocated: the pool is left wholly free (H100, session 30; its live tensors' deaths then abort
         # the process, "invalid device pointer", which the emulator does not do)
-        for block in now:
-            allocator.free_held(block.key)
         raise RuntimeError(STALE)
-    for block in now:
-        allocator.free_held(block.key)
     for block in state.blocks:
         owner = block.owner() if block.owner is not None else None
         key = block.key if owner is not None and block.key not in allocator.active else object()
