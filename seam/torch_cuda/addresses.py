@@ -7,8 +7,9 @@ sizes. ``Tensor.data_ptr()`` and ``UntypedStorage.data_ptr()`` of device memory 
 view's offset), so a test that checks a block's reuse or placement reads what a GPU would (the H200's corpus:
 ``a_freed_block_is_reused_on_its_own_stream_only``; PyTorch's ``test_record_stream``). Everything that takes an
 address back (``torch._C._construct_storage_from_data_pointer``, the raw allocator's delete) reads it through
-``storage_at``. Host memory, and device memory the model holds no block for (an empty storage, a block only graphs
-hold), says the CPU's address.
+``storage_at``. Host memory, and device memory the model holds no block for (an empty storage, a default-pool block
+only graphs hold), says the CPU's address; a private pool's storage whose block was freed says the address it last
+had there (a GPU's pointer stays where it was, and CUDA graph trees rebuild tensors from it: ``checkpoints.py``).
 
 The emulator's own book-keeping keys storages by their CPU address (``real_storage_ptr``): those calls never go
 through the patched methods.
