@@ -4,9 +4,9 @@
 order of calls; a second child of a node makes the tree checkpoint and restore its memory pool, and a new generation
 frees the last one's outputs. Plain torch on a GPU machine (``python3 scripts/graph_trees_probe.py``), or on the
 emulated device here (``--emulated``); with ``--asserts`` the tree checks its pool against the caching allocator after
-every step (``torch._inductor.config.triton.slow_path_cudagraph_asserts``); one JSON line per case: each call "ok" (the eager values), "wrong" (other
-values), or its error's first line, then the tree's nodes by depth. Compare two runs with
-``scripts/compare_probe_lines.py``.
+every step (``torch._inductor.config.triton.slow_path_cudagraph_asserts``). One JSON line per case: each call "ok"
+(the eager values), "wrong" (other values), or its error's first line, then the tree's nodes by depth. Compare two
+runs with ``scripts/compare_probe_lines.py``.
 """
 import json, re, sys, traceback
 from pathlib import Path

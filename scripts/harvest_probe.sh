@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # The probe's tests written elsewhere, fetched into the git-ignored .probe/ (docs/torch-cuda.md, "The probe"):
 # .probe/ext gets the test files of the breakable-cuda-graphs 0.1.0 and piecewise-cuda-graphs 0.1.0 sdists from PyPI,
-# unmodified; .probe/vendor gets absl-py and expecttest, which they import. PyTorch's graph tests (.probe/pytorch) are
-# harvested by hand (base class adapted): this script leaves that folder as it is.
+# unmodified; .probe/vendor gets absl-py and expecttest, which they import (and PyTorch's own TestCase). PyTorch's
+# tests (.probe/pytorch) are harvested by hand (run_probe.sh's header): this script leaves that folder as it is.
 # Usage: bash scripts/harvest_probe.sh   (needs the network; .venv's pip), then OUT=DIR bash scripts/run_probe.sh emulated
 # Exit: 0 done, 1 a download or an unpack failed.
 set -euo pipefail

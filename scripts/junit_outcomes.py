@@ -6,6 +6,7 @@ evidence so; their source and their full output are not ours to keep.
 
     python scripts/junit_outcomes.py reduce IN.xml OUT.xml
     python scripts/junit_outcomes.py compare GPU.xml EMULATED.xml      # exit 1 when an outcome of GPU.xml differs
+    python scripts/junit_outcomes.py compare --class K GPU.xml EMULATED.xml   # class K's cases alone, any module
     python scripts/junit_outcomes.py filetimes --out TIMES.json SHARD.xml ...   # {"tests/x.py": seconds}, run from
                                                                     # the repository root (scripts/device_shards.sh's TIMES)
 """
@@ -37,22 +38,28 @@ def reduce(source: str, target: str) -> int:
     return 0
 
 
-def outcomes(path: str) -> dict[str, str]:
-    """Case name (class.name) -> passed, failed, error, skipped or xfailed."""
+def outcomes(path: str, only: str | None = None) -> dict[str, str]:
+    """Case name (class.name) -> passed, failed, error, skipped or xfailed. With ``only``, the cases of that class
+    alone, named ``only.name`` (their module left out: a class harvested into another module compares)."""
     found: dict[str, str] = {}
     for case in ET.parse(path).iter("testcase"):
+        classname = case.get("classname") or ""
+        if only is not None:
+            if classname.rsplit(".", 1)[-1] != only:
+                continue
+            classname = only
         kind = "passed"
         for child in case:
             if child.tag in ("failure", "error"):
                 kind = "failed" if child.tag == "failure" else "error"
             elif child.tag == "skipped":
                 kind = "xfailed" if child.get("type") == "pytest.xfail" else "skipped"
-        found[f"{case.get('classname')}.{case.get('name')}"] = kind
+        found[f"{classname}.{case.get('name')}"] = kind
     return found
 
 
-def compare(gpu: str, emulated: str) -> int:
-    first, second = outcomes(gpu), outcomes(emulated)
+def compare(gpu: str, emulated: str, only: str | None = None) -> int:
+    first, second = outcomes(gpu, only), outcomes(emulated, only)
     missing = [name for name in first if name not in second]
     differ = [name for name in first if name in second and first[name] != second[name]]
     for name in differ:
@@ -97,6 +104,8 @@ def main(argv: list[str] | None = None) -> int:
     r.add_argument("source")
     r.add_argument("target")
     c = sub.add_parser("compare", help="compare the outcomes of GPU's cases with EMULATED's")
+    c.add_argument("--class", dest="only", metavar="CLASS",
+                   help="the cases of this class alone, matched by class and case name whatever their module")
     c.add_argument("gpu")
     c.add_argument("emulated")
     t = sub.add_parser("filetimes", help="write the seconds of each test file's cases, over every report given")
@@ -107,7 +116,7 @@ def main(argv: list[str] | None = None) -> int:
         return reduce(args.source, args.target)
     if args.command == "filetimes":
         return filetimes(args.reports, args.out)
-    return compare(args.gpu, args.emulated)
+    return compare(args.gpu, args.emulated, args.only)
 
 
 if __name__ == "__main__":

@@ -5,8 +5,9 @@
 # Compare two runs: python scripts/compare_probe.py probe-cuda.json probe-emulated.json.
 # The tests are NOT in the repository (code written elsewhere never is): the git-ignored .probe/ holds
 # them, harvested by hand (docs/torch-cuda.md, "The probe"): .probe/ext (breakable-cuda-graphs 0.1.0 and
-# piecewise-cuda-graphs 0.1.0, their sdists' tests unmodified), .probe/pytorch (graph tests of PyTorch's
-# test/test_cuda.py at 000e43cd, base class adapted), .probe/vendor (absl-py, expecttest: pure Python).
+# piecewise-cuda-graphs 0.1.0, their sdists' tests unmodified), .probe/pytorch (by hand: graph tests of PyTorch's
+# test/test_cuda.py at 000e43cd with the base class adapted until session 29; since session 30 its
+# TestBlockStateAbsorption with PyTorch's own TestCase, evidence/README.md), .probe/vendor (absl-py, expecttest).
 # On the device tool: carry .probe and set PYTHON=python3.
 set -u
 arm="${1:?usage: run_probe.sh cuda|emulated}"; shift

@@ -64,3 +64,17 @@ def test_file_times_sum_each_test_files_cases_over_every_report(tmp_path: Path) 
     assert done.returncode == 0, done.stderr
     assert json.loads(out.read_text()) == {"tests/pkg/test_one.py": 4.0, "tests/pkg/test_two.py": 0.25}
     assert "2 files" in done.stdout and "1 case of no file here" in done.stdout
+
+
+def test_a_comparison_of_one_class_matches_its_cases_by_class_and_name_whatever_their_module(tmp_path: Path) -> None:
+    """``compare --class K``: only the cases of class ``K``, matched by class and case name, so a class harvested into
+    a module of another name (PyTorch's ``TestBlockStateAbsorption`` in ``.probe/pytorch``) compares with the GPU's
+    report of the whole file; the other classes are not counted."""
+    (tmp_path / "gpu.xml").write_text(_GPU.replace('classname="m.T" name="test_c"', 'classname="m.U" name="test_c"'))
+    (tmp_path / "emulated.xml").write_text("""<testsuites><testsuite name="pytest">
+<testcase classname=".probe.pytorch.harvested.T" name="test_a" time="0.1" />
+<testcase classname=".probe.pytorch.harvested.T" name="test_b" time="0.1" />
+</testsuite></testsuites>""")
+    done = _run("compare", "--class", "T", str(tmp_path / "gpu.xml"), str(tmp_path / "emulated.xml"))
+    assert done.returncode == 1
+    assert "DIFFERS T.test_b: failed" in done.stdout and "1 of 2 outcomes" in done.stdout and "test_c" not in done.stdout

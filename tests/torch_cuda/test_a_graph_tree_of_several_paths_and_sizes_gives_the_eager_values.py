@@ -16,13 +16,13 @@ from typing import Any, Callable, Iterator
 import pytest
 import torch
 
+from tests.torch_cuda.tree_functions import eager_functions
+
 
 @pytest.fixture
 def functions(torch_cuda: str) -> Iterator[tuple[tuple[Callable[..., Any], ...], tuple[Callable[..., Any], ...]]]:
     torch._dynamo.reset()
-    torch.manual_seed(0)
-    w = torch.randn(8, 8, device="cuda")
-    eager = (lambda x: (x @ w).relu(), lambda y: y * 2 + 1, lambda y: y.sin() - 3)
+    eager = eager_functions()
     yield eager, tuple(torch.compile(f, mode="reduce-overhead") for f in eager)
     torch._dynamo.reset()
 

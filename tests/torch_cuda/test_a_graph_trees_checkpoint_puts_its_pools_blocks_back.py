@@ -22,26 +22,21 @@ import pytest
 import torch
 
 from tests.torch_cuda.side_capture import captured
+from tests.torch_cuda.tree_functions import eager_functions
 
 #: A restore refused for a block freed since that is not passed stale, in a child (its live tensors' deaths abort a
 #: GPU's process, "invalid device pointer": it leaves at once, having said the refusal and the pool after it).
 REFUSED = """
 import os, torch
-def take(graph, n, pool=None):
-    side = torch.cuda.Stream()
-    side.wait_stream(torch.cuda.current_stream())
-    with torch.cuda.stream(side):
-        graph.capture_begin(pool=pool)
-        out = torch.ones(n, device="cuda", dtype=torch.uint8)
-        graph.capture_end()
-    torch.cuda.current_stream().wait_stream(side)
-    return out
+from tests.torch_cuda.side_capture import captured
+def take():
+    return torch.ones(512, device="cuda", dtype=torch.uint8)
 first = torch.cuda.CUDAGraph()
-kept = take(first, 512)
+kept = captured(first, take)
 pool, device = first.pool(), torch.cuda.current_device()
 state = torch._C._cuda_getCheckpointState(device, pool)
 later = torch.cuda.CUDAGraph()
-since = take(later, 512, pool)
+since = captured(later, take, pool=pool)
 try:
     torch._C._cuda_setCheckpointPoolState(device, state, [], [])
     print("accepted")
@@ -139,7 +134,7 @@ def test_a_checkpoint_restored_while_its_outputs_live_leaves_the_pools_segments_
     after = _segments(pool)
     del outputs
     assert (after, _live_blocks(pool)) == (before, 0)
-    assert sorted(state for _, _, blocks in before for _, state in blocks).count("active_allocated") == 4
+    assert [state for _, _, blocks in before for _, state in blocks].count("active_allocated") == 4
 
 
 def test_a_block_allocated_since_the_checkpoint_is_freed_when_its_storage_is_passed_stale(torch_cuda: str) -> None:
@@ -193,9 +188,7 @@ def checked_tree(torch_cuda: str) -> Iterator[tuple[Callable[..., Any], ...]]:
     """Three eager functions and their trees, the tree checking its pool against the caching allocator after every
     step."""
     torch._dynamo.reset()
-    torch.manual_seed(0)
-    w = torch.randn(8, 8, device="cuda")
-    eager = (lambda x: (x @ w).relu(), lambda y: y * 2 + 1, lambda y: y.sin() - 3)
+    eager = eager_functions()
     with torch._inductor.config.patch({"triton.slow_path_cudagraph_asserts": True}):
         yield eager + tuple(torch.compile(f, mode="reduce-overhead") for f in eager)
     torch._dynamo.reset()
