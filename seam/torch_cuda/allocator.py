@@ -469,9 +469,12 @@ class CachingAllocator:
         if block is not None:
             self._free(block)
 
-    def malloc_now(self, key: Hashable, nbytes: int, stream: int, pool: tuple[int, int], owner: Any) -> None:
-        """Allocate at once: in a capture, after every block only graphs hold is freed."""
-        self.read(figures=False)
+    def malloc_now(self, key: Hashable, nbytes: int, stream: int, pool: tuple[int, int], owner: Any, *,
+                   played: bool = False) -> None:
+        """Allocate at once: in a capture, after every block only graphs hold is freed (``played``: the caller
+        just read the model so, and asked ``where`` the block goes)."""
+        if not played:
+            self.read(figures=False)
         self._malloc(key, nbytes, stream, pool, owner)
 
     # -- the model --------------------------------------------------------------------------------------
