@@ -313,7 +313,8 @@ class CachingAllocator:
         self.ownerless: set[Hashable] = set()
         #: The storages (weak references, the newest last, at most ``LAST_AT``) allocated at each address of a private
         #: pool: the memory there, which a CUDA graph tree reads through a storage it builds from the address after
-        #: it freed the block (``addresses.storage_at``; its ``_free_And_Remove_DeleterFn``, then the replay's outputs).
+        #: it freed the block (``addresses.storage_at``; its ``_free_And_Remove_DeleterFn``, then the replay's outputs),
+        #: until ``empty_cache`` releases the segment.
         self.last_at: dict[int, list[Any]] = {}
         #: Per such storage's weak reference (by ``id``, with the reference): its last address there, which its
         #: ``data_ptr()`` says once its block is freed (a GPU's pointer stays where it was).
@@ -703,6 +704,8 @@ class CachingAllocator:
             self.stats.counters["num_device_free"] += 1
             if pool.pool_id != DEFAULT_POOL:
                 self.private[pool.pool_id].segments -= 1
+                for address in [a for a in self.last_at if block.address <= a < block.address + block.size]:
+                    del self.last_at[address]  # no memory there any more (addresses are never given twice)
             if self.trace is not None:
                 self.record("segment_free", block.address, block.size, block.stream)
 
