@@ -313,7 +313,8 @@ class CachingAllocator:
         self.ownerless: set[Hashable] = set()
         #: The storages (weak references, the newest last, at most ``LAST_AT``) allocated at each address of a private
         #: pool: the memory there, which a CUDA graph tree reads through a storage it builds from the address after
-        #: it freed the block (``addresses.storage_at``; its ``_free_And_Remove_DeleterFn``, then the replay's outputs).
+        #: it freed the block (``addresses.storage_at``; its ``_free_And_Remove_DeleterFn``, then the replay's outputs),
+        #: until ``empty_cache`` releases the segment.
         self.last_at: dict[int, list[Any]] = {}
         #: Per such storage's weak reference (by ``id``, with the reference): its last address there, which its
         #: ``data_ptr()`` says once its block is freed (a GPU's pointer stays where it was).
@@ -469,9 +470,12 @@ class CachingAllocator:
         if block is not None:
             self._free(block)
 
-    def malloc_now(self, key: Hashable, nbytes: int, stream: int, pool: tuple[int, int], owner: Any) -> None:
-        """Allocate at once: in a capture, after every block only graphs hold is freed."""
-        self.read(figures=False)
+    def malloc_now(self, key: Hashable, nbytes: int, stream: int, pool: tuple[int, int], owner: Any, *,
+                   played: bool = False) -> None:
+        """Allocate at once: in a capture, after every block only graphs hold is freed (``played``: the caller
+        just read the model so, and asked ``where`` the block goes)."""
+        if not played:
+            self.read(figures=False)
         self._malloc(key, nbytes, stream, pool, owner)
 
     # -- the model --------------------------------------------------------------------------------------
@@ -700,6 +704,8 @@ class CachingAllocator:
             self.stats.counters["num_device_free"] += 1
             if pool.pool_id != DEFAULT_POOL:
                 self.private[pool.pool_id].segments -= 1
+                for address in [a for a in self.last_at if block.address <= a < block.address + block.size]:
+                    del self.last_at[address]  # no memory there any more (addresses are never given twice)
             if self.trace is not None:
                 self.record("segment_free", block.address, block.size, block.stream)
 

@@ -29,11 +29,12 @@ leaves a block owned by no storage allocated.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any, Hashable, Sequence
+from typing import Any, Sequence
 
 import torch
 
 from seam.torch_cuda import kinds, pools
+from seam.torch_cuda.allocator import key_of
 from seam.torch_cuda.runtime import runtime
 
 _real_ptr = torch._C.StorageBase.data_ptr
@@ -42,14 +43,13 @@ STALE = "Any stale tensors which are being manually freed must be passed to set 
 
 @dataclass(frozen=True)
 class Checkpointed:
-    """One allocated block of a checkpoint: where it is, and the weak reference to the storage that served it (held
-    here, so the key ``id(ref)`` it was allocated under stays this block's: ``allocator.key_of``)."""
+    """One allocated block of a checkpoint: where it is, and the weak reference to the storage that served it, or
+    None (held here, so the key ``allocator.key_of(owner)`` a restore allocates it under is the storage's still)."""
 
     address: int
     size: int
     requested: int
     small: bool
-    key: Hashable
     owner: Any
 
 
@@ -83,7 +83,7 @@ def get_checkpoint_state(device: Any, pool: Any) -> Checkpoint:
     if pool_id not in allocator.private:
         raise RuntimeError("Could not find pool of id")
     blocks = sorted((b for b in allocator.active.values() if b.pool.pool_id == pool_id), key=lambda b: b.address)
-    return Checkpoint(pool_id, tuple(Checkpointed(b.address, b.size, b.requested, b.pool.small, b.key, b.owner)
+    return Checkpoint(pool_id, tuple(Checkpointed(b.address, b.size, b.requested, b.pool.small, b.owner)
                                      for b in blocks))
 
 
@@ -104,7 +104,7 @@ def set_checkpoint_pool_state(device: Any, state: Checkpoint, stale_storages: Se
         raise RuntimeError(STALE)
     for block in state.blocks:
         owner = block.owner() if block.owner is not None else None
-        key = block.key if owner is not None and block.key not in allocator.active else object()
+        key = object() if owner is None or key_of(block.owner) in allocator.active else key_of(block.owner)
         allocator.allocate_at(key, block.address, block.size, block.requested, block.small, state.pool_id,
                               block.owner if owner is not None else None)
     for value in storages_to_add_deleters_to:

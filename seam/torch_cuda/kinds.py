@@ -224,11 +224,12 @@ def model_key(storage: torch.UntypedStorage) -> int | None:
     return None if ref is None else key_of(ref)
 
 
-def note_allocation(rt: Any, key: int, nbytes: int, ref: Any) -> None:
+def note_allocation(rt: Any, key: int, nbytes: int, ref: Any, *, played: bool = False) -> None:
     """Tell the allocator model of a new device block on the current stream, into the pool of the last begun entry
     that takes it (``routes.py``): at once on a stream a capture records; else through its log, or at once under a memory
     fraction, whose refusal is CUDA's ``torch.OutOfMemoryError`` from the operation that asked); nothing while the
-    caching allocator is off (``torch.cuda.caching_allocator_enable(False)``)."""
+    caching allocator is off (``torch.cuda.caching_allocator_enable(False)``). ``played``: in a capture, the caller
+    has just read the model (``CachingAllocator.malloc_now``)."""
     alloc = rt.allocator
     if not alloc.enabled:  # the caching allocator is off: CUDA's own cudaMalloc, in no figure
         return
@@ -238,7 +239,7 @@ def note_allocation(rt: Any, key: int, nbytes: int, ref: Any) -> None:
         alloc.frames_of[key] = memory_frames.gather(alloc.stacks)
     try:
         if rt.captures and rt.capture_of(stream._id) is not None:
-            alloc.malloc_now(key, nbytes, stream.cuda_stream, pool, ref)
+            alloc.malloc_now(key, nbytes, stream.cuda_stream, pool, ref, played=played)
             return
         alloc.note_allocation(key, nbytes, stream.cuda_stream, pool, ref)
         if alloc.limit is not None:

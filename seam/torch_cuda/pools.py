@@ -98,7 +98,7 @@ class Pool:
                 self.blocks.append(own)
             return
         ref = block_ref(block)
-        note_allocation(rt, key_of(ref), need, ref)
+        note_allocation(rt, key_of(ref), need, ref, played=True)  # where _at_the_models_address just asked
         flat = torch.empty(0, dtype=torch.uint8)
         flat.set_(block, 0, (need,), (1,)).copy_(torch.empty(0, dtype=torch.uint8).set_(own, 0, (need,), (1,)))
         graph_trees.unmark(block)

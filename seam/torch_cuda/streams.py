@@ -32,8 +32,7 @@ def refuse_host_wait(what: str, *, capturing_stream: bool = False) -> None:
     rt = runtime()
     # waiting on a capturing stream is refused in every mode
     refusing = list(rt.captures) if capturing_stream else rt.refusing_captures()
-    if refusing:
-        rt.refuse_unsafe(refusing, f"{what} while a graph capture is open waits on the host")
+    rt.refuse_unsafe(refusing, f"{what} while a graph capture is open waits on the host")
 
 
 class _DerivedFromGeneric(type):

@@ -2552,6 +2552,83 @@ try:
 finally:
     torch.cuda.set_per_process_memory_fraction(1.0)
 '''),
+    # ---- torch.compile: the compilers engines capture through ------------------------------------
+    ("torch.compile", "reduce_overhead_records_then_replays_each_steps_values", r'''
+def f(x):
+    return (x * 2 + 1).sin() * x
+cf = torch.compile(f, mode="reduce-overhead")
+x = torch.arange(8.0, device="cuda")
+phase("capture")
+outs = []
+for i in range(4):  # a warm-up, the recording, then replays
+    torch.compiler.cudagraph_mark_step_begin()
+    outs.append(R(cf(x + i)))
+phase("after")
+vals["compiled"] = outs
+vals["same_as_eager"] = outs == [R(f(x + i)) for i in range(4)]
+vals["device"] = str(cf(x).device)
+'''),
+    ("torch.compile", "reduce_overhead_refuses_the_recorded_output_and_a_replays_output_reads_the_next", r'''
+def f(x):
+    return x * 3 - 1
+cf = torch.compile(f, mode="reduce-overhead")
+x = torch.ones(4, device="cuda")
+step = torch.compiler.cudagraph_mark_step_begin
+step(); cf(x)  # the warm-up
+step(); recorded = cf(x)  # the recording
+vals["recorded"] = R(recorded)
+step(); held = cf(x + 1)  # a replay
+vals["held"] = R(held)
+step(); vals["next"] = R(cf(x + 2).clone())
+vals["held_after_the_next_replay"] = R(held)
+phase("after")
+recorded + 1
+'''),
+    ("torch.compile", "the_cudagraphs_backend_replays_one_graph_per_input_size", r'''
+def f(x):
+    return x.cumsum(0) * 2
+cf = torch.compile(f, backend="cudagraphs", dynamic=False)
+phase("capture")
+outs = [R(cf(torch.arange(float(n), device="cuda")).clone()) for n in (3, 5, 3, 5)]
+phase("after")
+vals["outs"] = outs
+vals["same_as_eager"] = outs == [R(f(torch.arange(float(n), device="cuda"))) for n in (3, 5, 3, 5)]
+'''),
+    ("torch.compile", "a_compiled_function_captured_in_a_cuda_graph_replays_new_inputs", r'''
+def f(x, w):
+    return torch.relu(x @ w) + 1
+cf = torch.compile(f, fullgraph=True)
+x = torch.ones(4, 8, device="cuda"); w = torch.full((8, 2), 0.5, device="cuda")
+s = torch.cuda.Stream(); s.wait_stream(torch.cuda.current_stream())
+with torch.cuda.stream(s):
+    for _ in range(2):
+        cf(x, w)
+torch.cuda.current_stream().wait_stream(s)
+g = torch.cuda.CUDAGraph()
+phase("capture")
+with torch.cuda.graph(g):
+    y = cf(x, w)
+    phase("capture_end")
+phase("after")
+x.fill_(2.0); g.replay(); sync()
+vals["y"] = R(y)
+w.fill_(-1.0); g.replay(); sync()
+vals["y_negative_weights"] = R(y)
+'''),
+    ("torch.compile", "a_graph_break_on_item_inside_a_capture_is_refused_as_eager_code_is", r'''
+def f(x):
+    if x.sum().item() > 0:
+        return x * 2
+    return x - 1
+cf = torch.compile(f)
+x = torch.ones(4, device="cuda")
+vals["eager_compiled"] = R(cf(x))
+g = torch.cuda.CUDAGraph()
+phase("capture")
+with torch.cuda.graph(g):
+    y = cf(x)
+    phase("capture_end")
+'''),
 ]
 
 #: name -> class of behaviour; the raw witness programs are class ``raw``.
@@ -2572,8 +2649,9 @@ if len(CLASS) != len(PROGRAMS) or len(_NEW) != len({name for _, name, _ in _NEW}
 
 def source(name: str, arm: str = "cuda") -> str:
     """The text a child runs for ``name`` on ``arm``."""
-    if arm == "emulated":
-        return ACTIVATE + "\n" + PROGRAMS[name]
+    if arm == "emulated":  # on the program's first line, empty (the template's): its lines keep their numbers
+        program = PROGRAMS[name]
+        return ACTIVATE + program if program.startswith("\n") else ACTIVATE + "\n" + program
     if arm != "cuda":
         raise ValueError(f"unknown arm {arm!r}: cuda or emulated")
     return PROGRAMS[name]
