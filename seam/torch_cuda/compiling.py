@@ -9,8 +9,11 @@ traced graph names the device as a GPU build's does.
 Except for a device tensor that requires grad (a module's parameters, by default): a CPU-only build of torch aborts
 the whole process (C++ ``terminate``: "PyTorch is not linked with support for cuda devices") when autograd or
 functionalization meets a fake CUDA tensor that requires grad, in torch's own FakeTensorMode outside any emulation
-too, and no CUDA device guard can be registered from Python (a CUDA build on a machine without a GPU raises
-"hasPrimaryContext expects a valid device index" there instead: torch 2.11.0+cu130). So making such a fake is refused
+too. The CUDA device guard the emulation now gives a CPU-only torch (``device_guard.py``) ends the abort, but
+autograd's engine then asks the accelerator for a fake CUDA gradient's stream (``InputBuffer::add``:
+``at::accelerator::getCurrentStream``) and a CPU-only build has none ("Cannot access accelerator device when none is
+available."), and a CUDA build on a machine without a GPU raises "hasPrimaryContext expects a valid device index"
+there instead (torch 2.11.0+cu130). So making such a fake is refused
 (``_from_real_tensor``) with dynamo's ``Unsupported`` that skips the frame: it runs as written, uncompiled, and
 ``fullgraph=True`` raises that error, naming the tensor. Engines' weights do not require grad.
 

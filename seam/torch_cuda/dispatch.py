@@ -151,7 +151,7 @@ class _OpInfo(FastCall):
         #: operation here, its CPU result went unmarked (``half()``, ``contiguous()`` and ``reshape`` returned host
         #: tensors, a capture of them recorded nothing) and its handles went unchecked (``linear``'s cuBLAS). The
         #: device mode decomposes it, with itself on, so the operations it makes are device work as on a GPU.
-        self.implicit = torch._C._dispatch_has_kernel_for_dispatch_key(name, "CompositeImplicitAutograd")
+        self.implicit = _has_kernel(name, "CompositeImplicitAutograd")
         #: A rare kind the common path tests once: a CUDA-only kernel, an argument the GPU wants on the host, or a
         #: composite operation reached where autograd is off.
         self.special = (self.cuda_kernel or func in _HOST_ARGUMENTS or func in _HOST_READS or self.implicit)
@@ -205,8 +205,26 @@ def _past_the_device(info: _OpInfo, args: tuple[Any, ...], kwargs: dict[str, Any
 
 #: Namespaces of torch's own operations: their kernels are torch's C++ (a CUDA one is never Python).
 _TORCHS_OWN = frozenset(("aten", "prims"))
-_has_kernel = torch._C._dispatch_has_kernel_for_dispatch_key
-_has_computed_kernel = torch._C._dispatch_has_computed_kernel_for_dispatch_key
+
+
+def _has_kernel(name: str, key: str) -> bool:
+    """Whether the dispatcher has a kernel of ``name`` for ``key``; False for an operation it does not know
+    (TorchScript's ``prim::device``, which a fake tensor's ``device`` is asked through)."""
+    try:
+        return torch._C._dispatch_has_kernel_for_dispatch_key(name, key)
+    except RuntimeError:
+        return False
+
+
+def _has_computed_kernel(name: str, key: str) -> bool:
+    try:
+        return torch._C._dispatch_has_computed_kernel_for_dispatch_key(name, key)
+    except RuntimeError:
+        return False
+
+
+_fake_mode = torch._C._get_dispatch_mode
+_FAKE = torch._C._TorchDispatchModeKey.FAKE
 #: The dispatch key set that runs an operation's CUDA kernel (``_made_here``).
 _CUDA_KEYS = torch._C.DispatchKeySet(torch._C.DispatchKey.CUDA)
 #: The dispatch key set whose kernel of a CompositeExplicitAutograd operation is that composite (``_made_here``).
@@ -417,6 +435,10 @@ class DeviceMode(TorchDispatchMode):
 
     def __torch_dispatch__(self, func: Any, types: Any, args: tuple[Any, ...] = (), kwargs: Any = None) -> Any:
         try:
+            if _fake_mode(_FAKE) is not None:
+                # a fake tensor mode is on (code working out shapes; torch runs it after every other mode): it
+                # makes the fakes, on the device where a GPU build's would be (``device_guard.py``)
+                return func(*args, **(kwargs or {}))
             if _OVERWRITTEN:  # a CUDA graph tree's output a later replay overwrote lives: reading one is refused
                 graph_trees.refuse_overwritten((*args, *(kwargs or {}).values()))
             if _HELD_FREES:  # blocks record_stream held back whose streams are done are freed before this allocates

@@ -29,7 +29,7 @@ import torch.cuda.random
 import torch.cuda.streams
 
 from seam.torch_cuda import (accelerator, addresses, allocator, attention, autocast, backward_streams, capture, compiling, ctc,
-                              checkpoints, cuda_bindings, cudnn, device, gc_pace, generators, graph_trees, host_cache, in_flight, kinds,
+                              checkpoints, cuda_bindings, cudnn, device, device_guard, gc_pace, generators, graph_trees, host_cache, in_flight, kinds,
                               legacy_types, memory_history, mempool, pending, routes, runtime_api, scripting, serialization, storages,
                               streams, sync_debug, torch_c, workspaces)
 from seam.torch_cuda.dispatch import DeviceMode
@@ -50,7 +50,12 @@ EMULATED_CUDA_VERSION = "13.0"
 
 def _storage_from_pointer(data_ptr: int, device_: Any, nbytes: int) -> torch.UntypedStorage:
     """A storage over the device memory at ``data_ptr``, as torch makes one on a GPU (``kinds.alias``:
-    it keeps the memory alive, where a GPU's caching allocator keeps it mapped)."""
+    it keeps the memory alive, where a GPU's caching allocator keeps it mapped). An empty storage has no memory and a
+    null pointer on a GPU (a CUDA graph tree rebuilds an empty output so): a new empty device storage."""
+    if not data_ptr and not nbytes:
+        empty = torch.UntypedStorage(0)
+        kinds.mark_storage(empty, "device")
+        return empty
     owner = storage_at(int(data_ptr), int(nbytes))
     if owner is None:
         raise RuntimeError(f"seamgate's CUDA emulator: no device storage starts at {data_ptr:#x}")
@@ -131,7 +136,7 @@ def _patches() -> list[tuple[Any, str, Any]]:
     out.append((torch.version, "cuda", EMULATED_CUDA_VERSION))
     out.extend(accelerator.patches())
     out.extend(TENSOR_PATCHES)
-    out.extend(ordinal_patches())
+    out.extend(ordinal_patches(DeviceMode))
     out.append(serialization.registry_patch())
     out.extend(THREAD_PATCHES)
     out.extend(GENERIC_PATCHES)
@@ -162,11 +167,14 @@ class _Installation:
         self.scripted: list[int] = []
         self.mode = DeviceMode()
         self.env: dict[str, str | None] = {}
+        #: Takes the CUDA device guard of a CPU-only torch out of c10's registry again (``device_guard.py``).
+        self.remove_guard: Callable[[], None] = _noop
 
     def apply(self) -> None:
         reset()
         runtime_api.reset()
         try:
+            self.remove_guard = device_guard.install()
             patches = _patches()
             for owner, name, value in patches:
                 self.saved.append((owner, name, owner.__dict__.get(name, _MISSING) if isinstance(owner, type)
@@ -200,6 +208,8 @@ class _Installation:
         self.scripted = []
         compiling.forget_what_dynamo_looked_up()
         cuda_bindings.remove()
+        self.remove_guard()
+        self.remove_guard = _noop
         for key, value in self.env.items():
             if value is None:
                 os.environ.pop(key, None)

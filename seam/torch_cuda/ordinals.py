@@ -18,6 +18,12 @@ by that name) and unpickles to torch's own device with or without the emulation.
 
 ``with torch.device("cuda"):`` (the default device for factories) works because torch's set of
 factory functions is built at import here, before any factory is wrapped.
+
+A factory that names the device while every dispatch mode is off (dynamo compiles so, and its
+``verify_correctness`` copies a graph's real inputs with ``torch.empty(..., device=x.device)``) runs under a device
+mode of its own, so it makes a device tensor as on a GPU build; the CPU-only build's empty CUDA backend raised
+NotImplementedError there. Operations on existing device tensors while the modes are off still run as plain CPU
+kernels (docs/torch-cuda.md, known gaps).
 """
 
 from __future__ import annotations
@@ -56,15 +62,29 @@ def as_cuda(device: Any) -> Any:
     return device
 
 
-def _wrapped(original: Callable[..., Any]) -> Callable[..., Any]:
+def _wrapped(original: Callable[..., Any], device_mode: Callable[[], Any]) -> Callable[..., Any]:
     @functools.wraps(original)
     def call(*args: Any, **kwargs: Any) -> Any:
         if type(kwargs.get("device")) is int:
             kwargs["device"] = as_cuda(kwargs["device"])
-        if kwargs.get("pin_memory") and not _python_dispatch._get_current_dispatch_mode_stack():
-            return _pinned_without_modes(original, args, kwargs)
+        if not _python_dispatch._get_current_dispatch_mode_stack():
+            if kwargs.get("pin_memory"):
+                return _pinned_without_modes(original, args, kwargs)
+            if _names_the_device(kwargs.get("device")):
+                with device_mode():
+                    return original(*args, **kwargs)
         return original(*args, **kwargs)
     return call
+
+
+def _names_the_device(device: Any) -> bool:
+    """Whether a factory's ``device=`` is the CUDA device (a string, torch's device, or the stand-in's)."""
+    if device is None:
+        return False
+    try:
+        return TORCH_DEVICE(device).type == "cuda"
+    except (RuntimeError, TypeError):
+        return False
 
 
 def _pinned_without_modes(original: Callable[..., Any], args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
@@ -124,10 +144,12 @@ class device(metaclass=_DeviceMeta):
 device.__module__, device.__qualname__, device.__doc__ = "torch", "device", TORCH_DEVICE.__doc__
 
 
-def ordinal_patches() -> list[tuple[Any, str, Any]]:
+def ordinal_patches(device_mode: Callable[[], Any]) -> list[tuple[Any, str, Any]]:
     """(owner, name, replacement) for ``torch.device``, ``_parse_to``, every factory and ``new_*``
-    method of this torch."""
+    method of this torch. ``device_mode`` makes the emulation's device mode (``dispatch.DeviceMode``): a factory
+    that names the device while every dispatch mode is off runs under one."""
     out: list[tuple[Any, str, Any]] = [(torch, "device", device), (torch._C._nn, "_parse_to", parse_to)]
-    out += [(torch, n, _wrapped(getattr(torch, n))) for n in FACTORIES if hasattr(torch, n)]
-    out.extend((torch.Tensor, n, _wrapped(getattr(torch.Tensor, n))) for n in NEW_METHODS if hasattr(torch.Tensor, n))
+    out += [(torch, n, _wrapped(getattr(torch, n), device_mode)) for n in FACTORIES if hasattr(torch, n)]
+    out.extend((torch.Tensor, n, _wrapped(getattr(torch.Tensor, n), device_mode))
+               for n in NEW_METHODS if hasattr(torch.Tensor, n))
     return out

@@ -102,3 +102,22 @@ def test_a_raw_block_left_undeleted_goes_with_its_block() -> None:
     with emulate_cuda():
         with pytest.raises(RuntimeError, match="invalid device pointer"):
             torch.cuda.caching_allocator_delete(address)
+
+
+@pytest.mark.skipif(torch.backends.cuda.is_built(), reason="a CUDA build registers its own CUDA device guard")
+def test_the_cuda_device_guard_a_cpu_only_torch_gets_inside_is_gone_after_the_block() -> None:
+    """Inside, a fake CUDA tensor can be indexed (torch.compile traces so, the device mode off: ``seam/torch_cuda/
+    device_guard.py``); after the block a CPU-only torch refuses it again, as before any emulation, and again after
+    a second block."""
+    from torch._subclasses.fake_tensor import FakeTensorMode
+    from torch.utils._python_dispatch import _disable_current_modes
+
+    def index_a_fake_cuda_tensor() -> list[int]:
+        with _disable_current_modes(), FakeTensorMode():
+            return list(torch.empty(8, device="cuda")[2:5].shape)
+
+    for _ in range(2):
+        with emulate_cuda():
+            assert index_a_fake_cuda_tensor() == [3]
+        with pytest.raises(RuntimeError, match="PyTorch is not linked with support for cuda devices"):
+            index_a_fake_cuda_tensor()
