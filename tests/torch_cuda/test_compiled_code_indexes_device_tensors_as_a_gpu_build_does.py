@@ -58,6 +58,18 @@ def test_a_compiled_function_that_indexes_a_device_tensor_gives_the_eager_values
     torch._dynamo.reset()
 
 
+def test_a_graph_tree_rebuilds_an_empty_output_from_its_null_pointer(torch_cuda: str) -> None:
+    """An empty tensor has no memory and a null pointer; a CUDA graph tree rebuilds such an output from it at each
+    replay (``torch._C._construct_storage_from_data_pointer(0, device, 0)``), which the emulator refused ("no device
+    storage starts at 0x0"; PyTorch's ``test_mutated_metadata`` compiles a function of an empty input so)."""
+    torch._dynamo.reset()
+    compiled = torch.compile(lambda x: x.clone() * 2, backend="cudagraphs")
+    for _ in range(3):
+        out = compiled(torch.empty(0, device="cuda"))
+        assert out.is_cuda and out.shape == (0,)
+    torch._dynamo.reset()
+
+
 def test_a_factory_naming_the_device_while_every_mode_is_off_makes_a_device_tensor(torch_cuda: str) -> None:
     x = torch.arange(6.0, device="cuda")
     with _disable_current_modes():
