@@ -31,6 +31,7 @@ from typing import Any
 import torch
 from torch.utils._python_dispatch import TorchDispatchMode
 from torch._ops import HigherOrderOperator
+from torch._subclasses.fake_tensor import FakeTensorMode
 
 from seam.capture_guard import COPY_OPS, check_copy
 from seam.errors import CaptureError, PageableCopyError
@@ -225,6 +226,29 @@ def _has_computed_kernel(name: str, key: str) -> bool:
 
 _fake_mode = torch._C._get_dispatch_mode
 _FAKE = torch._C._TorchDispatchModeKey.FAKE
+#: One entry per ``FakeTensorMode`` entered and not left while the emulation is on: the device mode asks torch whether
+#: a fake mode is on only then, so the common operation pays a list's truth test, not a call.
+_FAKES: list[None] = []
+_fake_enter, _fake_exit = FakeTensorMode.__enter__, FakeTensorMode.__exit__
+
+
+def _entering_fake(self: FakeTensorMode) -> Any:
+    entered = _fake_enter(self)
+    _FAKES.append(None)
+    return entered
+
+
+def _leaving_fake(self: FakeTensorMode, *exc: Any) -> Any:
+    if _FAKES:
+        _FAKES.pop()
+    return _fake_exit(self, *exc)
+
+
+def fake_mode_patches() -> list[tuple[Any, str, Any]]:
+    """What ``emulate_cuda()`` puts in place so that the device mode knows when a fake tensor mode may be on (one left
+    after the emulation ends keeps its entry: the device mode then asks torch at every operation, as before)."""
+    return [(FakeTensorMode, "__enter__", _entering_fake), (FakeTensorMode, "__exit__", _leaving_fake)]
+
 #: The dispatch key set that runs an operation's CUDA kernel (``_made_here``).
 _CUDA_KEYS = torch._C.DispatchKeySet(torch._C.DispatchKey.CUDA)
 #: The dispatch key set whose kernel of a CompositeExplicitAutograd operation is that composite (``_made_here``).
@@ -435,7 +459,7 @@ class DeviceMode(TorchDispatchMode):
 
     def __torch_dispatch__(self, func: Any, types: Any, args: tuple[Any, ...] = (), kwargs: Any = None) -> Any:
         try:
-            if _fake_mode(_FAKE) is not None:
+            if _FAKES and _fake_mode(_FAKE) is not None:
                 # a fake tensor mode is on (code working out shapes; torch runs it after every other mode): it
                 # makes the fakes, on the device where a GPU build's would be (``device_guard.py``)
                 return func(*args, **(kwargs or {}))

@@ -32,7 +32,7 @@ from seam.torch_cuda import (accelerator, addresses, allocator, attention, autoc
                               checkpoints, cuda_bindings, cudnn, device, device_guard, gc_pace, generators, graph_trees, host_cache, in_flight, kinds,
                               legacy_types, memory_history, mempool, pending, routes, runtime_api, scripting, serialization, storages,
                               streams, sync_debug, torch_c, workspaces)
-from seam.torch_cuda.dispatch import DeviceMode
+from seam.torch_cuda.dispatch import DeviceMode, fake_mode_patches
 from seam.torch_cuda.generic import GENERIC_PATCHES
 from seam.torch_cuda.addresses import storage_at
 from seam.torch_cuda.ordinals import ordinal_patches
@@ -148,6 +148,7 @@ def _patches() -> list[tuple[Any, str, Any]]:
     out.extend(legacy_types.patches())
     out.extend(runtime_api.patches())
     out.extend(compiling.patches())
+    out.extend(fake_mode_patches())
     out.extend(graph_trees.patches())
     out.extend(checkpoints.patches())
     out.extend(sync_debug.patches())
