@@ -104,7 +104,9 @@ def set_checkpoint_pool_state(device: Any, state: Checkpoint, stale_storages: Se
         raise RuntimeError(STALE)
     for block in state.blocks:
         owner = block.owner() if block.owner is not None else None
-        key = object() if owner is None or key_of(block.owner) in allocator.active else key_of(block.owner)
+        key = None if owner is None else key_of(block.owner)
+        if key is None or key in allocator.active:
+            key = object()
         allocator.allocate_at(key, block.address, block.size, block.requested, block.small, state.pool_id,
                               block.owner if owner is not None else None)
     for value in storages_to_add_deleters_to:

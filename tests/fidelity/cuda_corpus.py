@@ -2650,8 +2650,7 @@ if len(CLASS) != len(PROGRAMS) or len(_NEW) != len({name for _, name, _ in _NEW}
 def source(name: str, arm: str = "cuda") -> str:
     """The text a child runs for ``name`` on ``arm``."""
     if arm == "emulated":  # on the program's first line, empty (the template's): its lines keep their numbers
-        program = PROGRAMS[name]
-        return ACTIVATE + program if program.startswith("\n") else ACTIVATE + "\n" + program
+        return ACTIVATE + PROGRAMS[name]
     if arm != "cuda":
         raise ValueError(f"unknown arm {arm!r}: cuda or emulated")
     return PROGRAMS[name]
