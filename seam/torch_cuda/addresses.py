@@ -60,12 +60,13 @@ def storage_at(address: int, nbytes: int = 0) -> torch.UntypedStorage | None:
     block, or of a freed block of a private pool (the newest storage last allocated there of ``nbytes`` bytes, else
     the newest that holds them, else the newest: the memory a GPU still has there, which a CUDA graph tree reads
     through the outputs it rebuilds after a replay, with the size their storage had), else a CPU one (device memory
-    the model holds no block for)."""
-    alloc = runtime().allocator
-    alloc.flush()
+    the model holds no block for). The model is read first (``CachingAllocator.read``), so a block only graphs held is
+    free here, as on a GPU, and the tree's output is not rebuilt over it (``pools.gpu_use_count`` tells the tree such
+    an output is dead)."""
+    alloc = runtime().allocator.read()
     block = alloc.block_at(address)
     storage = block.owner() if block is not None and block.owner is not None else None
-    if storage is None and block is None:
+    if storage is None:
         there = alloc.storages_at(address)
         storage = next((s for s in there if s.nbytes() == nbytes),
                        next((s for s in there if s.nbytes() >= nbytes), there[0] if there else None))

@@ -30,7 +30,7 @@ import torch.cuda.streams
 
 from seam.torch_cuda import (accelerator, addresses, allocator, attention, autocast, backward_streams, capture, compiling, ctc,
                               checkpoints, cuda_bindings, cudnn, device, device_guard, gc_pace, generators, graph_trees, host_cache, in_flight, kinds,
-                              legacy_types, memory_history, mempool, pending, routes, runtime_api, scripting, serialization, storages,
+                              legacy_types, memory_history, mempool, pending, pools, routes, runtime_api, scripting, serialization, storages,
                               streams, sync_debug, torch_c, workspaces)
 from seam.torch_cuda.dispatch import DeviceMode, fake_mode_patches
 from seam.torch_cuda.generic import GENERIC_PATCHES
@@ -124,6 +124,7 @@ def _patches() -> list[tuple[Any, str, Any]]:
         (torch._C, "_cuda_record_memory_history_legacy", memory_history.record_memory_history_legacy),
         (torch._C, "_cuda_memorySnapshot", memory_history.memory_snapshot),
         (torch._C, "_cuda_allocationTraceback", memory_history.allocation_traceback),
+        (torch._C, "_storage_Use_Count", pools.gpu_use_count),
     ])
     # What a CUDA build's torch._C has and modules gated on ``torch.backends.cuda.is_built()`` import.
     out.extend((torch._C, name, value) for name, value in (("_cuda_CUDAAllocator_AllocatorState", _AllocatorState),

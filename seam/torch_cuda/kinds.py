@@ -29,6 +29,8 @@ _NO_DELETER = "_seam_no_deleter"
 #: torch's own ``UntypedStorage.data_ptr``: the CPU address, which the book-keeping here is keyed by (under
 #: emulation the method says the allocator model's address: ``addresses.py``).
 _real_ptr = torch._C.StorageBase.data_ptr
+#: torch's own count of a storage's references (the emulation puts a GPU's count under the name: ``pools.py``).
+_use_count = torch._C._storage_Use_Count
 
 
 #: Device storages by address, each held by a plain weak reference: what
@@ -134,7 +136,7 @@ def alias_refs(storage_id: int) -> int:
 def _held_beyond_aliases(storage: torch.UntypedStorage) -> bool:
     """Whether anything but torch's own Python object for it and its aliases refers to ``storage``."""
     refs = alias_refs(id(storage))
-    return refs == 0 or torch._C._storage_Use_Count(storage._cdata) > 1 + refs
+    return refs == 0 or _use_count(storage._cdata) > 1 + refs
 
 
 def storage_at(data_ptr: int) -> torch.UntypedStorage | None:

@@ -148,6 +148,22 @@ def free_graph_held(rt: Any) -> None:
                 rt.allocator.free_held(key)
 
 
+def gpu_use_count(cdata: int) -> int:
+    """``torch._C._storage_Use_Count`` as a GPU counts: a pool block's references held by the pool, by graphs, by the
+    capture it was born in and by its aliases are the emulator's own (a GPU's graph holds no memory), so they do not
+    count. A CUDA graph tree asks it whether an output it holds only weakly still lives
+    (``StorageWeakRefWrapper.expired``): torch's own count said yes where only graphs held the block, which the
+    allocator model had freed, and the tree's pool check (``slow_path_cudagraph_asserts``) refused the next recording
+    ("These storage data ptrs are not allocated in pool ... but should be")."""
+    count = _use_count(cdata)
+    rt = runtime()
+    for pool in rt.pools.values():
+        for storage in pool.blocks:
+            if storage._cdata == cdata:
+                return max(0, count - pool._held(id(storage), _born_in(rt, pool)))
+    return count
+
+
 def _born_in(rt: Any, pool: Pool) -> dict[int, Any]:
     """The buffers born in the open capture of ``pool`` (none when none is open)."""
     capture = next((c for c in rt.captures if c.pool is pool), None)

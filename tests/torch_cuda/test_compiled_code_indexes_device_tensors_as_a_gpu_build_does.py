@@ -96,3 +96,31 @@ def test_a_backend_checked_against_the_graph_on_real_inputs_compiles(torch_cuda:
     assert out.device == torch.device("cuda", 0) and out.tolist() == [6.0, 7.0, 8.0, 9.0]
     torch._dynamo.reset()
 
+
+
+def test_a_graph_trees_outputs_that_only_graphs_hold_are_dead_to_its_pool_check(torch_cuda: str) -> None:
+    """A CUDA graph tree asks torch's use count whether an output it holds weakly still lives; on a GPU a graph holds
+    no memory, so an output only graphs read is dead to it, as the allocator model has freed it. PyTorch's
+    ``test_dead_fill`` under its own test settings (``verify_correctness``, ``slow_path_cudagraph_asserts``) failed
+    the recording after its first: "These storage data ptrs are not allocated in pool ... but should be"."""
+    import torch._inductor.config as inductor_config
+    from torch._dynamo.testing import same
+
+    torch._dynamo.reset()
+
+    def model(x: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+        x = x.clone()
+        y = x[0:0]
+        x.fill_(2)
+        y.fill_(3)
+        return x, y
+
+    def steps(x: torch.Tensor) -> None:  # compiled whole, as the test compiles its loop: a graph break at each check
+        for _ in range(5):
+            rx, ry = model(x)
+            assert same(rx, torch.full((20,), 2.0, device="cuda")) and same(ry, torch.empty(0, device="cuda"))
+
+    with torch._dynamo.config.patch(verify_correctness=True), \
+            inductor_config.patch({"triton.slow_path_cudagraph_asserts": True}):
+        torch.compile(steps, backend="cudagraphs")(torch.empty(20, device="cuda"))
+    torch._dynamo.reset()
