@@ -324,6 +324,8 @@ class CachingAllocator:
         #: The log's own ``append``, bound once: a watched storage's death calls it with its weak reference
         #: (``kinds._watch``; no Python frame runs).
         self.on_death = self.log.append
+        #: Called with a block's address as its storage dies, while torch's GPU trace is on (``trace_frees``).
+        self.free_hook: Callable[[int], None] | None = None
         #: How many allocations were played (a block's ``serial`` is the count at its allocation), skipped cycles
         #: included (``allocator_cycles``).
         self.serial = 0
@@ -368,13 +370,34 @@ class CachingAllocator:
         """What the memory history records of each event's stack (``memory_frames.py``)."""
         self.context, self.stacks = context, stacks
         self._route()
-        # a storage's death records its frames only while frees do (a storage made now keeps this callback)
-        self.on_death = self._death_with_frames if context == "all" else self.log.append
+        self._pick_on_death()
+
+    def trace_frees(self, hook: Callable[[int], None]) -> None:
+        """Call ``hook`` with a device block's address as its storage dies (torch's caching allocator fires the GPU
+        trace's deallocation callbacks as it frees a block), for the storages made from now on."""
+        self.free_hook = hook
+        self._pick_on_death()
+
+    def _pick_on_death(self) -> None:
+        # a storage's death records its frames only while frees do, and tells the trace only while it is on (a storage
+        # made now keeps this callback)
+        traced = self.free_hook is not None
+        self.on_death = self._death_traced if traced else (
+            self._death_with_frames if self.context == "all" else self.log.append)
 
     def _death_with_frames(self, ref: Any) -> None:
         if self.context == "all":
             self.free_frames[id(ref)] = memory_frames.gather(self.stacks, "free")
         self.log.append(ref)
+
+    def _death_traced(self, ref: Any) -> None:
+        # the allocation was played when the trace heard of it (``kinds.said_address``): its block is known without
+        # playing the log here, in a weak reference's callback
+        block = self.active.get(id(ref))
+        last = self.last_address.get(id(ref)) if block is None else None
+        self._death_with_frames(ref)
+        if self.free_hook is not None and (block is not None or last is not None):
+            self.free_hook(block.address if block is not None else last[1])
 
     # -- the hot path: events -------------------------------------------------------------------------
     def note_allocation(self, key: Hashable, nbytes: int, stream: int, pool: tuple[int, int], owner: Any) -> None:

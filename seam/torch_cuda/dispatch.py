@@ -526,7 +526,7 @@ class DeviceMode(TorchDispatchMode):
             rt = runtime()
             per_thread = rt.per_thread
             stream = per_thread.current
-            if rt.sync_debug:  # torch.cuda.set_sync_debug_mode: what a GPU flags is flagged (sync_debug.py)
+            if rt.sync_watch:  # set_sync_debug_mode or the GPU trace: what a GPU flags is flagged (sync_debug.py)
                 sync_debug.check(func, args, kwargs or {})
             if not (rt.in_flight or rt.captures or rt.routes or info.slow) and (
                     not info.blas or (per_thread.blas_ready is stream and per_thread.blas_for is rt.workspaces)):
@@ -633,7 +633,7 @@ class DeviceMode(TorchDispatchMode):
         if info.implicit:  # ``to.dtype_layout`` under inference mode: the ``_to_copy`` it makes is placed below
             return self._made_here(func.decompose, args, kwargs)
         rt = runtime()
-        if rt.sync_debug:
+        if rt.sync_watch:
             sync_debug.check(func, args, kwargs)
         if rt.in_flight:
             in_flight.settle(rt)

@@ -213,6 +213,9 @@ class Runtime:
         self.graphs_debug = False
         #: ``torch.cuda.set_sync_debug_mode``: 0 says nothing, 1 warns, 2 raises on a synchronizing operation.
         self.sync_debug = 0
+        #: Whether the device mode checks each operation for a host synchronization: in sync debug mode or while the
+        #: GPU trace is on (``sync_debug.py``).
+        self.sync_watch = False
 
     def refuse_recorded(self, pool: tuple[int, int], what: str) -> None:
         """CUDA's allocator refuses to record to ``pool`` while an entry of ``routes`` records to it."""
@@ -301,4 +304,6 @@ def activate_gpu_trace() -> None:
 
     rt = runtime()
     rt.gpu_trace = True
+    rt.sync_watch = True
     allocator.allocation_hook = lambda address: rt.fire("MemoryAllocationCallbacks", address)
+    rt.allocator.trace_frees(lambda address: rt.fire("MemoryDeallocationCallbacks", address))

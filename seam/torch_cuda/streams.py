@@ -9,6 +9,7 @@ CUDA's words.
 
 from __future__ import annotations
 
+import ctypes
 import time
 from typing import Any
 
@@ -132,11 +133,17 @@ class Stream(metaclass=_StreamType):
         return time.perf_counter() >= pending.ends(self._id)
 
     def synchronize(self) -> None:
-        sync_debug.flag()  # a host wait: flagged in sync debug mode (torch.cuda.synchronize() is not, as on the GPU)
+        # a host wait: flagged in sync debug mode (torch.cuda.synchronize() is not, as on the GPU), and the GPU trace's
+        # stream synchronization fired, before CUDA is asked (``c10::cuda::stream_synchronize``)
+        sync_debug.flag(self)
         refuse_host_wait("cudaStreamSynchronize", capturing_stream=runtime().capture_of(self._id) is not None)
         in_flight.settle(runtime())
         pending.wait_for(self._id)
-        runtime().fire("StreamSynchronizationCallbacks", self.cuda_stream)
+
+    @property
+    def _as_parameter_(self) -> ctypes.c_void_p:
+        """What ``ctypes`` passes for the stream: its handle, as ``torch.cuda.Stream``'s."""
+        return ctypes.c_void_p(self.cuda_stream)
 
     def __enter__(self) -> "Stream":
         """``with s:``, ``torch.Stream``'s own context protocol (``torch.accelerator`` code writes ``with stream,
@@ -194,11 +201,28 @@ class Event(metaclass=_EventType):
         self.time: float | None = None
         #: When the work queued before it on its stream ends (``pending.py``): it is complete from then on.
         self.done = 0.0
-        runtime().fire("EventCreationCallbacks", self.cuda_event)
+        #: Whether CUDA made the event: at its first record, as torch's ``CUDAEvent`` makes it (the GPU trace's
+        #: creation fires then, and only a made event's deletion fires).
+        self.made = False
+
+    @property
+    def _as_parameter_(self) -> ctypes.c_void_p:
+        """What ``ctypes`` passes for the event: its handle, as ``torch.cuda.Event``'s."""
+        return ctypes.c_void_p(self.cuda_event)
+
+    def __del__(self) -> None:
+        if self.__dict__.get("made"):
+            try:
+                runtime().fire("EventDeletionCallbacks", self.cuda_event)
+            except Exception:  # an interpreter shutting down: nothing left to tell
+                pass
 
     def record(self, stream: Stream | None = None) -> None:
         rt = runtime()
         stream = native(stream) if stream is not None else rt.current_stream()
+        if not self.made:
+            self.made = True
+            rt.fire("EventCreationCallbacks", self.cuda_event)
         capture = rt.capture_of(stream._id)
         self.stream = stream
         if capture is not None:

@@ -12,7 +12,9 @@ direction (``.cpu()``, ``.to("cuda")``, ``torch.tensor(data, device="cuda")``, `
 ``torch.cuda.synchronize()``, ``Event.synchronize()``, queries, the memory figures, ``empty_cache``, random draws,
 sorts, products, a graph's capture and replay.
 
-The device mode calls ``check`` for each device operation while the mode is not 0 (one attribute test otherwise);
+The same places fire the GPU trace's stream synchronization once ``torch._C._activate_gpu_trace()`` was called, as
+torch's C++ does (``flag``). The device mode calls ``check`` for each device operation while the mode is not 0 or the
+trace is on (``Runtime.sync_watch``; one attribute test otherwise);
 ``Tensor.tolist``, printing and ``Stream.synchronize`` read the host without a tensor operation and call ``flag``,
 which says nothing in mode 0.
 """
@@ -49,7 +51,9 @@ def set_mode(mode: Any) -> None:
         raise TypeError(f"invalid argument to set_sync_debug_mode: {type(mode).__name__}")
     if not 0 <= mode <= 2:
         raise RuntimeError("invalid value of debug_mode, expected one of 0,1,2")
-    runtime().sync_debug = mode
+    rt = runtime()
+    rt.sync_debug = mode
+    rt.sync_watch = bool(mode) or rt.gpu_trace
 
 
 def get_mode() -> int:
@@ -57,17 +61,22 @@ def get_mode() -> int:
     return runtime().sync_debug
 
 
-def flag() -> None:
-    """torch's ``warn_or_error_on_sync()``: the mode's warning or error, nothing in mode 0."""
-    mode = runtime().sync_debug
+def flag(stream: Any = None) -> None:
+    """torch's ``warn_or_error_on_sync()``: the mode's warning or error, nothing in mode 0; then, as torch's C++ does
+    at the same places (``c10::cuda::stream_synchronize``, ``memcpy_and_sync``), the GPU trace's stream
+    synchronization of ``stream`` (the current stream when None)."""
+    rt = runtime()
+    mode = rt.sync_debug
     if mode == 2:
         raise RuntimeError(MESSAGE)
     if mode == 1:
         warnings.warn(MESSAGE, UserWarning, stacklevel=3)
+    if rt.gpu_trace:
+        rt.fire("StreamSynchronizationCallbacks", (stream if stream is not None else rt.current_stream()).cuda_stream)
 
 
 def check(func: Any, args: tuple[Any, ...], kwargs: dict[str, Any]) -> None:
-    """Flag ``func(*args, **kwargs)`` if a GPU would (called only while the mode is not 0)."""
+    """Flag ``func(*args, **kwargs)`` if a GPU would (called only while the mode is not 0 or the trace is on)."""
     if func in SYNCING:
         if args and isinstance(args[0], torch.Tensor) and is_device(args[0]):
             flag()
