@@ -193,7 +193,8 @@ class Event(metaclass=_EventType):
         self.blocking = blocking
         self.interprocess = interprocess
         self.external = external
-        self.cuda_event = new_handle()
+        #: Its handle: none (0) until CUDA makes the event, at its first record, as torch's ``CUDAEvent``.
+        self.cuda_event = 0
         #: The stream it was last recorded on, its clock there, and whether inside a capture.
         self.stream: Stream | None = None
         self.clock: tuple[tuple[int, int], ...] = ()
@@ -221,7 +222,7 @@ class Event(metaclass=_EventType):
         rt = runtime()
         stream = native(stream) if stream is not None else rt.current_stream()
         if not self.made:
-            self.made = True
+            self.made, self.cuda_event = True, new_handle()
             rt.fire("EventCreationCallbacks", self.cuda_event)
         capture = rt.capture_of(stream._id)
         self.stream = stream
@@ -239,7 +240,8 @@ class Event(metaclass=_EventType):
     def wait(self, stream: Stream | None = None) -> None:
         rt = runtime()
         stream = native(stream) if stream is not None else rt.current_stream()
-        rt.fire("EventWaitCallbacks", self.cuda_event, stream.cuda_stream)
+        if self.made:  # CUDA waits on, and traces, a made event only
+            rt.fire("EventWaitCallbacks", self.cuda_event, stream.cuda_stream)
         in_flight.settle(rt)  # the waiting stream's next work runs after the replays in flight
         if self.stream is None:
             return  # CUDA: waiting on an event never recorded is a no-op
@@ -272,7 +274,8 @@ class Event(metaclass=_EventType):
         refuse_host_wait("cudaEventSynchronize")
         in_flight.settle(runtime())
         pending.wait_until(self.done)
-        runtime().fire("EventSynchronizationCallbacks", self.cuda_event)
+        if self.made:
+            runtime().fire("EventSynchronizationCallbacks", self.cuda_event)
 
     def elapsed_time(self, end_event: "Event") -> float:
         end_event = native(end_event)
@@ -288,7 +291,7 @@ class Event(metaclass=_EventType):
         raise RuntimeError("seamgate's CUDA emulator has no inter-process events")
 
     def __repr__(self) -> str:
-        return f"<torch.cuda.Event {self.cuda_event:#x}>"
+        return f"<torch.cuda.Event {self.cuda_event:#x}>" if self.cuda_event else "<torch.cuda.Event uninitialized>"
 
 
 class _EventRecordNode(GraphNode):

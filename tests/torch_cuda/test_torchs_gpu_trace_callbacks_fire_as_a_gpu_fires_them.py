@@ -4,7 +4,7 @@ fires each callback where a GPU build fires it, with the same arguments.
 Measured against PyTorch's own ``test/test_cuda_trace.py`` (12 tests) emulated: 7 failed. An event said nothing of
 itself to ``ctypes`` (``Event._as_parameter_``, which the tests read the event's handle through), an event's
 creation fired when the object was made where CUDA makes the event at its first record (and only a made event's
-deletion fires), a device block's free fired nothing, and a synchronizing operation (``nonzero``, ``item()``, a
+deletion fires; its handle is none until then), a device block's free fired nothing, and a synchronizing operation (``nonzero``, ``item()``, a
 blocking copy to the host) fired no stream synchronization, where torch's C++ fires one wherever it warns in sync
 debug mode (``c10::cuda::stream_synchronize``, ``memcpy_and_sync``).
 
@@ -41,8 +41,10 @@ CHILD = textwrap.dedent("""
 
     events = []
     step("Event()", lambda: events.append(torch.cuda.Event()))
-    names[events[0]._as_parameter_.value] = "event"
+    unmade = [events[0]._as_parameter_.value, repr(events[0])]  # CUDA makes the event at its first record
+    step("wait before a record", lambda: events[0].wait())
     step("record", lambda: events[0].record())
+    names[events[0]._as_parameter_.value] = "event"
     step("wait", lambda: events[0].wait())
     step("synchronize the event", lambda: events[0].synchronize())
     step("del the event", lambda: (events.clear(), gc.collect()))
@@ -59,12 +61,16 @@ CHILD = textwrap.dedent("""
     step("synchronize a stream", lambda: side.synchronize())
     step("synchronize the device", lambda: torch.cuda.synchronize())
     # handles and addresses by name, once every one is known
-    print(json.dumps({label: [[names.get(a, a) if isinstance(a, int) else a for a in call] for call in calls]
-                      for label, calls in steps.items()}))
+    steps = {label: [[names.get(a, a) if isinstance(a, int) else a for a in call] for call in calls]
+             for label, calls in steps.items()}
+    steps["unmade"] = unmade
+    print(json.dumps(steps))
 """)
 
 EXPECTED = {
     "Event()": [],
+    "unmade": [None, "<torch.cuda.Event uninitialized>"],
+    "wait before a record": [],
     "record": [["event_creation", "event"], ["event_record", "event", "default stream"]],
     "wait": [["event_wait", "event", "default stream"]],
     "synchronize the event": [["event_synchronization", "event"]],
