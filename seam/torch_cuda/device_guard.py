@@ -18,9 +18,10 @@ A CUDA build registers its own guard (on a machine without a GPU torch's call ab
 there, and nothing where c10's registry or torch's call is not found: tracing then fails as before.
 
 Side effect, for the process: autograd's engine makes one worker thread per device of every registered guard at its
-first backward; a first backward inside the emulation also makes one per device the fake guard counts (8 more threads
-in all with torch 2.13; idle: the emulated device's tensors are CPU tensors to the engine, and its backward runs on the
-calling thread).
+first backward; a first backward inside the emulation also makes one per device the fake guard counts (idle: the
+emulated device's tensors are CPU tensors to the engine, and its backward runs on the calling thread). To count them:
+``len(os.listdir("/proc/self/task"))`` before and after ``(torch.ones(3, device="cuda", requires_grad=True) * 2).sum()
+.backward()`` in a fresh process inside ``emulate_cuda()`` (3 and 11 threads with torch 2.13, session 32).
 """
 
 from __future__ import annotations
