@@ -271,6 +271,8 @@ class CaptureRecorder(CaptureGuard):
         self.graph = EmulatedGraph()
         self._born: dict[int, torch.Tensor] = {}
         self._saved: dict[int, tuple[torch.UntypedStorage, torch.UntypedStorage]] = {}
+        #: Storages made before the capture that serve its new results (``keep_until_replay``): not poisoned.
+        self._kept: set[int] = set()
 
     def __torch_dispatch__(self, func: Any, types: Any, args: tuple[Any, ...] = (), kwargs: Any = None) -> Any:
         kwargs = kwargs or {}
@@ -297,7 +299,8 @@ class CaptureRecorder(CaptureGuard):
             # (writing its arguments again, as CUDA's does) and refreshes them.
             for t in born:
                 self._registry.mark(t, "device")
-                self._born.setdefault(id(t.untyped_storage()), storage_alias(t))
+                if id(t.untyped_storage()) not in self._kept:
+                    self._born.setdefault(id(t.untyped_storage()), storage_alias(t))
             self.graph.ops.append(RecordedOp.functional(func, *self._bake(args, kwargs), _aliases(outputs), timed=ran))
         elif mutated:  # in place or ``out=``: every result is a written argument, rewritten by re-issuing
             self.graph.ops.append(RecordedOp(func, *self._bake(args, kwargs), _aliases(outputs), True))
@@ -321,11 +324,23 @@ class CaptureRecorder(CaptureGuard):
         return tree_map(one, args), tree_map(one, kwargs)
 
     def _save_before_write(self, t: torch.Tensor) -> None:
-        storage = t.untyped_storage()
+        self._save(t.untyped_storage())
+
+    def _save(self, storage: torch.UntypedStorage) -> None:
         key = id(storage)
         if key in self._born or key in self._saved:
             return
         self._saved[key] = (storage, storage.clone())
+
+    def keep_until_replay(self, storage: torch.UntypedStorage) -> None:
+        """``storage``, memory made before the capture and free in it, serves a new result of the capture (the
+        torch.cuda emulation places results where a GPU's allocator does): a GPU runs no kernel while capturing,
+        so that memory keeps what it held until a replay writes it, and the graph may read it first (a backward
+        graph reusing a saved activation's block for its gradient: read at replay, then written). So its contents
+        are given back at the end, as any memory the capture wrote, and it is not poisoned."""
+        self._save(storage)
+        if id(storage) not in self._born:
+            self._kept.add(id(storage))
 
     def finish(self) -> EmulatedGraph:
         """Undo capture-time effects the way real CUDA never had them; return the graph. The writes are the
@@ -338,6 +353,7 @@ class CaptureRecorder(CaptureGuard):
                 _poison(t)
         self._saved.clear()
         self._born.clear()
+        self._kept.clear()
         return self.graph
 
 

@@ -84,7 +84,7 @@ class _PooledKinds:
         if kind == "device" and c.born_kind == "pinned":
             kind = "pinned"  # a device-to-host copy into pinned memory (``to("cpu", non_blocking=True)``)
         if kind == "device":
-            c.pool.place(tensor)
+            c.pool.place(tensor, c.recorder.keep_until_replay)
         REGISTRY.mark(tensor, kind)
 
     @staticmethod

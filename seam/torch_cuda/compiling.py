@@ -6,16 +6,14 @@ code as on a GPU build, with the mode off while it compiles and on again while t
 makes fake tensors; a device tensor's fake says ``cuda:0`` (its ``device`` reads the storage's kind), so the
 traced graph names the device as a GPU build's does.
 
-Except for a device tensor that requires grad (a module's parameters, by default): a CPU-only build of torch aborts
-the whole process (C++ ``terminate``: "PyTorch is not linked with support for cuda devices") when autograd or
-functionalization meets a fake CUDA tensor that requires grad, in torch's own FakeTensorMode outside any emulation
-too. The CUDA device guard the emulation now gives a CPU-only torch (``device_guard.py``) ends the abort, but
-autograd's engine then asks the accelerator for a fake CUDA gradient's stream (``InputBuffer::add``:
-``at::accelerator::getCurrentStream``) and a CPU-only build has none ("Cannot access accelerator device when none is
-available."), and a CUDA build on a machine without a GPU raises "hasPrimaryContext expects a valid device index"
-there instead (torch 2.11.0+cu130). So making such a fake is refused
-(``_from_real_tensor``) with dynamo's ``Unsupported`` that skips the frame: it runs as written, uncompiled, and
-``fullgraph=True`` raises that error, naming the tensor. Engines' weights do not require grad.
+A device tensor that requires grad (a module's parameters, by default) traces too: a CPU-only build of torch once
+aborted the whole process (C++ ``terminate``: "PyTorch is not linked with support for cuda devices") when autograd
+or functionalization met a fake CUDA tensor that requires grad; the CUDA device guard the emulation gives a CPU-only
+torch (``device_guard.py``) ends the abort, and a backward traced on fake device tensors runs with CUDA built
+(``accelerator_hooks.py``: autograd's engine asks the accelerator for a fake gradient's stream). Where torch's hooks
+cannot be reached (``accelerator_hooks.available()`` False), making such a fake is refused (``_from_real_tensor``)
+with dynamo's ``Unsupported`` that skips the frame: it runs as written, uncompiled, and ``fullgraph=True`` raises
+that error, naming the tensor.
 
 A fake tensor mode decides whether a CUDA runtime is there (``avoid_device_init``) from
 ``torch.cuda.is_available()``, which is True here; there is none, so it is told the truth: it must not run a
@@ -51,6 +49,7 @@ import torch
 from torch._subclasses import fake_tensor
 from torch._subclasses.fake_tensor import FakeTensorConverter, FakeTensorMode
 
+from seam.torch_cuda import accelerator_hooks
 from seam.torch_cuda.kinds import is_device
 
 _INDUCTOR = torch._TorchCompileInductorWrapper
@@ -58,14 +57,15 @@ _inductor_call = _INDUCTOR.__call__
 _from_real = FakeTensorConverter.from_real_tensor
 #: What ``fullgraph=True`` says of a device tensor that requires grad (the module docstring says why).
 REQUIRES_GRAD = ("seamgate's CUDA emulator: torch.compile cannot trace a device tensor that requires grad without a "
-                 "GPU (a CPU-only build of torch aborts the process on its fake CUDA tensor in autograd; a CUDA build "
-                 "asks the absent driver for a context); the frame runs uncompiled. Give the tensor "
-                 "requires_grad=False (as engines' weights have) to compile it")
+                 "GPU where torch's CUDA hooks cannot be reached (autograd's engine asks the accelerator for a fake "
+                 "gradient's stream; seam/torch_cuda/accelerator_hooks.py); the frame runs uncompiled. Give the "
+                 "tensor requires_grad=False (as engines' weights have) to compile it")
 
 
 def _from_real_tensor(self: Any, fake_mode: Any, t: torch.Tensor, *args: Any, **kwargs: Any) -> Any:
-    """torch's conversion of a real tensor to a fake one, refused for a device tensor that requires grad."""
-    if t.requires_grad and is_device(t):
+    """torch's conversion of a real tensor to a fake one, refused for a device tensor that requires grad where
+    autograd's engine cannot be told that CUDA is built (``accelerator_hooks.available``)."""
+    if t.requires_grad and is_device(t) and not accelerator_hooks.available():
         from torch._dynamo.exc import Unsupported
 
         message = f"{REQUIRES_GRAD}: {tuple(t.shape)} {t.dtype}"

@@ -29,7 +29,7 @@ import torch.cuda.random
 import torch.cuda.streams
 
 from seam.torch_cuda import (accelerator, addresses, allocator, attention, autocast, backward_streams, capture, compiling, ctc,
-                              checkpoints, cuda_bindings, cudnn, device, device_guard, gc_pace, generators, graph_trees, host_cache, in_flight, kinds,
+                              checkpoints, cuda_bindings, cudnn, device, device_factories, device_guard, gc_pace, generators, graph_trees, host_cache, in_flight, kinds,
                               legacy_types, memory_history, mempool, pending, pools, routes, runtime_api, scripting, serialization, storages,
                               streams, sync_debug, torch_c, workspaces)
 from seam.torch_cuda.dispatch import DeviceMode, fake_mode_patches
@@ -171,12 +171,15 @@ class _Installation:
         self.env: dict[str, str | None] = {}
         #: Takes the CUDA device guard of a CPU-only torch out of c10's registry again (``device_guard.py``).
         self.remove_guard: Callable[[], None] = _noop
+        #: Ends the device factories' kernels at torch's CUDA key (``device_factories.py``).
+        self.remove_factories: Callable[[], None] = _noop
 
     def apply(self) -> None:
         reset()
         runtime_api.reset()
         try:
             self.remove_guard = device_guard.install()
+            self.remove_factories = device_factories.register(self.mode)
             patches = _patches()
             for owner, name, value in patches:
                 self.saved.append((owner, name, owner.__dict__.get(name, _MISSING) if isinstance(owner, type)
@@ -212,6 +215,8 @@ class _Installation:
         cuda_bindings.remove()
         self.remove_guard()
         self.remove_guard = _noop
+        self.remove_factories()
+        self.remove_factories = _noop
         for key, value in self.env.items():
             if value is None:
                 os.environ.pop(key, None)

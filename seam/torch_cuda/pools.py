@@ -84,10 +84,11 @@ class Pool:
     def _held(self, key: int, born: dict[int, Any]) -> int:
         return 1 + graphs_hold(key) + (1 if key in born else 0) + alias_refs(key)
 
-    def place(self, t: torch.Tensor) -> None:
+    def place(self, t: torch.Tensor, keep: Callable[[torch.UntypedStorage], None]) -> None:
         """Serve the memory of ``t`` (just made in a capture of this pool) from the storage last at the address the
         allocator model gives it (the memory a GPU has there), else keep its storage as a new block: a storage lies
-        at one address, so every graph that wrote it writes where a GPU's graph writes."""
+        at one address, so every graph that wrote it writes where a GPU's graph writes. ``keep`` is told of a block
+        served again before ``t``'s capture-time value is written into it (the capture gives back what it held)."""
         own = t.untyped_storage()
         need = own.nbytes()
         rt = runtime()
@@ -97,6 +98,7 @@ class Pool:
                 self._ids.add(id(own))
                 self.blocks.append(own)
             return
+        keep(block)
         ref = block_ref(block)
         note_allocation(rt, key_of(ref), need, ref, played=True)  # where _at_the_models_address just asked
         flat = torch.empty(0, dtype=torch.uint8)
@@ -161,7 +163,31 @@ def gpu_use_count(cdata: int) -> int:
         for storage in pool.blocks:
             if storage._cdata == cdata:
                 return max(0, count - pool._held(id(storage), _born_in(rt, pool)))
-    return count
+    storage = _held_by_graphs(rt, cdata)
+    if storage is None:
+        return count
+    # a storage of no pool that graphs hold (a warm-up's copy of an input that a recorded graph reads): dead once the
+    # model holds no block at its address (``free_default_pool_held`` freed it), whatever took a reference to it since
+    return count if rt.allocator.read().block_at(storage.data_ptr()) is not None else 0
+
+
+def _held_by_graphs(rt: Any, cdata: int) -> torch.UntypedStorage | None:
+    """The live storage ``cdata`` when a graph holds it, else None."""
+    for refs in _all_holds(rt):
+        for ref in refs.storages.values():
+            storage = ref()
+            if storage is not None and storage._cdata == cdata:
+                return storage
+    return None
+
+
+def _freed_when_read(rt: Any, sid: int, storage: torch.UntypedStorage, graph_refs: int, in_pools: set[int]) -> bool:
+    """Whether the model frees ``storage``'s block (of no pool) when read: it is allocated, owned by its storage, and
+    nothing but graphs (``graph_refs`` of them), its aliases and its Python object hold it."""
+    key = model_key(storage)
+    # 1: the Python object of the storage (``storage`` here), as ``Pool._held`` counts the pool's
+    return (key in rt.allocator.active and sid not in in_pools and key not in rt.allocator.ownerless
+            and _use_count(storage._cdata) == 1 + graph_refs + alias_refs(sid))
 
 
 def _born_in(rt: Any, pool: Pool) -> dict[int, Any]:
@@ -187,7 +213,6 @@ def free_default_pool_held(rt: Any) -> None:
     holds = _all_holds(rt)
     if not holds:
         return
-    active = rt.allocator.active
     in_pools = set().union(*(pool._ids for pool in rt.pools.values()))
     total: collections.Counter[int] = collections.Counter()
     for refs in holds:
@@ -195,9 +220,5 @@ def free_default_pool_held(rt: Any) -> None:
     for refs in holds:
         for sid, ref in refs.storages.items():
             storage = ref()
-            key = None if storage is None else model_key(storage)
-            block = active.get(key)
-            # 1: the Python object of the storage (``storage`` here), as ``Pool._held`` counts the pool's
-            if (block is not None and sid not in in_pools and key not in rt.allocator.ownerless
-                    and _use_count(storage._cdata) == 1 + total[sid] + alias_refs(sid)):
-                rt.allocator.free_held(key)
+            if storage is not None and _freed_when_read(rt, sid, storage, total[sid], in_pools):
+                rt.allocator.free_held(model_key(storage))

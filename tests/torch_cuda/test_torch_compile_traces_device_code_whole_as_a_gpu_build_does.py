@@ -141,8 +141,9 @@ def test_dynamo_first_imported_on_the_device_compiles_a_whole_graph(torch_cuda: 
 
 
 def test_a_compiled_module_whose_weights_require_grad_runs_and_backpropagates(torch_cuda: str) -> None:
-    """On a CPU-only torch a fake CUDA tensor that requires grad aborts the process in autograd; the emulation runs
-    such a frame uncompiled instead, so the values and the gradients are the GPU's."""
+    """A module's weights require grad: the frame compiles with its backward, in a fresh process (the first backward
+    there is the traced one), and the values and the gradients are the GPU's
+    (``test_torch_compile_trains_device_tensors_that_require_grad.py`` has the rest)."""
     code = ("import torch\n"
             "torch.manual_seed(0)\n"
             "lin = torch.nn.Linear(4, 3).cuda()\n"
@@ -152,26 +153,6 @@ def test_a_compiled_module_whose_weights_require_grad_runs_and_backpropagates(to
             "eager = lin(x)\n"
             "print(out.device, torch.allclose(out, eager), lin.weight.grad.device, lin.weight.grad.cpu().tolist())\n")
     assert _child(code) == "cuda:0 True cuda:0 " + str([[2.0] * 4] * 3)
-
-
-def test_a_whole_graph_over_a_device_tensor_that_requires_grad_is_refused_in_seamgates_words() -> None:
-    """The emulation's own limit (``seam/torch_cuda/compiling.py``): ``fullgraph=True`` raises dynamo's Unsupported
-    with seamgate's words, where a GPU build compiles (docs/torch-cuda.md, known gaps)."""
-    from torch._dynamo.exc import Unsupported
-
-    from seam.torch_cuda import emulate_cuda
-    from seam.torch_cuda.compiling import REQUIRES_GRAD
-
-    torch._dynamo.reset()
-    with emulate_cuda():
-        w = torch.ones(4, device="cuda", requires_grad=True)
-        refused = "seamgate's CUDA emulator: torch.compile cannot trace a device tensor"
-        with pytest.raises(Unsupported, match=refused) as err:
-            torch.compile(lambda t: t * 2, backend="eager", fullgraph=True)(w)
-        assert f"{REQUIRES_GRAD}: (4,) torch.float32" in str(err.value)  # the whole reason, and the tensor named
-        frozen = torch.ones(4, device="cuda")
-        assert torch.compile(lambda t: t * 2, backend="eager", fullgraph=True)(frozen).device.type == "cuda"
-    torch._dynamo.reset()
 
 
 def test_after_the_emulation_a_whole_graph_on_the_cpu_compiles_with_torchs_own_functions() -> None:

@@ -1,0 +1,51 @@
+"""aten's factories reached on torch's CUDA backend while the device mode is off: they make device tensors.
+
+The device mode places a factory that names the device (``dispatch.DeviceMode._placed``) and a ``torch.*`` factory
+called while every mode is off runs under one (``ordinals.py``). What reaches torch's CUDA backend key is the rest:
+an aten overload called by name while the device mode is off and other modes are on. dynamo compiles with the
+device mode off (``DeviceMode.ignore_compile_internals``), and its ``verify_correctness`` runs the compiled graph on
+copies of the real inputs right there, under aot_autograd's and the cudagraphs backend's own modes: a graph that
+makes a tensor (``torch.ops.aten.zeros.default([3], device=cuda:0)``) reached the CUDA backend of a CPU-only torch,
+which has no kernel ("Could not run 'aten::empty.memory_format' with arguments from the 'CUDA' backend"), where a GPU
+makes the tensor.
+
+So while the emulation is on, each aten operation that takes ``device=`` and has a kernel of its own per backend
+(not a composite one, which ends in these) gets a kernel at the ``CUDA`` key that hands the call to the device mode,
+which places it as any factory (``torch.library``; the registration ends with the emulation). On a CUDA build the
+key has torch's own kernel and is left alone (the emulation there is a GPU build's own on a machine without one: its
+CUDA kernels are not reached through the fake device guard torch sets).
+"""
+
+from __future__ import annotations
+
+from typing import Any, Callable
+
+import torch
+
+#: The overloads that take ``device=`` and have per-backend kernels of their own (the composite factories, ``zeros``,
+#: ``arange``, ``full``, ``randn``..., make their tensors with ``empty``): the quantized ones and ``from_file`` left
+#: out.
+FACTORIES = ("empty.memory_format", "empty_strided", "tril_indices", "triu_indices", "_efficientzerotensor")
+
+
+def _kernel(op: Any, mode: Any) -> Callable[..., Any]:
+    def on_the_device(*args: Any, **kwargs: Any) -> Any:
+        return mode.__torch_dispatch__(op, (), args, kwargs)
+    return on_the_device
+
+
+def register(mode: Any) -> Callable[[], None]:
+    """Give each factory a CUDA kernel that ``mode`` (the device mode) runs, where torch has none; what ends it."""
+    missing = [name for name in FACTORIES
+               if not torch._C._dispatch_has_kernel_for_dispatch_key(f"aten::{name}", "CUDA")]
+    if not missing:
+        return _nothing
+    lib = torch.library.Library("aten", "IMPL")
+    for name in missing:
+        packet, _, overload = name.partition(".")
+        lib.impl(name, _kernel(getattr(getattr(torch.ops.aten, packet), overload or "default"), mode), "CUDA")
+    return lib._destroy
+
+
+def _nothing() -> None:
+    return None
