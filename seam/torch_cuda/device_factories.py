@@ -11,13 +11,15 @@ makes the tensor.
 
 So while the emulation is on, each aten operation that takes ``device=`` and has a kernel of its own per backend
 (not a composite one, which ends in these) gets a kernel at the ``CUDA`` key that hands the call to the device mode,
-which places it as any factory (``torch.library``; the registration ends with the emulation). On a CUDA build the
-key has torch's own kernel and is left alone (the emulation there is a GPU build's own on a machine without one: its
-CUDA kernels are not reached through the fake device guard torch sets).
+which places it as any factory (``torch.library``; the registration ends with the emulation, and torch's own
+kernel, where a CUDA build has one, is the key's again). On a CUDA build on a machine without a GPU, PyPI's default,
+torch's own kernel asks for a driver that is not there ("Found no NVIDIA driver on your system"), so it is replaced
+there too.
 """
 
 from __future__ import annotations
 
+import warnings
 from typing import Any, Callable
 
 import torch
@@ -35,17 +37,11 @@ def _kernel(op: Any, mode: Any) -> Callable[..., Any]:
 
 
 def register(mode: Any) -> Callable[[], None]:
-    """Give each factory a CUDA kernel that ``mode`` (the device mode) runs, where torch has none; what ends it."""
-    missing = [name for name in FACTORIES
-               if not torch._C._dispatch_has_kernel_for_dispatch_key(f"aten::{name}", "CUDA")]
-    if not missing:
-        return _nothing
+    """Give each factory a CUDA kernel that ``mode`` (the device mode) runs; what ends it."""
     lib = torch.library.Library("aten", "IMPL")
-    for name in missing:
-        packet, _, overload = name.partition(".")
-        lib.impl(name, _kernel(getattr(getattr(torch.ops.aten, packet), overload or "default"), mode), "CUDA")
+    with warnings.catch_warnings():  # torch warns of each kernel of its own replaced (a CUDA build's): put back at the end
+        warnings.simplefilter("ignore")
+        for name in FACTORIES:
+            packet, _, overload = name.partition(".")
+            lib.impl(name, _kernel(getattr(getattr(torch.ops.aten, packet), overload or "default"), mode), "CUDA")
     return lib._destroy
-
-
-def _nothing() -> None:
-    return None

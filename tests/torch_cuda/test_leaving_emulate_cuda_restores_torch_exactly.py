@@ -121,3 +121,23 @@ def test_the_cuda_device_guard_a_cpu_only_torch_gets_inside_is_gone_after_the_bl
             assert index_a_fake_cuda_tensor() == [3]
         with pytest.raises(RuntimeError, match="PyTorch is not linked with support for cuda devices"):
             index_a_fake_cuda_tensor()
+
+
+def test_the_factories_kernels_at_torchs_cuda_key_are_torchs_own_again_after_the_block() -> None:
+    """Inside, an aten factory reached on torch's CUDA key while every mode is off makes a device tensor
+    (``seam/torch_cuda/device_factories.py``); after the block the key has what it had before (no kernel on a CPU-only
+    build, torch's own on a CUDA one), twice over."""
+    from torch.utils._python_dispatch import _disable_current_modes
+
+    def cuda_kernels() -> list[bool]:
+        return [torch._C._dispatch_has_kernel_for_dispatch_key(f"aten::{name}", "CUDA")
+                for name in ("empty.memory_format", "empty_strided", "tril_indices", "triu_indices")]
+
+    before = cuda_kernels()
+    for _ in range(2):
+        with emulate_cuda():
+            assert all(cuda_kernels())
+            with _disable_current_modes():
+                made = torch.ops.aten.empty.memory_format([3], device=torch.device("cuda", 0))
+            assert made.is_cuda and made.shape == (3,)
+        assert cuda_kernels() == before
