@@ -395,6 +395,8 @@ class CachingAllocator:
         # playing the log here, in a weak reference's callback
         block = self.active.get(id(ref))
         last = self.last_address.get(id(ref)) if block is None else None
+        if last is not None and last[0] is not ref:  # an id reused after another block's owner died
+            last = None
         self._death_with_frames(ref)
         if self.free_hook is not None and (block is not None or last is not None):
             self.free_hook(block.address if block is not None else last[1])

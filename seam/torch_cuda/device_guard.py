@@ -27,6 +27,7 @@ emulated device's tensors are CPU tensors to the engine, and its backward runs o
 from __future__ import annotations
 
 import ctypes
+import functools
 import threading
 from pathlib import Path
 from typing import Any, Callable
@@ -45,8 +46,10 @@ _lock = threading.Lock()
 _fake: int | None = 0
 
 
+@functools.cache
 def _registry() -> Any:
-    """c10's registry as a ctypes array of its first ``SLOTS`` slots, or None where it is not found."""
+    """c10's registry as a ctypes array of its first ``SLOTS`` slots, or None where it is not found (looked up once:
+    each ``emulate_cuda()`` entry asks)."""
     library = Path(torch.__file__).resolve().parent / "lib" / "libc10.so"
     try:
         return (ctypes.c_void_p * SLOTS).in_dll(ctypes.CDLL(str(library)), REGISTRY)

@@ -92,3 +92,23 @@ def test_each_gpu_trace_callback_fires_where_a_gpu_build_fires_it(torch_cuda: st
     assert done.returncode == 0, f"the child failed with {done.returncode}: {done.stderr[-3000:]}"
     steps = json.loads(done.stdout.strip().splitlines()[-1])
     assert {label: steps.get(label) for label in EXPECTED} == EXPECTED
+
+
+def test_a_death_whose_id_another_owner_had_fires_no_free_of_that_owners_address() -> None:
+    """The trace hears a block's free as its owner dies (``CachingAllocator._death_traced``); an owner of no live block
+    whose ``id`` a dead owner of a freed private-pool block had is not that owner: no deallocation fires for it."""
+    from seam.torch_cuda.allocator import CachingAllocator
+
+    class Owner:
+        pass
+
+    allocator = CachingAllocator()
+    freed: list[int] = []
+    allocator.trace_frees(freed.append)
+    earlier, now = Owner(), Owner()
+    allocator.last_address[id(now)] = (earlier, 0x7F0000000200)  # as if ``earlier`` had died and ``now`` took its id
+    allocator._death_traced(now)
+    assert freed == []
+    allocator.last_address[id(now)] = (now, 0x7F0000000400)
+    allocator._death_traced(now)
+    assert freed == [0x7F0000000400]
