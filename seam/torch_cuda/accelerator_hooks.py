@@ -21,8 +21,9 @@ Found through ``ctypes``: ``at::detail::getCUDAHooks`` in libtorch_cpu; the obje
 type name (``at::CUDAHooksInterface`` on a CPU-only build, ``at::cuda::detail::CUDAHooks`` on a CUDA one), and the
 two entries' places (2 and 4, after the two destructors: ``AcceleratorHooksInterface`` declares ``isBuilt``,
 ``isAvailable``, ``hasPrimaryContext`` first) are those of torch 2.11 to 2.13, the versions measured. Where any of
-it is not found, or the hooks say a GPU is there (``isAvailable``), nothing is replaced and ``available()`` is
-False: compiling a device tensor that requires grad is then refused, as before (``compiling.py``).
+it is not found, nothing is replaced and ``available()`` is False: compiling a device tensor that requires grad is
+then refused, as before (``compiling.py``). Where the hooks say a GPU is there (``isAvailable``: the emulated arm on a
+GPU machine), torch's own hooks already answer as a GPU build does: nothing is replaced, and ``available()`` is True.
 """
 
 from __future__ import annotations
@@ -71,7 +72,10 @@ class _Hooks:
 
 
 _lock = threading.Lock()
-_found: list[_Hooks | None] = []
+#: What ``_find`` found, once: the hooks to swap, ``TORCHS_OWN`` (a GPU is there), or None (not reachable).
+_found: list[Any] = []
+#: A GPU is there: torch's hooks say CUDA is built and the device has a context, as they must.
+TORCHS_OWN = "torch's own hooks"
 
 
 def _class_name(table: int) -> bytes:
@@ -80,7 +84,7 @@ def _class_name(table: int) -> bytes:
     return ctypes.string_at(name) if name else b""
 
 
-def _find() -> _Hooks | None:
+def _find() -> Any:
     if tuple(int(p) for p in torch.__version__.split(".")[:2]) < MEASURED[0]:
         return None
     try:
@@ -95,20 +99,26 @@ def _find() -> _Hooks | None:
     if not own or _class_name(own).lstrip(b"*") not in HOOK_CLASSES:
         return None
     if ctypes.cast((ctypes.c_void_p * ENTRIES).from_address(own)[IS_AVAILABLE], _BOOL_OF_THIS)(hooks):
-        return None  # a GPU is there: torch's hooks are right as they are
+        return TORCHS_OWN  # a GPU is there: torch's hooks are right as they are
     return _Hooks(pointer, own)
 
 
-def _hooks() -> _Hooks | None:
+def _state() -> Any:
     with _lock:
         if not _found:
             _found.append(_find())
         return _found[0]
 
 
+def _hooks() -> _Hooks | None:
+    """The hooks to swap, where a CPU-only build or a CUDA build without a GPU needs it; else None."""
+    found = _state()
+    return found if isinstance(found, _Hooks) else None
+
+
 def available() -> bool:
-    """Whether the engine can be told that CUDA is built (the module docstring says when it cannot)."""
-    return _hooks() is not None
+    """Whether autograd's engine sees CUDA built while it traces (swapped in, or torch's own with a GPU there)."""
+    return _state() is not None
 
 
 @contextmanager
