@@ -156,7 +156,10 @@ def gpu_use_count(cdata: int) -> int:
     count. A CUDA graph tree asks it whether an output it holds only weakly still lives
     (``StorageWeakRefWrapper.expired``): torch's own count said yes where only graphs held the block, which the
     allocator model had freed, and the tree's pool check (``slow_path_cudagraph_asserts``) refused the next recording
-    ("These storage data ptrs are not allocated in pool ... but should be")."""
+    ("These storage data ptrs are not allocated in pool ... but should be"). A storage of no pool that graphs hold
+    (the tree's copy of an input that only a recorded graph reads, a training step's saved input) counts dead once
+    the model holds no block at its address (read by the storage's own key instead, two graph-tree tests failed:
+    the model held a block at that address under another key, and the tree counted it dead; session 33)."""
     count = _use_count(cdata)
     rt = runtime()
     for pool in rt.pools.values():
