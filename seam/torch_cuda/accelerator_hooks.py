@@ -44,7 +44,8 @@ HOOK_CLASSES = (b"N2at18CUDAHooksInterfaceE", b"N2at4cuda6detail9CUDAHooksE")
 IS_BUILT, IS_AVAILABLE, HAS_PRIMARY_CONTEXT = 2, 3, 4
 #: Entries copied: more than either class declares (the copy past the end is never called).
 ENTRIES = 128
-#: The torch versions whose ``AcceleratorHooksInterface`` was read for the places above.
+#: The torch versions whose ``AcceleratorHooksInterface`` was read for the places above. Only the first bounds
+#: ``_find``: a newer torch is trusted to keep the places unmeasured (a moved slot would call the wrong function).
 MEASURED = ((2, 11), (2, 13))
 
 _BOOL_OF_THIS = ctypes.CFUNCTYPE(ctypes.c_bool, ctypes.c_void_p)
