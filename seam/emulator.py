@@ -288,7 +288,7 @@ class CaptureRecorder(CaptureGuard):
             return func(*args, **kwargs)
         mutated = _mutated_args(func, args, kwargs)
         for t in mutated:
-            self._save_before_write(t)
+            self._save(t.untyped_storage())
         result, ran = _run_at_capture(func, args, kwargs)
         self._on_op()
         outputs = [t for t in tree_leaves(result) if isinstance(t, torch.Tensor)]
@@ -322,9 +322,6 @@ class CaptureRecorder(CaptureGuard):
                 return value.detach().clone()
             return storage_alias(value)
         return tree_map(one, args), tree_map(one, kwargs)
-
-    def _save_before_write(self, t: torch.Tensor) -> None:
-        self._save(t.untyped_storage())
 
     def _save(self, storage: torch.UntypedStorage) -> None:
         key = id(storage)

@@ -31,10 +31,11 @@ from __future__ import annotations
 import ctypes
 import threading
 from contextlib import contextmanager
-from pathlib import Path
 from typing import Any, Iterator
 
 import torch
+
+from seam.torch_cuda.device_guard import torch_library
 
 #: ``at::detail::getCUDAHooks()``.
 GET_HOOKS = "_ZN2at6detail12getCUDAHooksEv"
@@ -89,8 +90,7 @@ def _find() -> Any:
     if tuple(int(p) for p in torch.__version__.split(".")[:2]) < MEASURED[0]:
         return None
     try:
-        library = ctypes.CDLL(str(Path(torch.__file__).resolve().parent / "lib" / "libtorch_cpu.so"))
-        get = getattr(library, GET_HOOKS)
+        get = getattr(torch_library("libtorch_cpu.so"), GET_HOOKS)
     except (OSError, AttributeError):
         return None
     get.restype = ctypes.c_void_p
@@ -139,8 +139,3 @@ def cuda_is_built() -> Iterator[None]:
             hooks.users -= 1
             if not hooks.users:
                 hooks.pointer.value = hooks.own
-
-
-def tracing_fakes() -> bool:
-    """Whether a fake tensor mode is on (torch.compile tracing): a backward now runs on fake device tensors."""
-    return torch._C._get_dispatch_mode(torch._C._TorchDispatchModeKey.FAKE) is not None

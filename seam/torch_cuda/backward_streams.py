@@ -31,7 +31,7 @@ import torch
 import torch.autograd
 import torch.autograd.graph
 
-from seam.torch_cuda import accelerator_hooks
+from seam.torch_cuda import accelerator_hooks, tensor_methods
 from seam.torch_cuda.runtime import runtime
 
 #: torch's own, taken before any emulation replaces the names.
@@ -178,7 +178,7 @@ def _roots(t_outputs: Any) -> list[Any]:
 def run_backward(t_outputs: Any, *args: Any, **kwargs: Any) -> Any:
     """torch's ``_engine_run_backward`` with each node on its forward's stream (above); a backward of fake tensors
     (torch.compile tracing a training step) runs with CUDA built (``accelerator_hooks.py``)."""
-    if accelerator_hooks.tracing_fakes():
+    if tensor_methods.faking():
         with accelerator_hooks.cuda_is_built():
             return _run_backward(t_outputs, *args, **kwargs)
     return _run_backward(t_outputs, *args, **kwargs)

@@ -47,12 +47,17 @@ _fake: int | None = 0
 
 
 @functools.cache
+def torch_library(name: str) -> ctypes.CDLL:
+    """One of torch's own shared libraries (``lib/`` beside its package), opened once; OSError where it is not."""
+    return ctypes.CDLL(str(Path(torch.__file__).resolve().parent / "lib" / name))
+
+
+@functools.cache
 def _registry() -> Any:
     """c10's registry as a ctypes array of its first ``SLOTS`` slots, or None where it is not found (looked up once:
     each ``emulate_cuda()`` entry asks)."""
-    library = Path(torch.__file__).resolve().parent / "lib" / "libc10.so"
     try:
-        return (ctypes.c_void_p * SLOTS).in_dll(ctypes.CDLL(str(library)), REGISTRY)
+        return (ctypes.c_void_p * SLOTS).in_dll(torch_library("libc10.so"), REGISTRY)
     except (OSError, ValueError, AttributeError):
         return None
 

@@ -207,7 +207,7 @@ def record_stream(self: torch.Tensor, stream: Any) -> None:
     note(self, stream)
 
 
-def _faking() -> bool:
+def faking() -> bool:
     """A FakeTensorMode is on (torch.compile tracing): its tensors model any device on meta storage, a CUDA
     one too, and it makes them from torch's own functions given ``device="cuda"`` as on a GPU build."""
     return torch._C._get_dispatch_mode(_FAKE) is not None
@@ -216,7 +216,7 @@ def _faking() -> bool:
 def tensor(data: Any, *, dtype: Any = None, device: Any = None, requires_grad: bool = False,
            pin_memory: bool = False) -> torch.Tensor:
     """``torch.tensor``: data goes to the device as a pageable host-to-device copy (refused in capture)."""
-    if _faking():
+    if faking():
         return _orig_tensor(data, dtype=dtype, device=device, requires_grad=requires_grad, pin_memory=pin_memory)
     host = _orig_tensor(data, dtype=dtype, device=None if device is None or _on_device(device) else device)
     if pin_memory:
@@ -226,7 +226,7 @@ def tensor(data: Any, *, dtype: Any = None, device: Any = None, requires_grad: b
 
 
 def as_tensor(data: Any, dtype: Any = None, device: Any = None) -> torch.Tensor:
-    if _faking():
+    if faking():
         return _orig_as_tensor(data, dtype=dtype, device=device)
     if isinstance(data, torch.Tensor):
         return to(data, device=device, dtype=dtype) if (device is not None or dtype is not None) else data
