@@ -3,8 +3,9 @@
 The cudagraphs backend, the loss returned and backward called outside the compiled function, four models.
 
 Run on a GPU as it is; emulated with ``SEAM_EMULATE_CUDA=1 PYTHONPATH=seam/torch_cuda/autostart:.``. Session 33: on
-the H200 all four models give 4 steps of eager's gradients; emulated, ``matmul`` stops at the tree's recording (the
-compile-time run, with the device mode off, made no cuBLAS handle in the model: docs/torch-cuda.md).
+the H200 all four models give 4 steps of eager's gradients; emulated, ``matmul`` stopped at the tree's recording (the
+compile-time run, with the device mode off, made no cuBLAS handle in the model); since session 34 all four do
+(``seam/torch_cuda/compile_time_runs.py``, docs/torch-cuda.md).
 
     python scripts/verify_correctness_probe.py [--trace] {sum,mean,factory,matmul}
 """

@@ -43,8 +43,12 @@ GET_HOOKS = "_ZN2at6detail12getCUDAHooksEv"
 HOOK_CLASSES = (b"N2at18CUDAHooksInterfaceE", b"N2at4cuda6detail9CUDAHooksE")
 #: Places in the virtual table (after the complete and the deleting destructor).
 IS_BUILT, IS_AVAILABLE, HAS_PRIMARY_CONTEXT = 2, 3, 4
-#: Entries copied: more than either class declares (the copy past the end is never called).
-ENTRIES = 128
+#: The interface's virtual table, which libtorch_cpu exports (a CUDA build's ``CUDAHooks`` table is not exported; it
+#: overrides the interface's functions, and every call through ``getCUDAHooks()`` is to one of those).
+INTERFACE_TABLE = "_ZTVN2at18CUDAHooksInterfaceE"
+#: ``dladdr1``'s request for the symbol's ELF entry (glibc's ``RTLD_DL_SYMENT``).
+_RTLD_DL_SYMENT = 1
+_POINTER = ctypes.sizeof(ctypes.c_void_p)
 #: The torch versions whose ``AcceleratorHooksInterface`` was read for the places above. Only the first bounds
 #: ``_find``: a newer torch is trusted to keep the places unmeasured (a moved slot would call the wrong function).
 MEASURED = ((2, 11), (2, 13))
@@ -61,13 +65,39 @@ def _has_primary_context(this: int, index: int) -> bool:
     return index == 0
 
 
+class _DlInfo(ctypes.Structure):
+    _fields_ = [("dli_fname", ctypes.c_char_p), ("dli_fbase", ctypes.c_void_p), ("dli_sname", ctypes.c_char_p),
+                ("dli_saddr", ctypes.c_void_p)]
+
+
+class _Elf64Sym(ctypes.Structure):
+    _fields_ = [("st_name", ctypes.c_uint32), ("st_info", ctypes.c_ubyte), ("st_other", ctypes.c_ubyte),
+                ("st_shndx", ctypes.c_uint16), ("st_value", ctypes.c_uint64), ("st_size", ctypes.c_uint64)]
+
+
+def _functions_of_the_interface(lib: Any) -> int | None:
+    """How many virtual functions the interface has: its exported table's size (its ELF symbol's, which glibc's
+    ``dladdr1`` hands back) less the offset to the top and the type's information that come first; None where the
+    table or ``dladdr1`` is not there (then the hooks are not swapped)."""
+    try:
+        address = ctypes.addressof(ctypes.c_void_p.in_dll(lib, INTERFACE_TABLE))
+        dladdr1 = ctypes.CDLL(None).dladdr1
+    except (OSError, ValueError, AttributeError):
+        return None
+    dladdr1.argtypes = [ctypes.c_void_p, ctypes.POINTER(_DlInfo), ctypes.POINTER(ctypes.c_void_p), ctypes.c_int]
+    info, entry = _DlInfo(), ctypes.c_void_p()
+    if not dladdr1(address, ctypes.byref(info), ctypes.byref(entry), _RTLD_DL_SYMENT) or not entry.value:
+        return None
+    return _Elf64Sym.from_address(entry.value).st_size // _POINTER - 2
+
+
 class _Hooks:
     """The hooks object's table pointer, its own table's address, and the copy that says CUDA is built."""
 
-    def __init__(self, pointer: Any, own: int) -> None:
+    def __init__(self, pointer: Any, own: int, functions: int) -> None:
         self.pointer, self.own = pointer, own
         self.callbacks = (_BOOL_OF_THIS(_built), _BOOL_OF_INDEX(_has_primary_context))
-        self.table = (ctypes.c_void_p * ENTRIES)(*(ctypes.c_void_p * ENTRIES).from_address(own))
+        self.table = (ctypes.c_void_p * functions)(*(ctypes.c_void_p * functions).from_address(own))
         self.table[IS_BUILT] = ctypes.cast(self.callbacks[0], ctypes.c_void_p).value
         self.table[HAS_PRIMARY_CONTEXT] = ctypes.cast(self.callbacks[1], ctypes.c_void_p).value
         self.users = 0
@@ -81,8 +111,8 @@ TORCHS_OWN = "torch's own hooks"
 
 
 def _class_name(table: int) -> bytes:
-    typeinfo = ctypes.c_void_p.from_address(table - ctypes.sizeof(ctypes.c_void_p)).value
-    name = ctypes.c_void_p.from_address(typeinfo + ctypes.sizeof(ctypes.c_void_p)).value if typeinfo else None
+    typeinfo = ctypes.c_void_p.from_address(table - _POINTER).value
+    name = ctypes.c_void_p.from_address(typeinfo + _POINTER).value if typeinfo else None
     return ctypes.string_at(name) if name else b""
 
 
@@ -90,18 +120,20 @@ def _find() -> Any:
     if tuple(int(p) for p in torch.__version__.split(".")[:2]) < MEASURED[0]:
         return None
     try:
-        get = getattr(torch_library("libtorch_cpu.so"), GET_HOOKS)
+        lib = torch_library("libtorch_cpu.so")
+        get = getattr(lib, GET_HOOKS)
     except (OSError, AttributeError):
         return None
     get.restype = ctypes.c_void_p
     hooks = get()
     pointer = ctypes.c_void_p.from_address(hooks)
     own = pointer.value
-    if not own or _class_name(own).lstrip(b"*") not in HOOK_CLASSES:
+    functions = _functions_of_the_interface(lib)
+    if not own or _class_name(own).lstrip(b"*") not in HOOK_CLASSES or (functions or 0) <= HAS_PRIMARY_CONTEXT:
         return None
-    if ctypes.cast((ctypes.c_void_p * ENTRIES).from_address(own)[IS_AVAILABLE], _BOOL_OF_THIS)(hooks):
+    if ctypes.cast(ctypes.c_void_p.from_address(own + IS_AVAILABLE * _POINTER).value, _BOOL_OF_THIS)(hooks):
         return TORCHS_OWN  # a GPU is there: torch's hooks are right as they are
-    return _Hooks(pointer, own)
+    return _Hooks(pointer, own, functions)
 
 
 def _state() -> Any:

@@ -2,12 +2,11 @@
 
 The device mode places a factory that names the device (``dispatch.DeviceMode._placed``) and a ``torch.*`` factory
 called while every mode is off runs under one (``ordinals.py``). What reaches torch's CUDA backend key is the rest:
-an aten overload called by name while the device mode is off and other modes are on. dynamo compiles with the
-device mode off (``DeviceMode.ignore_compile_internals``), and its ``verify_correctness`` runs the compiled graph on
-copies of the real inputs right there, under aot_autograd's and the cudagraphs backend's own modes: a graph that
-makes a tensor (``torch.ops.aten.zeros.default([3], device=cuda:0)``) reached the CUDA backend of a CPU-only torch,
-which has no kernel ("Could not run 'aten::empty.memory_format' with arguments from the 'CUDA' backend"), where a GPU
-makes the tensor.
+an aten overload called by name on the device while the device mode is off (``torch.ops.aten.empty.memory_format(
+[3], device=cuda:0)`` under ``_disable_current_modes``), which a CPU-only torch has
+no kernel for ("Could not run 'aten::empty.memory_format' with arguments from the 'CUDA' backend"), where a GPU makes
+the tensor. (dynamo's ``verify_correctness`` once reached it so, running a compiled graph at compile time with every
+mode off; that run is device work under the device mode since session 34: ``compile_time_runs.py``.)
 
 So while the emulation is on, each aten operation that takes ``device=`` and has a kernel of its own per backend
 (not a composite one, which ends in these) gets a kernel at the ``CUDA`` key that hands the call to the device mode,

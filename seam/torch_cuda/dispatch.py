@@ -24,6 +24,7 @@ from __future__ import annotations
 
 import functools
 import os
+import sys
 import threading
 import weakref
 from typing import Any
@@ -641,7 +642,8 @@ class DeviceMode(TorchDispatchMode):
         device = kwargs.get("device")
         if device is not None:
             target = "device" if _is_cuda(device) else "host"
-            if target == "host" and func is _TO_COPY and not rt.per_thread.host_copy and is_device(args[0]):
+            if (target == "host" and func is _TO_COPY and not rt.per_thread.host_copy and is_device(args[0])
+                    and not _to_copy_named_by_python()):
                 # torch's C++ converting with the tensor's own options (``softmax(dtype=)``): the CPU named is
                 # where the emulated memory lives, and on a GPU the result stays on the device
                 target = "device"
@@ -756,7 +758,28 @@ class DeviceMode(TorchDispatchMode):
         return func(*args, **kwargs)
 
 
+#: ``_to_copy`` called by name from Python: the overload (as an FX graph calls it) or its packet.
+_BY_NAME = frozenset(call.__code__ for call in (torch._ops.OpOverload.__call__, torch._ops.OpOverloadPacket.__call__))
+
+
+def _to_copy_named_by_python() -> bool:
+    """Whether the ``_to_copy`` the device mode places was called by name from Python (``torch.ops.aten._to_copy.
+    default(x, ..., device=cpu)``: an AOTAutograd graph's ``x.cpu()``), so the CPU it names is the host, as on a GPU;
+    torch's C++ converting inside another operation with the tensor's own options names the CPU where the emulated
+    memory lives. Read from the frames above the device mode's own (only for a device tensor's ``_to_copy`` to the
+    CPU that no ``Tensor.to`` of the emulation made)."""
+    frame = sys._getframe(1)
+    while frame is not None and frame.f_code in _OWN_FRAMES:
+        frame = frame.f_back
+    if frame is None or frame.f_code not in _BY_NAME:
+        return False
+    called = frame.f_locals.get("self")
+    return called is _TO_COPY or called is aten._to_copy
+
+
 # torch wraps a mode's ``__torch_dispatch__`` to keep dynamo out at class creation; this mode runs
 # on every operation of an emulated session, and nothing in it is traced, so it is called as is.
 DeviceMode.__torch_dispatch__ = getattr(DeviceMode.__torch_dispatch__, "__wrapped__",  # type: ignore[method-assign]
                                         DeviceMode.__torch_dispatch__)
+#: The device mode's frames between an operation's caller and ``_placed``.
+_OWN_FRAMES = frozenset({DeviceMode.__torch_dispatch__.__code__, DeviceMode._placed.__code__})

@@ -19,7 +19,7 @@ import functools
 import os
 import threading
 from pathlib import Path
-from typing import Any, Callable, Iterator, Mapping, TypeVar
+from typing import Any, Callable, Iterator, Mapping, Sequence, TypeVar
 
 import torch
 import torch.backends.cuda
@@ -28,9 +28,9 @@ import torch.cuda.memory
 import torch.cuda.random
 import torch.cuda.streams
 
-from seam.torch_cuda import (accelerator, addresses, allocator, attention, autocast, backward_streams, capture, compiling, ctc,
+from seam.torch_cuda import (accelerator, addresses, allocator, attention, autocast, backward_streams, capture, compile_time_runs, compiling, ctc,
                               checkpoints, cuda_bindings, cudnn, device, device_factories, device_guard, gc_pace, generators, graph_trees, host_cache, in_flight, kinds,
-                              legacy_types, memory_history, mempool, pending, pools, routes, runtime_api, scripting, serialization, storages,
+                              legacy_types, memory_history, mempool, on_import, pending, pools, routes, runtime_api, scripting, serialization, storages,
                               streams, sync_debug, torch_c, workspaces)
 from seam.torch_cuda.dispatch import DeviceMode, fake_mode_patches
 from seam.torch_cuda.generic import GENERIC_PATCHES
@@ -181,19 +181,25 @@ class _Installation:
             self.remove_guard = device_guard.install()
             self.remove_factories = device_factories.register(self.mode)
             patches = _patches()
-            for owner, name, value in patches:
-                self.saved.append((owner, name, owner.__dict__.get(name, _MISSING) if isinstance(owner, type)
-                                   else getattr(owner, name, _MISSING)))
-                setattr(owner, name, value)
-            compiling.run_as_written(value for _, _, value in patches)
+            self.replace(patches)
             self.scripted = scripting.register((saved, value) for (_, _, saved), (_, _, value) in zip(self.saved, patches))
             self._set_env()
             compiling.forget_what_dynamo_looked_up()
             cuda_bindings.install()  # ``import cuda.bindings.runtime`` finds the stand-in, installed package or not
+            # replacements in modules the emulation does not import itself, made as they are imported
+            on_import.watch(compile_time_runs.patches(self.mode), self.replace)
             self.mode.__enter__()
         except BaseException:
             self.restore_names()
             raise
+
+    def replace(self, patches: Sequence[tuple[Any, str, Any]]) -> None:
+        """Put each replacement in place, keeping the value it replaces (or that there was none)."""
+        for owner, name, value in patches:
+            self.saved.append((owner, name, owner.__dict__.get(name, _MISSING) if isinstance(owner, type)
+                               else getattr(owner, name, _MISSING)))
+            setattr(owner, name, value)
+        compiling.run_as_written(value for _, _, value in patches)
 
     def _set_env(self) -> None:
         for key in (ENV, "PYTHONPATH"):
@@ -202,6 +208,7 @@ class _Installation:
         os.environ["PYTHONPATH"] = _hooked(self.env["PYTHONPATH"])
 
     def restore_names(self) -> None:
+        on_import.stop()
         for owner, name, value in reversed(self.saved):
             if value is _MISSING:
                 if name in (owner.__dict__ if isinstance(owner, type) else vars(owner)):

@@ -10,7 +10,8 @@ traces (``seam/torch_cuda/accelerator_hooks.py``) every such frame was refused a
 Two more rules that file needed, each a GPU's behaviour:
 - dynamo's ``verify_correctness`` runs a compiled graph while the device mode is off, and a graph that makes a tensor
   on the device (``aten.zeros(..., device=cuda:0)``) reached a CPU-only torch's empty CUDA backend
-  (``seam/torch_cuda/device_factories.py``);
+  (``seam/torch_cuda/device_factories.py``; since session 34 that run is device work under the device mode:
+  ``seam/torch_cuda/compile_time_runs.py``);
 - a CUDA graph tree weakly holds a warm-up's copy of an input that only a recorded graph reads; on a GPU a graph holds
   no memory, so the copy is dead once nothing else holds it, and the tree's check of its pool must agree
   (``pools.gpu_use_count``; before: "These storage data ptrs are not allocated in pool ... but should be").
@@ -179,3 +180,23 @@ def test_cpp_sees_cuda_built_only_while_a_traced_backward_runs() -> None:
     torch._dynamo.reset()
     assert inside == [torch.device("cuda")]  # the one traced backward, with CUDA the accelerator
     assert torch._C._accelerator_getAccelerator() == before
+
+
+def test_the_swapped_table_is_the_interfaces_own_length_with_two_entries_changed() -> None:
+    """The copy is as long as ``CUDAHooksInterface``'s table, read from its exported symbol's size (it once copied
+    128 entries, past the end of a table of about 48), and differs from torch's own in ``isBuilt`` and
+    ``hasPrimaryContext`` alone."""
+    import ctypes
+
+    from seam.torch_cuda import accelerator_hooks
+    from seam.torch_cuda.device_guard import torch_library
+
+    hooks = accelerator_hooks._hooks()
+    if hooks is None:
+        pytest.skip("nothing is swapped here: a GPU is there (torch's own hooks answer), or a torch older than measured")
+    functions = accelerator_hooks._functions_of_the_interface(torch_library("libtorch_cpu.so"))
+    assert functions is not None and accelerator_hooks.HAS_PRIMARY_CONTEXT < functions < 128
+    assert len(hooks.table) == functions
+    own = (ctypes.c_void_p * functions).from_address(hooks.own)
+    changed = [i for i in range(functions) if own[i] != hooks.table[i]]
+    assert changed == [accelerator_hooks.IS_BUILT, accelerator_hooks.HAS_PRIMARY_CONTEXT]
