@@ -24,9 +24,9 @@ import torch._dynamo.output_graph
 
 from seam.cuda_backend import end_generator_capture
 from seam.torch_cuda import emulate_cuda, on_import
+from tests.torch_cuda.training_steps import train
 
 ROOT = Path(__file__).resolve().parents[2]
-STEPS = 4
 #: The models of ``scripts/verify_correctness_probe.py``.
 MODELS: dict[str, Callable[[torch.Tensor, torch.Tensor], torch.Tensor]] = {
     "sum": lambda x, y: ((x + y) * y).sum(),
@@ -37,17 +37,9 @@ MODELS: dict[str, Callable[[torch.Tensor, torch.Tensor], torch.Tensor]] = {
 
 
 def _steps(step: Callable[..., torch.Tensor]) -> list[list[float]]:
-    """The gradient after each of ``STEPS`` training steps, the loss returned and its backward called outside."""
+    """The gradient after each training step from the probe's start."""
     y = torch.tensor([1.5, 0.25, -2.0], device="cuda")
-    x = torch.tensor([0.5, -1.0, 2.0], device="cuda", requires_grad=True)
-    seen = []
-    for _ in range(STEPS):
-        x.grad = None
-        step(x, y).backward()
-        seen.append(x.grad.tolist())
-        with torch.no_grad():
-            x.sub_(0.1 * x.grad)
-    return seen
+    return train(step, torch.tensor([0.5, -1.0, 2.0], device="cuda", requires_grad=True), y)
 
 
 @pytest.mark.parametrize("model", MODELS)

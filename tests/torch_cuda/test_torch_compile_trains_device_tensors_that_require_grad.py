@@ -27,7 +27,8 @@ import torch
 import torch._dynamo
 import torch._dynamo.utils
 
-STEPS = 4
+from tests.torch_cuda.training_steps import STEPS, train
+
 
 
 def _model(x: torch.Tensor, y: torch.Tensor) -> torch.Tensor:
@@ -48,18 +49,6 @@ MODELS: dict[str, Callable[[torch.Tensor, torch.Tensor], torch.Tensor]] = {
     "pointwise": _model, "a factory inside": _with_a_factory, "matmul": _mlp}
 
 
-def _train(step: Callable[..., torch.Tensor], x: torch.Tensor, y: torch.Tensor) -> list[list[float]]:
-    """The gradient of ``x`` after each of ``STEPS`` backwards, ``x`` moved by it each time."""
-    seen = []
-    for _ in range(STEPS):
-        x.grad = None
-        step(x, y).backward()
-        seen.append(x.grad.tolist())
-        with torch.no_grad():
-            x.sub_(0.1 * x.grad)
-    return seen
-
-
 @pytest.mark.parametrize("model", MODELS)
 @pytest.mark.parametrize("compiler", ["aot_eager", "cudagraphs"])
 def test_a_compiled_training_step_gives_eagers_gradients(torch_cuda: str, model: str, compiler: str) -> None:
@@ -68,9 +57,9 @@ def test_a_compiled_training_step_gives_eagers_gradients(torch_cuda: str, model:
     fn = MODELS[model]
     start = [0.5, -1.0, 2.0]
     y = torch.tensor([1.5, 0.25, -2.0], device="cuda")
-    want = _train(fn, torch.tensor(start, device="cuda", requires_grad=True), y)
+    want = train(fn, torch.tensor(start, device="cuda", requires_grad=True), y)
     x = torch.tensor(start, device="cuda", requires_grad=True)
-    got = _train(torch.compile(fn, backend=compiler, fullgraph=True), x, y)
+    got = train(torch.compile(fn, backend=compiler, fullgraph=True), x, y)
     assert x.grad.device == x.device and x.grad.is_cuda
     assert torch.allclose(torch.tensor(got), torch.tensor(want), atol=1e-6), (got, want)
     assert torch._dynamo.utils.counters["aot_autograd"]["ok"] >= 1  # traced with its backward, not run as written
