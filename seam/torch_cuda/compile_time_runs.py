@@ -4,8 +4,8 @@ dynamo compiles with every dispatch mode off (``convert_frame``: ``_disable_curr
 them. Under ``torch._dynamo.config.verify_correctness`` its ``WrapperBackend`` then runs real tensors right there:
 it saves the graph's parameters, copies the graph, compiles the copy with the backend, and runs both the graph and
 the backend's result on copies of the real inputs to compare them. On a GPU all of that but the backend's compile is
-device work: the first matrix product makes the thread's cuBLAS handle and workspaces, the copies and results take
-device memory, and a CUDA graph tree's first call there is its warm-up. With the device mode off, the emulated device
+device work: the first matrix product makes the thread's cuBLAS handle and workspaces, and the copies and results
+take device memory (what a CUDA graph tree does at that first call on a GPU was not measured). With the device mode off, the emulated device
 saw none of it: the next call, a tree's recording, made the first cuBLAS handle inside its capture, which CUDA
 refuses (and the emulator with it), where a GPU had made it at compile time (``scripts/verify_correctness_probe.py
 matmul``: right on the H200, session 33; refused emulated before this module).

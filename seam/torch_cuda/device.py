@@ -197,6 +197,25 @@ def empty_host_cache() -> None:
     host_cache.empty_cache()
 
 
+def host_memory_available() -> int | None:
+    """The host's available memory in bytes (``MemAvailable`` of ``/proc/meminfo``); None where it cannot be read.
+
+    The emulated device's memory is the host's: an allocation the device could hold but the host cannot (PyTorch's
+    ``test_set_per_process_memory_fraction`` asks 18.6 GiB) is handed out by an overcommitting host and, once written,
+    grows the process until the kernel's OOM killer ends it and the whole pytest run with it (session 34: 24 GB
+    resident on a 23 GB machine). ``dispatch._past_the_device`` asks this before a device allocation of 1 GiB or more
+    and refuses it as CUDA's out of memory. Memory a CPU kernel takes for itself (the 16 GiB of ``.sum()`` over 2 GiB of
+    int8 in ``test_randint_generation_for_large_numel``) is no dispatched allocation and is not seen."""
+    try:
+        with open("/proc/meminfo", encoding="ascii") as meminfo:
+            for line in meminfo:
+                if line.startswith("MemAvailable:"):
+                    return int(line.split()[1]) * 1024
+    except (OSError, ValueError, IndexError):
+        return None
+    return None
+
+
 def mem_get_info(device: Any = None) -> tuple[int, int]:
     lazy_init()
     return max(0, TOTAL_MEMORY - memory_reserved()), TOTAL_MEMORY

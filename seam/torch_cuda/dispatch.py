@@ -40,7 +40,8 @@ from seam.torch_cuda import (allocator, cuda_errors, cuda_kernels, generators, g
                              kinds, pending, philox, runtime_api, sync_debug, workspaces)
 from seam.torch_cuda.allocator import DEFAULT_POOL
 from seam.torch_cuda.allocator_events import ALLOC
-from seam.torch_cuda.device import TOTAL_MEMORY, lazy_init, mem_get_info, memory_allocated, memory_reserved
+from seam.torch_cuda.device import (TOTAL_MEMORY, host_memory_available, lazy_init, mem_get_info, memory_allocated,
+                                     memory_reserved)
 from seam.torch_cuda.fast_calls import FastCall
 from seam.torch_cuda.kinds import _ATTR as _KIND
 from seam.torch_cuda.kinds import _ALIASED_BY_SIZE as _ALIASED
@@ -211,24 +212,6 @@ def _past_the_device(info: _OpInfo, args: tuple[Any, ...], kwargs: dict[str, Any
 
 #: Device allocations at least this large are checked against the host's available memory first.
 _LARGE = 1 << 30
-
-
-def host_memory_available() -> int | None:
-    """The host's available memory in bytes (``MemAvailable`` of ``/proc/meminfo``); None where it cannot be read.
-
-    The emulated device's memory is the host's: an allocation the device could hold but the host cannot
-    (PyTorch's ``test_randint_generation_for_large_numel`` asks 16 GiB, ``test_set_per_process_memory_fraction`` 18.6
-    GiB) was handed out by an overcommitting host and, once written, grew the process until the kernel's OOM killer
-    ended it and the whole pytest run with it (session 34: 24 GB resident on a 23 GB machine). Refused first, it is
-    CUDA's out of memory with the emulator's note, and the run goes on."""
-    try:
-        with open("/proc/meminfo", encoding="ascii") as meminfo:
-            for line in meminfo:
-                if line.startswith("MemAvailable:"):
-                    return int(line.split()[1]) * 1024
-    except (OSError, ValueError, IndexError):
-        return None
-    return None
 
 
 #: Namespaces of torch's own operations: their kernels are torch's C++ (a CUDA one is never Python).
