@@ -30,4 +30,4 @@ fi
 # Debian's chromium for the HTML report's browser test: a system package, so only when asked
 # (--with-browser, or CI=true); scripts/setup_browser.sh says what it does and what it skips.
 bash scripts/setup_browser.sh "$@"
-.venv/bin/python -c "import torch, junitparser, yaml, rich, pytest, hypothesis; print('setup ok: torch', torch.__version__)"
+.venv/bin/python -c "import torch, junitparser, yaml, rich, pytest, hypothesis, pynvml; print('setup ok: torch', torch.__version__)"

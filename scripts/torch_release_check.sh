@@ -27,8 +27,8 @@ fi
 pip=("$venv/bin/python" -m pip install --quiet --disable-pip-version-check)
 "$venv/bin/python" -c "import torch, sys; sys.exit(torch.__version__.split('+')[0] != '$version')" 2>/dev/null \
   || "${pip[@]}" "torch==$version" || exit 1
-# The test extra without torch (pinned above): hypothesis, jsonschema, mutmut and the real subjects, as setup.sh has.
-"${pip[@]}" pyyaml junitparser rich pytest coverage pyflakes numpy jsonschema "hypothesis==6.170.17" \
+# The test extra without torch (pinned above): hypothesis, jsonschema, mutmut, nvidia-ml-py and the real subjects, as setup.sh has.
+"${pip[@]}" pyyaml junitparser rich pytest coverage pyflakes numpy jsonschema "hypothesis==6.170.17" "nvidia-ml-py==13.615.71" \
   "breakable-cuda-graphs==0.1.0" "piecewise-cuda-graphs==0.1.0" || exit 1
 # seamgate itself (its pytest11 plugin: the torch_cuda fixture of the suites' child pytest sessions)
 "${pip[@]}" --no-deps -e . || exit 1

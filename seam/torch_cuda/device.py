@@ -19,6 +19,9 @@ from seam.torch_cuda.runtime import runtime
 NAME = "seamgate emulated CUDA device (CPU)"
 CAPABILITY = (9, 0)
 TOTAL_MEMORY = 80 * 2**30
+#: What ``torch.version.cuda`` says under emulation (a parseable version, as some libraries parse it), and the
+#: CUDA version the emulated driver and NVML report.
+EMULATED_CUDA_VERSION = "13.0"
 
 
 @dataclass(frozen=True)
@@ -61,12 +64,29 @@ def _check_properties_index(device: Any) -> None:
         raise AssertionError("Invalid device id")
 
 
+def visible_count() -> int:
+    """The devices ``CUDA_VISIBLE_DEVICES`` leaves of the machine's one (0 or 1), read as torch reads it
+    (``torch.cuda._parse_visible_devices``): unset, or a list whose first entry is ordinal 0 or a prefix of the
+    device's ``GPU-`` UUID, leaves it; an empty list, another ordinal first, a repeated entry or a ``MIG-`` UUID
+    leaves none (CUDA stops at the first entry that names no device)."""
+    visible = torch.cuda._parse_visible_devices()
+    if not visible:
+        return 0
+    first = visible[0]
+    if isinstance(first, str):
+        return int(first.startswith("GPU-") and f"GPU-{DeviceProperties().uuid}".startswith(first))
+    return int(first == 0)
+
+
 def is_available() -> bool:
-    return True
+    return device_count() > 0
 
 
 def device_count() -> int:
-    return 1
+    """As CUDA counts: ``CUDA_VISIBLE_DEVICES`` is read when the device is initialised and fixed from then on;
+    before that each call reads it again (torch's ``device_count`` caches nothing before initialising, for this)."""
+    rt = runtime()
+    return rt.visible_devices if rt.initialized else visible_count()
 
 
 def current_device() -> int:
@@ -127,8 +147,14 @@ def lazy_init() -> None:
     properties, name or capability, ``current_device``/``set_device``, ``get_rng_state``, ``initial_seed``,
     ``reset_peak_memory_stats`` and a device tensor initialise; making a ``Stream``, ``Event`` or ``CUDAGraph``,
     ``graph_pool_handle``, ``manual_seed``, the memory figures and ``empty_cache`` do not, and until then
-    ``memory_stats()`` is empty."""
-    runtime().initialized = True
+    ``memory_stats()`` is empty. Where ``CUDA_VISIBLE_DEVICES`` leaves no device, initialising is refused in torch's
+    words, and nothing is initialised."""
+    rt = runtime()
+    if not rt.initialized:
+        rt.visible_devices = visible_count()
+        if not rt.visible_devices:
+            raise RuntimeError("No CUDA GPUs are available")
+        rt.initialized = True
 
 
 class device:

@@ -29,8 +29,8 @@ import torch.cuda.random
 import torch.cuda.streams
 
 from seam.torch_cuda import (accelerator, addresses, allocator, attention, autocast, backward_streams, capture, compile_time_runs, compiling, ctc,
-                              checkpoints, cuda_bindings, cudnn, device, device_factories, device_guard, gc_pace, generators, graph_trees, host_cache, in_flight, kinds,
-                              legacy_types, memory_history, mempool, on_import, pending, pools, routes, runtime_api, scripting, serialization, storages,
+                              checkpoints, cuda_bindings, cudnn, device, device_factories, device_guard, driver_api, gc_pace, generators, graph_trees, host_cache, in_flight, kinds,
+                              legacy_types, memory_history, mempool, nvml, on_import, pending, pools, routes, runtime_api, scripting, serialization, shared_libraries, storages,
                               streams, sync_debug, torch_c, workspaces)
 from seam.torch_cuda.dispatch import DeviceMode, fake_mode_patches
 from seam.torch_cuda.generic import GENERIC_PATCHES
@@ -44,8 +44,6 @@ F = TypeVar("F", bound=Callable[..., Any])
 ENV = "SEAM_EMULATE_CUDA"
 AUTOSTART = Path(__file__).resolve().parent / "autostart"
 _MISSING = object()
-#: What ``torch.version.cuda`` says under emulation: a parseable version, as some libraries parse it.
-EMULATED_CUDA_VERSION = "13.0"
 
 
 def _storage_from_pointer(data_ptr: int, device_: Any, nbytes: int) -> torch.UntypedStorage:
@@ -134,7 +132,7 @@ def _patches() -> list[tuple[Any, str, Any]]:
     out.append((cuda, "default_generators", (generators.default_generator(),)))
     out.append((torch, "Generator", generators.Generator))
     out.append((torch.backends.cuda, "is_built", lambda: True))
-    out.append((torch.version, "cuda", EMULATED_CUDA_VERSION))
+    out.append((torch.version, "cuda", device.EMULATED_CUDA_VERSION))
     out.extend(accelerator.patches())
     out.extend(TENSOR_PATCHES)
     out.extend(ordinal_patches(DeviceMode))
@@ -157,6 +155,7 @@ def _patches() -> list[tuple[Any, str, Any]]:
     out.extend(storages.patches())
     out.extend(backward_streams.patches())
     out.extend(attention.patches())
+    out.extend(shared_libraries.patches(nvml.LIBRARY, driver_api.LIBRARY))  # NVML and the driver through ctypes
     return out
 
 

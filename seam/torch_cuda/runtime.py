@@ -179,6 +179,8 @@ class Runtime:
         self.streams_by_id: dict[int, tuple[int, int]] = {}
         #: Whether CUDA is initialised (``device.lazy_init``): a fresh device is not.
         self.initialized = False
+        #: The devices ``CUDA_VISIBLE_DEVICES`` left when the device was initialised (``device.lazy_init``).
+        self.visible_devices = 1
         #: Open captures, in begin order (CUDA allows several, on different streams).
         self.captures: list[OpenCapture] = []
         #: Threads whose cuBLAS handle exists (made by a matmul outside any capture).

@@ -1,0 +1,165 @@
+"""Code that asks NVML or the CUDA driver through ``ctypes`` (pynvml, torch's own NVML device count, vLLM's platform
+check) gets the device's answers, on both arms: on a CPU machine neither library exists, and before
+``shared_libraries.py`` each of these failed emulated (``NVMLError_LibraryNotFound``, ``OSError``). And
+``CUDA_VISIBLE_DEVICES`` decides how many devices there are, read as CUDA initialises (PyTorch's ``test_lazy_init``:
+set after ``import torch``, before any CUDA call, it is obeyed; the emulated device was there whatever it said).
+"""
+
+from __future__ import annotations
+
+import ctypes
+import json
+import os
+import subprocess
+import sys
+import textwrap
+
+import pytest
+import torch
+
+from seam.torch_cuda import emulate_cuda
+
+pynvml = pytest.importorskip("pynvml", reason="nvidia-ml-py (the NVML bindings engines use) is a test dependency")
+
+
+@pytest.fixture(autouse=True)
+def _pynvml_loads_its_library_afresh() -> None:
+    """pynvml keeps the library it loaded, and each function it found, for the process: without this a case would
+    use what an earlier case loaded and never load it itself, so the gate runner's reach of the case (the lines it
+    ran) would miss the loading it depends on (docs/runner.md, "What an inferred cell assumes", (2))."""
+    pynvml.nvmlLib = None
+    pynvml._nvmlGetFunctionPointer_cache.clear()
+
+
+def _handle() -> object:
+    pynvml.nvmlInit()
+    return pynvml.nvmlDeviceGetHandleByIndex(torch.cuda._get_nvml_device_index(0))
+
+
+def test_nvml_names_the_device_torch_names(torch_cuda: str) -> None:
+    handle = _handle()
+    assert pynvml.nvmlDeviceGetCount() >= torch.cuda.device_count() >= 1
+    assert pynvml.nvmlDeviceGetName(handle) == torch.cuda.get_device_name(0)
+    uuid = pynvml.nvmlDeviceGetUUID(handle)
+    assert uuid == f"GPU-{torch.cuda.get_device_properties(0).uuid}"
+    assert pynvml.nvmlDeviceGetIndex(pynvml.nvmlDeviceGetHandleByUUID(uuid)) == pynvml.nvmlDeviceGetIndex(handle)
+    assert pynvml.nvmlDeviceGetCudaComputeCapability(handle) == torch.cuda.get_device_capability(0)
+    assert pynvml.nvmlDeviceGetMemoryInfo(handle).total >= torch.cuda.get_device_properties(0).total_memory
+    major = int(torch.version.cuda.split(".")[0])
+    assert pynvml.nvmlSystemGetCudaDriverVersion() // 1000 >= major
+
+
+def test_torchs_readings_through_nvml_answer(torch_cuda: str) -> None:
+    # PyTorch's test_temperature, test_power_draw, test_clock_speed, test_nvml_get_handler: on a GPU machine with
+    # nvidia-ml-py they pass (H100, session 25); emulated they raised NVMLError_LibraryNotFound
+    assert torch.cuda._get_pynvml_handler() is not None
+    assert 0 <= torch.cuda.temperature() <= 150
+    assert torch.cuda.power_draw() >= 0
+    assert torch.cuda.clock_rate() >= 0
+    assert 0 <= torch.cuda.utilization() <= 100
+    assert 0 <= torch.cuda.memory_usage() <= 100
+
+
+def test_nvmls_used_memory_follows_the_caching_allocator(torch_cuda: str) -> None:
+    # PyTorch's test_device_memory_used, its bounds
+    torch.cuda.synchronize()
+    torch.cuda.empty_cache()
+    before = torch.cuda.device_memory_used()
+    held = torch.empty(512 * 2**20, dtype=torch.int8, device="cuda")
+    torch.cuda.synchronize()
+    grew = torch.cuda.device_memory_used() - before
+    assert 2**24 <= grew <= 2**34
+    del held
+
+
+def test_this_process_is_among_the_devices_compute_processes(torch_cuda: str) -> None:
+    torch.ones(1, device="cuda")
+    pids = [p.pid for p in pynvml.nvmlDeviceGetComputeRunningProcesses(_handle())]
+    assert os.getpid() in pids
+    assert str(os.getpid()) in torch.cuda.list_gpu_processes()
+
+
+def test_torchs_own_nvml_device_count_is_the_devices(torch_cuda: str) -> None:
+    # torch.cuda._device_count_nvml: ctypes over libnvidia-ml.so.1, CUDA_VISIBLE_DEVICES applied (here: unset)
+    if "CUDA_VISIBLE_DEVICES" in os.environ:
+        pytest.skip("CUDA_VISIBLE_DEVICES is set for this run: the count it leaves is the test below")
+    assert torch.cuda._device_count_nvml() == torch.cuda.device_count()
+
+
+_CHILD = textwrap.dedent("""
+    import ctypes, json, os, sys
+    import torch
+    out = {}
+    def driver_count():
+        n = ctypes.c_int(-1)
+        return [ctypes.CDLL("libcuda.so.1").cuDeviceGetCount(ctypes.byref(n)), n.value]
+    os.environ["CUDA_VISIBLE_DEVICES"] = sys.argv[1]  # after importing torch, before any CUDA call
+    out["driver_before"] = driver_count()
+    out["count"], out["available"] = torch.cuda.device_count(), torch.cuda.is_available()
+    try:
+        torch.ones(1, device="cuda")
+        out["tensor"] = "ok"
+        out["driver_after"] = driver_count()
+        os.environ["CUDA_VISIBLE_DEVICES"] = ""  # read once, as CUDA initialised: no longer obeyed
+        out["count_after_init"] = torch.cuda.device_count()
+    except RuntimeError as e:
+        out["tensor"] = str(e).splitlines()[0]
+    print(json.dumps(out))
+""")
+
+
+def _child(visible: str) -> dict[str, object]:
+    env = {key: value for key, value in os.environ.items() if key != "CUDA_VISIBLE_DEVICES"}
+    done = subprocess.run([sys.executable, "-c", _CHILD, visible], env=env, capture_output=True, text=True,
+                          timeout=300)
+    assert done.returncode == 0, done.stderr[-3000:]
+    return json.loads(done.stdout.splitlines()[-1])
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("visible", ["", "32", "-1"])
+def test_cuda_visible_devices_naming_no_device_leaves_none(torch_cuda: str, visible: str) -> None:
+    seen = _child(visible)
+    assert seen == {"driver_before": [3, -1], "count": 0, "available": False,
+                    "tensor": "No CUDA GPUs are available"}
+
+
+@pytest.mark.slow
+def test_cuda_visible_devices_naming_the_device_keeps_it_and_is_read_once(torch_cuda: str) -> None:
+    uuid = str(torch.cuda.get_device_properties(0).uuid)
+    for visible in ("0", f"GPU-{uuid[:8]}"):
+        seen = _child(visible)
+        assert seen == {"driver_before": [3, -1], "count": 1, "available": True, "tensor": "ok",
+                        "driver_after": [0, 1], "count_after_init": 1}, visible
+
+
+def test_a_library_a_binding_kept_answers_as_the_real_one_after_the_block() -> None:
+    """pynvml keeps the library it loaded for the process: after the block its calls go where a fresh load would."""
+    original = ctypes.CDLL.__init__
+    with emulate_cuda():
+        pynvml.nvmlInit()
+        assert pynvml.nvmlDeviceGetCount() >= 1
+        pynvml.nvmlShutdown()
+    assert ctypes.CDLL.__init__ is original
+    try:
+        ctypes.CDLL("libnvidia-ml.so.1")
+    except OSError:
+        with pytest.raises(pynvml.NVMLError_LibraryNotFound):
+            pynvml.nvmlInit()
+    else:
+        pynvml.nvmlInit()  # a GPU machine: the real library answers
+        assert pynvml.nvmlDeviceGetCount() >= 1
+        pynvml.nvmlShutdown()
+
+
+@pytest.mark.slow
+def test_pytest_emulating_under_a_hiding_cuda_visible_devices_says_so_in_its_header(tmp_path) -> None:
+    (tmp_path / "test_hidden.py").write_text("import torch\n\n\ndef test_no_device():\n"
+                                             "    assert not torch.cuda.is_available()\n")
+    root = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+    env = {key: value for key, value in os.environ.items() if key not in ("SEAM_EMULATE_CUDA", "SEAM_ARMS")}
+    env.update(CUDA_VISIBLE_DEVICES="", PYTHONPATH=os.pathsep.join(filter(None, [root, env.get("PYTHONPATH")])))
+    done = subprocess.run([sys.executable, "-m", "pytest", "-p", "no:cacheprovider", "--emulate-cuda", str(tmp_path)],
+                          env=env, capture_output=True, text=True, timeout=300, cwd=tmp_path)
+    assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-2000:]
+    assert "seamgate: emulating CUDA, but CUDA_VISIBLE_DEVICES='' leaves no device" in done.stdout
