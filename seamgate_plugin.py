@@ -78,19 +78,6 @@ def pytest_configure(config: pytest.Config) -> None:
     )
 
 
-def pytest_report_header(config: pytest.Config) -> str | None:
-    """Where the session emulates CUDA but ``CUDA_VISIBLE_DEVICES`` hides the device (as it hides a GPU), say so:
-    ``torch.cuda.is_available()`` is then False and a device tensor raises, which is easy to mistake for a fault."""
-    if getattr(config, "_seamgate_emulation", None) is None:
-        return None
-    from seam.torch_cuda.device import visible_count
-
-    if visible_count():
-        return None
-    return (f"seamgate: emulating CUDA, but CUDA_VISIBLE_DEVICES={os.environ.get('CUDA_VISIBLE_DEVICES', '')!r} "
-            "leaves no device (as on a GPU): torch.cuda.is_available() is False; unset it for the emulated device")
-
-
 def pytest_unconfigure(config: pytest.Config) -> None:
     emulation = getattr(config, "_seamgate_emulation", None)
     if emulation is not None:

@@ -7,6 +7,7 @@ free than total); nothing here pretends to time anything.
 
 from __future__ import annotations
 
+import os
 import uuid
 from dataclasses import dataclass
 from typing import Any
@@ -14,7 +15,7 @@ from typing import Any
 import torch
 
 from seam.torch_cuda import host_cache, memory_history
-from seam.torch_cuda.runtime import runtime
+from seam.torch_cuda.runtime import VISIBLE, runtime
 
 NAME = "seamgate emulated CUDA device (CPU)"
 CAPABILITY = (9, 0)
@@ -68,7 +69,13 @@ def visible_count() -> int:
     """The devices ``CUDA_VISIBLE_DEVICES`` leaves of the machine's one (0 or 1), read as torch reads it
     (``torch.cuda._parse_visible_devices``): unset, or a list whose first entry is ordinal 0 or a prefix of the
     device's ``GPU-`` UUID, leaves it; an empty list, another ordinal first, a repeated entry or a ``MIG-`` UUID
-    leaves none (CUDA stops at the first entry that names no device)."""
+    leaves none (CUDA stops at the first entry that names no device).
+
+    Only a value the program set while emulating counts: the value the emulation started with (the process's own,
+    or the one a job set to hide the machine's GPUs, as a CI job or the gate runner's shell does) picks among the
+    machine's GPUs, and the emulated device is not one of them."""
+    if os.environ.get(VISIBLE) == runtime().inherited_visible_devices:
+        return 1
     visible = torch.cuda._parse_visible_devices()
     if not visible:
         return 0

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import functools
 import itertools
+import os
 import threading
 from typing import TYPE_CHECKING, Any, Callable
 
@@ -25,6 +26,8 @@ if TYPE_CHECKING:  # the runtime holds these; they import the runtime
 #: The one emulated device.
 DEVICE = torch.device("cuda", 0)
 CPU = torch.device("cpu")
+#: The variable CUDA reads, as it initialises, for the devices a process may see.
+VISIBLE = "CUDA_VISIBLE_DEVICES"
 
 _handles = itertools.count(0x7E5A0000, 0x10)
 
@@ -181,6 +184,9 @@ class Runtime:
         self.initialized = False
         #: The devices ``CUDA_VISIBLE_DEVICES`` left when the device was initialised (``device.lazy_init``).
         self.visible_devices = 1
+        #: ``CUDA_VISIBLE_DEVICES`` as the emulation found it: it picks the machine's GPUs, not the emulated device
+        #: (``device.visible_count`` obeys only a value the program sets while emulating).
+        self.inherited_visible_devices = os.environ.get(VISIBLE)
         #: Open captures, in begin order (CUDA allows several, on different streams).
         self.captures: list[OpenCapture] = []
         #: Threads whose cuBLAS handle exists (made by a matmul outside any capture).
