@@ -2,8 +2,8 @@
 
 The driver is initialised once torch has initialised CUDA (``device.lazy_init``) or after a ``cuInit`` of its own;
 before that a device query answers ``CUDA_ERROR_NOT_INITIALIZED`` (3), which is how PyTorch's ``test_lazy_init`` checks
-that importing torch initialised nothing. Devices are those ``CUDA_VISIBLE_DEVICES`` leaves (``device.visible_count``);
-``cuInit`` with none answers ``CUDA_ERROR_NO_DEVICE``. Answered: the driver's version, the device count, a device by
+that importing torch initialised nothing. Devices are those ``CUDA_VISIBLE_DEVICES`` leaves (``device.device_count``:
+read once, as the device is initialised); ``cuInit`` with none answers ``CUDA_ERROR_NO_DEVICE``. Answered: the driver's version, the device count, a device by
 ordinal, its name, memory, compute capability and the attributes torch's device properties carry; the words of an
 error. Anything else answers ``CUDA_ERROR_NOT_SUPPORTED``.
 """
@@ -37,7 +37,7 @@ class _State:
 def _ready() -> int:
     if not (_State.cu_init or device.is_initialized()):
         return NOT_INITIALIZED
-    return SUCCESS if device.visible_count() else NO_DEVICE
+    return SUCCESS if device.device_count() else NO_DEVICE
 
 
 def _on_device(ordinal: Any) -> int:
@@ -50,7 +50,7 @@ def _on_device(ordinal: Any) -> int:
 def _cu_init(flags: Any) -> int:
     if value_of(flags) != 0:
         return INVALID_VALUE
-    if not device.visible_count():
+    if not device.device_count():
         return NO_DEVICE
     _State.cu_init = True
     return SUCCESS
@@ -66,7 +66,7 @@ def _count(out: Any) -> int:
     refused = _ready()
     if refused == NOT_INITIALIZED:
         return refused
-    target(out).value = device.visible_count()
+    target(out).value = device.device_count()  # read once as CUDA initialised (``device.device_count``)
     return SUCCESS
 
 

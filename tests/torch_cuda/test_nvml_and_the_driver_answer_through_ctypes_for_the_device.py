@@ -101,8 +101,10 @@ _CHILD = textwrap.dedent("""
         torch.ones(1, device="cuda")
         out["tensor"] = "ok"
         out["driver_after"] = driver_count()
-        os.environ["CUDA_VISIBLE_DEVICES"] = ""  # read once, as CUDA initialised: no longer obeyed
-        out["count_after_init"] = torch.cuda.device_count()
+        os.environ["CUDA_VISIBLE_DEVICES"] = ""  # read once, as the driver initialised: no longer obeyed
+        out["driver_after_change"] = driver_count()
+        # (torch's own device_count differs here by release: 2.11 reads the variable again through NVML until its
+        # first count after initialising, H100 session 35; 2.13 asks the driver. Not asserted.)
     except RuntimeError as e:
         out["tensor"] = str(e).splitlines()[0]
     print(json.dumps(out))
@@ -131,7 +133,7 @@ def test_cuda_visible_devices_naming_the_device_keeps_it_and_is_read_once(torch_
     for visible in ("0", f"GPU-{uuid[:8]}"):
         seen = _child(visible)
         assert seen == {"driver_before": [3, -1], "count": 1, "available": True, "tensor": "ok",
-                        "driver_after": [0, 1], "count_after_init": 1}, visible
+                        "driver_after": [0, 1], "driver_after_change": [0, 1]}, visible
 
 
 def test_a_library_a_binding_kept_answers_as_the_real_one_after_the_block() -> None:
