@@ -73,6 +73,19 @@ def test_the_wheel_installs_every_package_of_ours(installed: Path, tmp_path: Pat
     assert missing == [], f"packages of ours the wheel does not install: {missing}"
 
 
+def test_the_wheel_installs_every_file_of_ours(installed: Path, tmp_path: Path) -> None:
+    """A file of a folder that is no package is left out of a wheel unless package data names it: the emulator's
+    start-up hook (``seam/torch_cuda/autostart/sitecustomize.py``) once was, so a child of ``emulate_cuda()`` in a
+    user's pip install ran on the real torch.cuda. Every tracked file under our packages is installed."""
+    tracked = subprocess.run(["git", "ls-files", "seam", "drivers", "mutations", "reports", "harness"], cwd=REPO,
+                             capture_output=True, text=True, check=True).stdout.split()
+    assert "seam/torch_cuda/autostart/sitecustomize.py" in tracked  # the premise
+    purelib = subprocess.run([str(installed / "python"), "-c", "import sysconfig; print(sysconfig.get_paths()['purelib'])"],
+                             cwd=tmp_path, capture_output=True, text=True, env=clean_env(), check=True).stdout.strip()
+    missing = [name for name in tracked if not (Path(purelib) / name).is_file()]
+    assert missing == [], f"files of ours the wheel does not install: {missing}"
+
+
 def test_help_validate_and_run_work_without_torch_on_a_project_with_no_seam_tests(installed: Path, tmp_path: Path) -> None:
     project = write(tmp_path, "flatpkg")
     seamgate = str(installed / "seamgate")
