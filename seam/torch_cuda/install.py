@@ -9,7 +9,8 @@ on the emulated device. Nested ``emulate_cuda()`` blocks share the outermost ins
 
 Children: inside the block ``SEAM_EMULATE_CUDA=1`` is set and a start-up hook is put first on
 ``PYTHONPATH`` (``seam/torch_cuda/autostart/sitecustomize.py``), so a child interpreter a test starts
-runs emulated too (lane identity runs in children). Both are restored on the way out. A starter that
+runs emulated too (lane identity runs in children); the emulated ``nvidia-smi`` is first on ``PATH``
+(``seam/torch_cuda/bin``, run by ``SEAM_PYTHON``). All are restored on the way out. A starter that
 sets the child's ``PYTHONPATH`` itself passes its environment through ``child_environment``.
 """
 
@@ -17,6 +18,7 @@ from __future__ import annotations
 
 import functools
 import os
+import sys
 import threading
 from pathlib import Path
 from typing import Any, Callable, Iterator, Mapping, Sequence, TypeVar
@@ -43,6 +45,9 @@ from seam.torch_cuda.threads import THREAD_PATCHES
 F = TypeVar("F", bound=Callable[..., Any])
 ENV = "SEAM_EMULATE_CUDA"
 AUTOSTART = Path(__file__).resolve().parent / "autostart"
+#: Programs of the emulated device (``nvidia-smi``), first on ``PATH`` inside the block; they run ``PYTHON``'s value.
+TOOLS = Path(__file__).resolve().parent / "bin"
+PYTHON = "SEAM_PYTHON"
 _MISSING = object()
 
 
@@ -201,10 +206,12 @@ class _Installation:
         compiling.run_as_written(value for _, _, value in patches)
 
     def _set_env(self) -> None:
-        for key in (ENV, "PYTHONPATH"):
+        for key in (ENV, "PYTHONPATH", "PATH", PYTHON):
             self.env[key] = os.environ.get(key)
         os.environ[ENV] = "1"
         os.environ["PYTHONPATH"] = _hooked(self.env["PYTHONPATH"])
+        os.environ["PATH"] = _tools_first(self.env["PATH"])  # the emulated nvidia-smi (``nvidia_smi.py``)
+        os.environ[PYTHON] = sys.executable
 
     def restore_names(self) -> None:
         on_import.stop()
@@ -295,6 +302,12 @@ def _hooked(pythonpath: str | None) -> str:
     return os.pathsep.join(roots + rest)
 
 
+def _tools_first(path: str | None) -> str:
+    """``path`` with the emulated device's programs' folder first (once)."""
+    rest = [p for p in path.split(os.pathsep) if p and p != str(TOOLS)] if path else []
+    return os.pathsep.join([str(TOOLS), *rest])
+
+
 def child_environment(env: Mapping[str, str]) -> dict[str, str]:
     """``env`` for a child of this process that must run as this process does (a copy).
 
@@ -307,6 +320,9 @@ def child_environment(env: Mapping[str, str]) -> dict[str, str]:
     out = dict(env)
     if is_emulating() and out.get(ENV) == "1":
         out["PYTHONPATH"] = _hooked(out.get("PYTHONPATH"))
+        if "PATH" in out:  # a child without PATH searches the system's default folders: left so
+            out["PATH"] = _tools_first(out["PATH"])
+        out.setdefault(PYTHON, sys.executable)
     return out
 
 

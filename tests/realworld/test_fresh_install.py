@@ -84,6 +84,7 @@ def test_the_wheel_installs_every_file_of_ours(installed: Path, tmp_path: Path) 
                              cwd=tmp_path, capture_output=True, text=True, env=clean_env(), check=True).stdout.strip()
     missing = [name for name in tracked if not (Path(purelib) / name).is_file()]
     assert missing == [], f"files of ours the wheel does not install: {missing}"
+    assert os.access(Path(purelib) / "seam/torch_cuda/bin/nvidia-smi", os.X_OK)  # a program on PATH, as in git
 
 
 def test_help_validate_and_run_work_without_torch_on_a_project_with_no_seam_tests(installed: Path, tmp_path: Path) -> None:
