@@ -25,6 +25,12 @@ TOTAL_MEMORY = 80 * 2**30
 EMULATED_CUDA_VERSION = "13.0"
 
 
+def cuda_version_number() -> int:
+    """``EMULATED_CUDA_VERSION`` as the driver and NVML write a CUDA version: 1000 * major + 10 * minor (13000)."""
+    major, minor = EMULATED_CUDA_VERSION.split(".")
+    return int(major) * 1000 + int(minor) * 10
+
+
 @dataclass(frozen=True)
 class DeviceProperties:
     """What ``torch.cuda.get_device_properties`` returns, for the emulated device."""

@@ -57,8 +57,7 @@ def _cu_init(flags: Any) -> int:
 
 
 def _driver_version(out: Any) -> int:
-    major, minor = device.EMULATED_CUDA_VERSION.split(".")
-    target(out).value = int(major) * 1000 + int(minor) * 10
+    target(out).value = device.cuda_version_number()
     return SUCCESS
 
 

@@ -42,11 +42,6 @@ def uuid() -> str:
     return f"GPU-{device.DeviceProperties().uuid}"
 
 
-def _cuda_driver_version() -> int:
-    major, minor = device.EMULATED_CUDA_VERSION.split(".")
-    return int(major) * 1000 + int(minor) * 10
-
-
 def _init(flags: Any = 0) -> int:
     _State.initialised += 1
     return SUCCESS
@@ -177,10 +172,10 @@ FUNCTIONS = {
     "nvmlInit": _init, "nvmlInit_v2": _init, "nvmlInitWithFlags": _init, "nvmlShutdown": _shutdown,
     "nvmlErrorString": _error_string,
     "nvmlSystemGetDriverVersion": lambda buf, length: _text(buf, length, DRIVER_VERSION),
-    "nvmlSystemGetNVMLVersion": lambda buf, length: _text(buf, length, f"{_cuda_driver_version() // 1000}."
+    "nvmlSystemGetNVMLVersion": lambda buf, length: _text(buf, length, f"{device.cuda_version_number() // 1000}."
                                                                        f"{DRIVER_VERSION}"),
-    "nvmlSystemGetCudaDriverVersion": lambda out: _written(HANDLE, out, _cuda_driver_version()),
-    "nvmlSystemGetCudaDriverVersion_v2": lambda out: _written(HANDLE, out, _cuda_driver_version()),
+    "nvmlSystemGetCudaDriverVersion": lambda out: _written(HANDLE, out, device.cuda_version_number()),
+    "nvmlSystemGetCudaDriverVersion_v2": lambda out: _written(HANDLE, out, device.cuda_version_number()),
     "nvmlDeviceGetCount": _count, "nvmlDeviceGetCount_v2": _count,
     "nvmlDeviceGetHandleByIndex": _handle_by_index, "nvmlDeviceGetHandleByIndex_v2": _handle_by_index,
     "nvmlDeviceGetHandleByUUID": _handle_by_uuid,
