@@ -91,15 +91,40 @@ def visible_count() -> int:
     return int(first == 0)
 
 
+#: Whether this torch's own ``device_count`` asks the driver once CUDA is initialised (torch 2.13) or reads
+#: ``CUDA_VISIBLE_DEVICES`` through NVML again until its first count after initialising (torch 2.11: the H100 counted 0
+#: devices after the variable was emptied past initialisation, session 35); read off the function's code.
+COUNT_ASKS_THE_DRIVER = "is_initializing" in torch.cuda.device_count.__code__.co_consts
+
+
+def driver_devices() -> int:
+    """The devices the driver has: found once, at its first initialising call (``CUDA_VISIBLE_DEVICES`` read then),
+    as ``cudaGetDeviceCount`` initialises CUDA's driver and fixes what it sees."""
+    rt = runtime()
+    if rt.driver_devices is None:
+        rt.driver_devices = visible_count()
+    return rt.driver_devices
+
+
 def is_available() -> bool:
-    return device_count() > 0
+    """torch's: the driver's count (which initialises the driver), or with ``PYTORCH_NVML_BASED_CUDA_CHECK=1`` the
+    count ``device_count`` gives, which does not."""
+    if os.environ.get("PYTORCH_NVML_BASED_CUDA_CHECK") == "1":
+        return device_count() > 0
+    return driver_devices() > 0
 
 
 def device_count() -> int:
-    """As CUDA counts: ``CUDA_VISIBLE_DEVICES`` is read when the device is initialised and fixed from then on;
-    before that each call reads it again (torch's ``device_count`` caches nothing before initialising, for this)."""
+    """As torch counts: before CUDA is initialised, ``CUDA_VISIBLE_DEVICES`` read again at each call (torch reads it
+    through NVML then, caching nothing, for this); from then on the first count after initialising, kept: the driver's
+    (torch 2.13) or the variable read once more (torch 2.11; ``COUNT_ASKS_THE_DRIVER``)."""
     rt = runtime()
-    return rt.visible_devices if rt.initialized else visible_count()
+    if rt.counted is not None:
+        return rt.counted
+    count = driver_devices() if rt.initialized and COUNT_ASKS_THE_DRIVER else visible_count()
+    if rt.initialized:
+        rt.counted = count
+    return count
 
 
 def current_device() -> int:
@@ -164,8 +189,7 @@ def lazy_init() -> None:
     words, and nothing is initialised."""
     rt = runtime()
     if not rt.initialized:
-        rt.visible_devices = visible_count()
-        if not rt.visible_devices:
+        if not driver_devices():
             raise RuntimeError("No CUDA GPUs are available")
         rt.initialized = True
 

@@ -1,9 +1,10 @@
 """The CUDA driver (``libcuda.so.1``) of the emulated device, as far as code asks it through ``ctypes``.
 
-The driver is initialised once torch has initialised CUDA (``device.lazy_init``) or after a ``cuInit`` of its own;
-before that a device query answers ``CUDA_ERROR_NOT_INITIALIZED`` (3), which is how PyTorch's ``test_lazy_init`` checks
-that importing torch initialised nothing. Devices are those ``CUDA_VISIBLE_DEVICES`` leaves (``device.device_count``:
-read once, as the device is initialised); ``cuInit`` with none answers ``CUDA_ERROR_NO_DEVICE``. Answered: the driver's version, the device count, a device by
+The driver is initialised by its first initialising call (``device.driver_devices``: ``torch.cuda.is_available``,
+torch's lazy init, a ``cuInit`` of the caller's own); before that a device query answers
+``CUDA_ERROR_NOT_INITIALIZED`` (3), which is how PyTorch's ``test_lazy_init`` checks that importing torch initialised
+nothing. Devices are those ``CUDA_VISIBLE_DEVICES`` left then, read once; ``cuInit`` with none answers
+``CUDA_ERROR_NO_DEVICE``. Answered: the driver's version, the device count, a device by
 ordinal, its name, memory, compute capability and the attributes torch's device properties carry; the words of an
 error. Anything else answers ``CUDA_ERROR_NOT_SUPPORTED``.
 """
@@ -13,6 +14,7 @@ from __future__ import annotations
 from typing import Any
 
 from seam.torch_cuda import device
+from seam.torch_cuda.runtime import runtime
 from seam.torch_cuda.shared_libraries import Library, target, value_of, write_string
 
 SUCCESS, INVALID_VALUE, NOT_INITIALIZED, NO_DEVICE, INVALID_DEVICE, NOT_SUPPORTED = 0, 1, 3, 100, 101, 801
@@ -30,14 +32,11 @@ _ATTRIBUTES = {
 }
 
 
-class _State:
-    cu_init = False  # a cuInit of the process's own
-
-
 def _ready() -> int:
-    if not (_State.cu_init or device.is_initialized()):
+    devices = runtime().driver_devices
+    if devices is None:
         return NOT_INITIALIZED
-    return SUCCESS if device.device_count() else NO_DEVICE
+    return SUCCESS if devices else NO_DEVICE
 
 
 def _on_device(ordinal: Any) -> int:
@@ -50,10 +49,7 @@ def _on_device(ordinal: Any) -> int:
 def _cu_init(flags: Any) -> int:
     if value_of(flags) != 0:
         return INVALID_VALUE
-    if not device.device_count():
-        return NO_DEVICE
-    _State.cu_init = True
-    return SUCCESS
+    return SUCCESS if device.driver_devices() else NO_DEVICE
 
 
 def _driver_version(out: Any) -> int:
@@ -65,7 +61,7 @@ def _count(out: Any) -> int:
     refused = _ready()
     if refused == NOT_INITIALIZED:
         return refused
-    target(out).value = device.device_count()  # read once as CUDA initialised (``device.device_count``)
+    target(out).value = runtime().driver_devices  # read once, as the driver initialised
     return SUCCESS
 
 

@@ -182,8 +182,11 @@ class Runtime:
         self.streams_by_id: dict[int, tuple[int, int]] = {}
         #: Whether CUDA is initialised (``device.lazy_init``): a fresh device is not.
         self.initialized = False
-        #: The devices ``CUDA_VISIBLE_DEVICES`` left when the device was initialised (``device.lazy_init``).
-        self.visible_devices = 1
+        #: The devices the driver found as it initialised (``CUDA_VISIBLE_DEVICES`` read then, once): None until the
+        #: first call that initialises it (``device.driver_devices``: ``is_available``, torch's lazy init, ``cuInit``).
+        self.driver_devices: int | None = None
+        #: torch's ``device_count`` keeps its first count after CUDA is initialised (``device.device_count``).
+        self.counted: int | None = None
         #: ``CUDA_VISIBLE_DEVICES`` as the emulation found it: it picks the machine's GPUs, not the emulated device
         #: (``device.visible_count`` obeys only a value the program sets while emulating).
         self.inherited_visible_devices = os.environ.get(VISIBLE)

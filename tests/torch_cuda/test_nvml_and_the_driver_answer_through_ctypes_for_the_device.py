@@ -19,6 +19,7 @@ import pytest
 import torch
 
 from seam.torch_cuda import emulate_cuda
+from seam.torch_cuda.device import COUNT_ASKS_THE_DRIVER
 
 pynvml = pytest.importorskip("pynvml", reason="nvidia-ml-py (the NVML bindings engines use) is a test dependency")
 
@@ -96,15 +97,18 @@ _CHILD = textwrap.dedent("""
         return [ctypes.CDLL("libcuda.so.1").cuDeviceGetCount(ctypes.byref(n)), n.value]
     os.environ["CUDA_VISIBLE_DEVICES"] = sys.argv[1]  # after importing torch, before any CUDA call
     out["driver_before"] = driver_count()
-    out["count"], out["available"] = torch.cuda.device_count(), torch.cuda.is_available()
+    out["count"] = torch.cuda.device_count()  # through NVML before CUDA is initialised: the driver is not
+    out["driver_after_count"] = driver_count()
+    out["available"] = torch.cuda.is_available()  # the driver's count: it initialises the driver
+    if out["available"]:
+        out["driver_after_available"] = driver_count()
     try:
         torch.ones(1, device="cuda")
         out["tensor"] = "ok"
-        out["driver_after"] = driver_count()
-        os.environ["CUDA_VISIBLE_DEVICES"] = ""  # read once, as the driver initialised: no longer obeyed
+        os.environ["CUDA_VISIBLE_DEVICES"] = ""  # read once, as the driver initialised: the driver keeps its count
         out["driver_after_change"] = driver_count()
-        # (torch's own device_count differs here by release: 2.11 reads the variable again through NVML until its
-        # first count after initialising, H100 session 35; 2.13 asks the driver. Not asserted.)
+        out["available_after_change"] = torch.cuda.is_available()
+        out["count_after_change"] = torch.cuda.device_count()  # by torch release: COUNT_ASKS_THE_DRIVER
     except RuntimeError as e:
         out["tensor"] = str(e).splitlines()[0]
     print(json.dumps(out))
@@ -123,7 +127,7 @@ def _child(visible: str) -> dict[str, object]:
 @pytest.mark.parametrize("visible", ["", "32", "-1"])
 def test_cuda_visible_devices_naming_no_device_leaves_none(torch_cuda: str, visible: str) -> None:
     seen = _child(visible)
-    assert seen == {"driver_before": [3, -1], "count": 0, "available": False,
+    assert seen == {"driver_before": [3, -1], "count": 0, "driver_after_count": [3, -1], "available": False,
                     "tensor": "No CUDA GPUs are available"}
 
 
@@ -132,8 +136,11 @@ def test_cuda_visible_devices_naming_the_device_keeps_it_and_is_read_once(torch_
     uuid = str(torch.cuda.get_device_properties(0).uuid)
     for visible in ("0", f"GPU-{uuid[:8]}"):
         seen = _child(visible)
-        assert seen == {"driver_before": [3, -1], "count": 1, "available": True, "tensor": "ok",
-                        "driver_after": [0, 1], "driver_after_change": [0, 1]}, visible
+        # torch 2.11's device_count reads the variable again until its first count after initialising (H100,
+        # session 35: 0 here), torch 2.13's asks the driver (1): the emulator follows the torch it runs on
+        assert seen == {"driver_before": [3, -1], "count": 1, "driver_after_count": [3, -1], "available": True,
+                        "driver_after_available": [0, 1], "tensor": "ok", "driver_after_change": [0, 1],
+                        "available_after_change": True, "count_after_change": int(COUNT_ASKS_THE_DRIVER)}, visible
 
 
 def test_a_library_a_binding_kept_answers_as_the_real_one_after_the_block() -> None:
@@ -167,3 +174,21 @@ def test_the_value_a_process_starts_with_hides_the_machines_gpus_not_the_emulate
         done = subprocess.run([sys.executable, "-c", script], env=env, capture_output=True, text=True, timeout=300)
     assert done.returncode == 0, done.stderr[-3000:]
     assert done.stdout.split() == ["1", "True", "cuda:0"]
+
+
+@pytest.mark.parametrize("asks_the_driver", [True, False], ids=["torch-2.13", "torch-2.11"])
+def test_the_count_after_initialising_follows_the_rule_of_the_torch_it_runs_on(monkeypatch, asks_the_driver) -> None:
+    """torch 2.13's device_count asks the driver once CUDA is initialised; torch 2.11's reads CUDA_VISIBLE_DEVICES
+    through NVML again until its first count after initialising (the H100, torch 2.11, counted 0 after the variable
+    was emptied past initialisation). Each keeps that first count; is_available asks the driver in both."""
+    from seam.torch_cuda import device
+
+    monkeypatch.setattr(device, "COUNT_ASKS_THE_DRIVER", asks_the_driver)
+    monkeypatch.delenv("CUDA_VISIBLE_DEVICES", raising=False)
+    with emulate_cuda():
+        torch.ones(1, device="cuda")
+        monkeypatch.setenv("CUDA_VISIBLE_DEVICES", "")
+        assert torch.cuda.device_count() == int(asks_the_driver)
+        monkeypatch.setenv("CUDA_VISIBLE_DEVICES", "0")
+        assert torch.cuda.device_count() == int(asks_the_driver)  # the first count after initialising, kept
+        assert torch.cuda.is_available()
