@@ -1,0 +1,349 @@
+"""What ``torch.distributed`` with NCCL does on one device, one process group of one rank: collectives eagerly and
+inside a CUDA graph capture, and what it refuses, in which words.
+
+Plain torch on a GPU machine (``python3 scripts/nccl_probe.py``), or on the emulated device here
+(``PYTHONPATH=$PWD python scripts/nccl_probe.py --emulated``); one JSON line per case, each case in a child process of
+its own (a failed capture can leave a process's CUDA state unusable). Compare two runs with
+``python scripts/compare_probe_lines.py GPU.jsonl EMULATED.jsonl``.
+"""
+import json
+import os
+import subprocess
+import sys
+import warnings
+
+
+def _world(backend="nccl", **kwargs):
+    import torch.distributed as dist
+    dist.init_process_group(backend, store=dist.HashStore(), rank=0, world_size=1, **kwargs)
+    return dist
+
+
+def _capture(body, warm=None):
+    """``body`` captured on a side stream after ``warm`` ran there once; the graph."""
+    import torch
+    s = torch.cuda.Stream()
+    s.wait_stream(torch.cuda.current_stream())
+    if warm is not None:
+        with torch.cuda.stream(s):
+            warm()
+    torch.cuda.current_stream().wait_stream(s)
+    torch.cuda.synchronize()
+    g = torch.cuda.CUDAGraph()
+    _phase("capture")
+    with torch.cuda.graph(g):
+        body()
+    _phase("replay")
+    return g
+
+
+PHASE = ["setup"]
+
+
+def _phase(name):
+    PHASE[0] = name
+
+
+def case_available():
+    import torch.distributed as dist
+    return {"nccl": dist.is_nccl_available(), "backend_nccl": dist.is_backend_available("nccl"),
+            "gloo": dist.is_gloo_available()}
+
+
+def case_init_default_backend():
+    import torch
+    dist = _world(None)
+    pg = dist.group.WORLD
+    return {"backend": str(dist.get_backend()), "config": str(dist.get_backend_config()),
+            "world": dist.get_world_size(), "rank": dist.get_rank(),
+            "cuda_backend": pg._get_backend(torch.device("cuda")).__class__.__name__}
+
+
+def case_init_nccl():
+    import torch
+    dist = _world()
+    pg = dist.group.WORLD
+    return {"backend": str(dist.get_backend()), "config": str(dist.get_backend_config()),
+            "is_nccl": dist.get_backend() == dist.Backend.NCCL,
+            "cuda_backend": pg._get_backend(torch.device("cuda")).__class__.__name__,
+            "initialized": dist.is_initialized()}
+
+
+def case_allreduce_ops():
+    import torch
+    dist = _world()
+    out = {}
+    for name in ("SUM", "AVG", "MAX", "MIN", "PRODUCT"):
+        x = torch.arange(1.0, 5.0, device="cuda")
+        dist.all_reduce(x, op=getattr(dist.ReduceOp, name))
+        out[name] = x.tolist()
+    x = torch.arange(4, device="cuda")
+    dist.all_reduce(x)
+    out["int64"] = x.tolist()
+    out["device"] = str(x.device)
+    return out
+
+
+def case_allreduce_host_tensor():
+    import torch
+    dist = _world()
+    x = torch.ones(3)
+    dist.all_reduce(x)
+    return x.tolist()
+
+
+def case_mixed_backends_host_and_device():
+    import torch
+    dist = _world("cpu:gloo,cuda:nccl")
+    h = torch.ones(3)
+    d = torch.ones(3, device="cuda")
+    dist.all_reduce(h)
+    dist.all_reduce(d)
+    return {"host": h.tolist(), "device": d.tolist(), "backend": str(dist.get_backend())}
+
+
+def case_gloo_device_tensor():
+    import torch
+    dist = _world("gloo")
+    d = torch.arange(3.0, device="cuda")
+    dist.all_reduce(d)
+    return d.tolist()
+
+
+def case_collectives():
+    import torch
+    dist = _world()
+    x = torch.arange(4.0, device="cuda")
+    dist.broadcast(x, src=0)
+    out = torch.empty(4, device="cuda")
+    dist.all_gather_into_tensor(out, x)
+    rs = torch.empty(4, device="cuda")
+    dist.reduce_scatter_tensor(rs, x * 2)
+    lst = [torch.empty(4, device="cuda")]
+    dist.all_gather(lst, x + 1)
+    a2a = torch.empty(4, device="cuda")
+    dist.all_to_all_single(a2a, x + 2)
+    red = x.clone()
+    dist.reduce(red, dst=0)
+    objs = [None]
+    dist.all_gather_object(objs, {"a": 1})
+    bl = [3]
+    dist.broadcast_object_list(bl, src=0)
+    return {"broadcast": x.tolist(), "all_gather_into_tensor": out.tolist(), "reduce_scatter": rs.tolist(),
+            "all_gather": lst[0].tolist(), "all_to_all": a2a.tolist(), "reduce": red.tolist(), "objects": objs,
+            "broadcast_objects": bl}
+
+
+def case_barrier():
+    import torch
+    dist = _world()
+    torch.ones(1, device="cuda")
+    dist.barrier()
+    return "barrier"
+
+
+def case_async_work():
+    import torch
+    dist = _world()
+    x = torch.ones(3, device="cuda")
+    work = dist.all_reduce(x, async_op=True)
+    waited = work.wait()
+    return {"waited": waited, "completed": work.is_completed(), "x": x.tolist()}
+
+
+def case_capture_after_warmup():
+    import torch
+    dist = _world()
+    x = torch.ones(4, device="cuda")
+    box = {}
+
+    def body():
+        y = x * 2
+        dist.all_reduce(y)
+        box["z"] = y + 1
+    g = _capture(body, warm=body)
+    x.fill_(3.0)
+    g.replay()
+    torch.cuda.synchronize()
+    first = box["z"].tolist()
+    x.fill_(5.0)
+    g.replay()
+    torch.cuda.synchronize()
+    return {"first": first, "second": box["z"].tolist()}
+
+
+def case_capture_first_collective():
+    import torch
+    dist = _world()
+    x = torch.ones(4, device="cuda")
+    g = _capture(lambda: dist.all_reduce(x))
+    x.fill_(2.0)
+    g.replay()
+    torch.cuda.synchronize()
+    return x.tolist()
+
+
+def case_capture_barrier():
+    import torch
+    dist = _world()
+    x = torch.ones(4, device="cuda")
+    dist.all_reduce(x)
+    _capture(lambda: dist.barrier())
+    return "captured"
+
+
+def case_capture_async_wait():
+    import torch
+    dist = _world()
+    x = torch.ones(4, device="cuda")
+
+    def body():
+        dist.all_reduce(x, async_op=True).wait()
+        x.add_(1)
+    g = _capture(body, warm=body)
+    x.fill_(0.0)
+    g.replay()
+    torch.cuda.synchronize()
+    return x.tolist()
+
+
+def case_capture_gloo_device_tensor():
+    import torch
+    dist = _world("gloo")
+    x = torch.ones(4, device="cuda")
+    dist.all_reduce(x)
+    _capture(lambda: dist.all_reduce(x))
+    return "captured"
+
+
+def case_capture_host_tensor_collective_mixed():
+    import torch
+    dist = _world("cpu:gloo,cuda:nccl")
+    h = torch.ones(2)
+    d = torch.ones(2, device="cuda")
+    dist.all_reduce(d)
+    box = {}
+
+    def body():
+        dist.all_reduce(h)
+        box["d"] = d + 1
+    g = _capture(body)
+    g.replay()
+    torch.cuda.synchronize()
+    return {"host": h.tolist(), "device": box["d"].tolist()}
+
+
+def case_functional_all_reduce():
+    import torch
+    import torch.distributed._functional_collectives as funcol
+    dist = _world()
+    x = torch.arange(3.0, device="cuda")
+    y = funcol.all_reduce(x, "sum", dist.group.WORLD)
+    return {"y": y.tolist(), "type": type(y).__name__}
+
+
+def case_functional_all_reduce_in_capture():
+    import torch
+    import torch.distributed._functional_collectives as funcol
+    dist = _world()
+    x = torch.ones(3, device="cuda")
+    box = {}
+
+    def body():
+        box["y"] = funcol.all_reduce(x * 3, "sum", dist.group.WORLD) + 0
+    g = _capture(body, warm=body)
+    x.fill_(2.0)
+    g.replay()
+    torch.cuda.synchronize()
+    return box["y"].tolist()
+
+
+def case_new_group():
+    import torch
+    dist = _world()
+    sub = dist.new_group([0], backend="nccl")
+    x = torch.full((2,), 7.0, device="cuda")
+    dist.all_reduce(x, group=sub)
+    return {"backend": str(dist.get_backend(sub)), "x": x.tolist(), "ranks": dist.get_process_group_ranks(sub)}
+
+
+def case_bound_device_id():
+    import torch
+    dist = _world(device_id=torch.device("cuda", 0))
+    x = torch.ones(2, device="cuda")
+    dist.all_reduce(x)
+    sub = dist.new_group([0])
+    y = torch.ones(2, device="cuda")
+    dist.all_reduce(y, group=sub)
+    return {"x": x.tolist(), "y": y.tolist(), "bound": str(dist.group.WORLD.bound_device_id)}
+
+
+def case_send_to_self():
+    import torch
+    dist = _world()
+    dist.send(torch.ones(2, device="cuda"), dst=0)
+    return "sent"
+
+
+def case_destroy_and_again():
+    import torch
+    dist = _world()
+    dist.all_reduce(torch.ones(1, device="cuda"))
+    dist.destroy_process_group()
+    after = dist.is_initialized()
+    dist = _world()
+    x = torch.ones(1, device="cuda")
+    dist.all_reduce(x)
+    return {"after_destroy": after, "x": x.tolist()}
+
+
+def case_all_reduce_coalesced_and_complex():
+    import torch
+    dist = _world()
+    c = torch.ones(2, dtype=torch.complex64, device="cuda")
+    dist.all_reduce(c)
+    b = torch.ones(2, dtype=torch.bfloat16, device="cuda")
+    dist.all_reduce(b)
+    return {"complex": [str(v) for v in c.tolist()], "bf16": b.tolist()}
+
+
+CASES = {name[len("case_"):]: fn for name, fn in sorted(globals().items()) if name.startswith("case_")}
+
+
+def _one(name, emulated):
+    if emulated:
+        from seam.torch_cuda import emulate_cuda
+        emulate_cuda().__enter__()
+    with warnings.catch_warnings(record=True) as seen:
+        warnings.simplefilter("always")
+        try:
+            row = {"case": name, "ok": True, "value": CASES[name]()}
+        except Exception as e:  # noqa: BLE001 - the probe reports what was raised
+            row = {"case": name, "ok": False, "phase": PHASE[0],
+                   "error": f"{type(e).__name__}: {str(e).splitlines()[0][:200] if str(e) else ''}"}
+    row["warnings"] = sorted({str(w.message).splitlines()[0][:120] for w in seen})
+    print(json.dumps(row), flush=True)
+
+
+def main():
+    emulated = "--emulated" in sys.argv
+    if "--case" in sys.argv:
+        _one(sys.argv[sys.argv.index("--case") + 1], emulated)
+        return
+    for name in CASES:
+        cmd = [sys.executable, __file__, "--case", name] + (["--emulated"] if emulated else [])
+        try:
+            done = subprocess.run(cmd, capture_output=True, text=True, timeout=120, env=os.environ.copy())
+        except subprocess.TimeoutExpired:
+            print(json.dumps({"case": name, "ok": False, "error": "timed out after 120 s"}), flush=True)
+            continue
+        lines = [line for line in done.stdout.splitlines() if line.startswith("{")]
+        if lines:
+            print(lines[-1], flush=True)
+        else:
+            tail = (done.stderr.strip().splitlines() or ["(no output)"])[-1][:200]
+            print(json.dumps({"case": name, "ok": False, "error": f"exit {done.returncode}: {tail}"}), flush=True)
+
+
+if __name__ == "__main__":
+    main()
