@@ -46,8 +46,14 @@ def _phase(name):
 
 def case_available():
     import torch.distributed as dist
+    import torch
+    try:
+        version = str(torch.cuda.nccl.version())
+    except Exception as e:  # noqa: BLE001 - the probe reports what was raised
+        version = f"{type(e).__name__}: {e}"
     return {"nccl": dist.is_nccl_available(), "backend_nccl": dist.is_backend_available("nccl"),
-            "gloo": dist.is_gloo_available()}
+            "gloo": dist.is_gloo_available(), "has_class": hasattr(dist, "ProcessGroupNCCL"),
+            "nccl_version": version}
 
 
 def case_init_default_backend():
@@ -66,7 +72,10 @@ def case_init_nccl():
     return {"backend": str(dist.get_backend()), "config": str(dist.get_backend_config()),
             "is_nccl": dist.get_backend() == dist.Backend.NCCL,
             "cuda_backend": pg._get_backend(torch.device("cuda")).__class__.__name__,
-            "initialized": dist.is_initialized()}
+            "initialized": dist.is_initialized(), "pg_name": pg.name(),
+            "backend_name": pg._get_backend(torch.device("cuda")).name(),
+            "supports_splitting": pg._get_backend(torch.device("cuda")).supports_splitting,
+            "options": type(pg._get_backend(torch.device("cuda")).options).__name__}
 
 
 def case_allreduce_ops():
