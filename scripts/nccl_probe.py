@@ -1,5 +1,7 @@
-"""What ``torch.distributed`` with NCCL does on one device, one process group of one rank: collectives eagerly and
-inside a CUDA graph capture, and what it refuses, in which words.
+"""What ``torch.distributed`` with NCCL does on one device (one rank): collectives, eagerly and in a capture.
+
+One process group of one rank: its collectives eagerly and inside a CUDA graph capture, and what it refuses, in
+which words.
 
 Plain torch on a GPU machine (``python3 scripts/nccl_probe.py``), or on the emulated device here
 (``PYTHONPATH=$PWD python scripts/nccl_probe.py --emulated``); one JSON line per case, each case in a child process of

@@ -122,8 +122,15 @@ class Graph:
 
 Graph.__module__, Graph.__qualname__ = "torch.accelerator.graphs", "Graph"
 
+def _get_accelerator(check: bool = False) -> torch.device:
+    """``torch._C._get_accelerator()``: the device type CUDA builds find (``torch.distributed`` picks NCCL for it when
+    no backend is named, and makes a barrier's tensor there; FSDP places modules by it)."""
+    return DEVICE.__class__("cuda")
+
+
 #: ``torch._C``'s primitives under ``torch.accelerator``, those this torch has.
 _PRIMITIVES = {
+    "_get_accelerator": _get_accelerator,
     "_accelerator_isAllocatorInitialized": device.is_initialized,
     "_accelerator_getDeviceStats": _device_stats,
     "_accelerator_getMemoryInfo": device.mem_get_info,

@@ -36,7 +36,7 @@ from torch._subclasses.fake_tensor import FakeTensorMode
 
 from seam.capture_guard import COPY_OPS, check_copy
 from seam.errors import CaptureError, PageableCopyError
-from seam.torch_cuda import (allocator, cuda_errors, cuda_kernels, generators, graph_trees, host_cache, in_flight,
+from seam.torch_cuda import (allocator, collectives, cuda_errors, cuda_kernels, generators, graph_trees, host_cache, in_flight,
                              kinds, pending, philox, runtime_api, sync_debug, workspaces)
 from seam.torch_cuda.allocator import DEFAULT_POOL
 from seam.torch_cuda.allocator_events import ALLOC
@@ -138,7 +138,7 @@ class _OpInfo(FastCall):
         name = func.name()
         #: One of torch's own operations whose only kernel is CUDA's, which a CPU-only torch lacks, written in Python
         #: (``cuda_kernels.py``): on the device it runs under the device mode, as ``_made_here`` runs a library's.
-        self.python_kernel = cuda_kernels.KERNELS.get(func)
+        self.python_kernel = cuda_kernels.KERNELS.get(func) or collectives.kernel_for(func)
         self.cuda_kernel = self.python_kernel is not None or (
             func.namespace not in _TORCHS_OWN and _has_kernel(name, "CUDA") and not _has_computed_kernel(name, "CPU"))
         #: Its CPU kernel is its CompositeExplicitAutograd one, which a GPU runs too (no device check of its own): given
@@ -259,6 +259,8 @@ def fake_mode_patches() -> list[tuple[Any, str, Any]]:
     after the emulation ends keeps its entry: the device mode then asks torch at every operation, as before)."""
     return [(FakeTensorMode, "__enter__", _entering_fake), (FakeTensorMode, "__exit__", _leaving_fake)]
 
+#: Tensor subclasses the device mode leaves to their own dispatch, which unwraps them (``collectives.DEFERRED``).
+_DEFERRED = collectives.DEFERRED
 #: The dispatch key set that runs an operation's CUDA kernel (``_made_here``).
 _CUDA_KEYS = torch._C.DispatchKeySet(torch._C.DispatchKey.CUDA)
 #: The dispatch key set whose kernel of a CompositeExplicitAutograd operation is that composite (``_made_here``).
@@ -473,6 +475,10 @@ class DeviceMode(TorchDispatchMode):
                 # a fake tensor mode is on (code working out shapes; torch runs it after every other mode): it
                 # makes the fakes, on the device where a GPU build's would be (``device_guard.py``)
                 return func(*args, **(kwargs or {}))
+            if types and not _DEFERRED.isdisjoint(types):
+                # a wrapper around a device tensor with a dispatch of its own (funcol's AsyncCollectiveTensor): it
+                # unwraps and calls again with plain tensors, which this mode places (``collectives.py``)
+                return NotImplemented
             if _OVERWRITTEN:  # a CUDA graph tree's output a later replay overwrote lives: reading one is refused
                 graph_trees.refuse_overwritten((*args, *(kwargs or {}).values()))
             if _HELD_FREES:  # blocks record_stream held back whose streams are done are freed before this allocates
