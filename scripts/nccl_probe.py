@@ -194,6 +194,17 @@ def case_capture_first_collective():
     return x.tolist()
 
 
+def case_capture_first_collective_bound_device():
+    import torch
+    dist = _world(device_id=torch.device("cuda", 0))
+    x = torch.ones(4, device="cuda")
+    g = _capture(lambda: dist.all_reduce(x))
+    x.fill_(2.0)
+    g.replay()
+    torch.cuda.synchronize()
+    return x.tolist()
+
+
 def case_capture_barrier():
     import torch
     dist = _world()

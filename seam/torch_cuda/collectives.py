@@ -25,9 +25,10 @@ import itertools
 from typing import Any, Callable
 
 import torch
+from torch.utils._python_dispatch import _disable_current_modes
 from torch.utils._pytree import tree_flatten, tree_unflatten
 
-from seam.torch_cuda import nccl
+from seam.torch_cuda import cuda_errors, nccl
 
 #: ``c10d::ReduceOp``'s ``RedOpType`` of an average: NCCL has it, Gloo does not.
 _AVG = 1
@@ -119,10 +120,13 @@ def _on_the_backend(func: Any, args: tuple[Any, ...], kwargs: dict[str, Any]) ->
     average = at is not None and at < len(args) and args[at].op() == _AVG
     if average:
         args = (*args[:at], torch.classes.c10d.ReduceOp(), *args[at + 1:])
-    result = func.redispatch(_CUDA_KEYS, *args, **kwargs)
-    works = [leaf for leaf in tree_flatten(result)[0] if isinstance(leaf, torch.ScriptObject)]
-    for work in works:
-        dist.Work.unbox(work).wait()
+    # with no dispatch mode on: Gloo's work runs on a thread of its own, which inherits the caller's dispatch keys but
+    # not the Python modes' own state (torch 2.11: "tls_on_entry.has_value() INTERNAL ASSERT FAILED" at its wait)
+    with _disable_current_modes():
+        result = func.redispatch(_CUDA_KEYS, *args, **kwargs)
+        works = [leaf for leaf in tree_flatten(result)[0] if isinstance(leaf, torch.ScriptObject)]
+        for work in works:
+            dist.Work.unbox(work).wait()
     if average and func._opname in _REDUCING_INTO_FIRST:
         size = _group_of(func, args).size()
         for t in tree_flatten(args[0])[0]:
@@ -130,14 +134,47 @@ def _on_the_backend(func: Any, args: tuple[Any, ...], kwargs: dict[str, Any]) ->
     return result
 
 
+def _refuse(capture: Any, error: RuntimeError, reason: str) -> RuntimeError:
+    """What CUDA refuses inside a capture: the capture is invalidated (its end raises "operation failed due to a
+    previous error during capture", the words a GPU ends it with) and ``error`` is raised now."""
+    capture.invalidate(reason)
+    return error
+
+
+def _nccl_error(why: str) -> RuntimeError:
+    """NCCL's words for a CUDA call it could not make (the H100 hid them behind the capture's end)."""
+    import torch.distributed as dist
+    major, minor, patch = nccl.version_tuple()
+    return dist.DistBackendError(
+        f"NCCL error in: ProcessGroupNCCL.cpp, unhandled cuda error (run with NCCL_DEBUG=INFO for details), NCCL "
+        f"version {major}.{minor}.{patch}\nncclUnhandledCudaError: Call to CUDA function failed.\nLast error:\nCuda "
+        f"failure 'operation not permitted when stream is capturing' ({why}; seamgate's CUDA emulator)")
+
+
 def _c10d_kernel(func: Any, *args: Any, **kwargs: Any) -> Any:
     """A ``c10d`` operation given device tensors (the device mode runs it with itself on)."""
-    if _nccl_backend(func, args) is None:
-        return func.redispatch(_CPU_KEYS, *args, **kwargs)
     from seam.torch_cuda.runtime import runtime
     rt = runtime()
-    if rt.capture_of(rt.current_stream()._id) is None:
+    capture = rt.capture_of(rt.current_stream()._id)
+    backend = _nccl_backend(func, args)
+    if backend is None:
+        if capture is not None:
+            # Gloo given device tensors copies them through the host and waits for the device (H100, session 36)
+            why = f"{func} of a group whose backend for the device is not NCCL's (it waits for the device)"
+            raise _refuse(capture, cuda_errors.cuda_error(cuda_errors.NOT_PERMITTED, why), why)
+        return func.redispatch(_CPU_KEYS, *args, **kwargs)
+    if capture is None:
+        backend.connected = True
         return _on_the_backend(func, args, kwargs)
+    if not backend.connected:
+        # NCCL makes a group's communicator at its first collective (or at init_process_group(device_id=...)),
+        # which allocates and waits: inside a capture CUDA refuses that (H100, session 36)
+        why = "the group's first collective, which makes its NCCL communicator, inside a capture"
+        raise _refuse(capture, _nccl_error(why), why)
+    if func._opname == "barrier":
+        # NCCL's barrier is an all-reduce the host then waits for (H100, session 36)
+        why = "a barrier (the host waits for the device) inside a capture"
+        raise _refuse(capture, cuda_errors.cuda_error(cuda_errors.NOT_PERMITTED, why), why)
     call = _Call(func, args, kwargs)
     number = next(_NUMBERS)
     _CALLS[number] = call

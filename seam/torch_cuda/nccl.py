@@ -68,6 +68,9 @@ def _backend_class() -> type:
             options = options if options is not None else Options()
             super().__init__(store, rank, size, options._timeout)
             self._nccl_options = options
+            #: Whether NCCL would have made its communicator by now: at the first collective outside a capture, or
+            #: eagerly (``init_process_group(device_id=...)``); a first collective inside a capture is refused.
+            self.connected = False
             _MADE.append(self)
 
         @property
@@ -84,7 +87,7 @@ def _backend_class() -> type:
         # NCCL's own calls that torch's Python makes (a split group, an abort, a timeout): nothing to do over Gloo,
         # which connected every rank when it was made.
         def eager_connect_single_device(self, device: Any = None) -> None:
-            return None
+            self.connected = True
 
         def perform_nocolor_split(self, device: Any = None) -> None:
             return None

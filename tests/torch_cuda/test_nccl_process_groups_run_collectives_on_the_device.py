@@ -18,6 +18,7 @@ from typing import Any, Iterator
 import pytest
 import torch
 
+from seam.cuda_backend import end_generator_capture
 from seam.torch_cuda import emulate_cuda
 
 dist = pytest.importorskip("torch.distributed")
@@ -137,6 +138,60 @@ def test_a_functional_collective_captured_in_a_graph_runs_again(torch_cuda: str)
         assert box["y"].tolist() == [6.0, 6.0, 6.0]
 
 
+PREVIOUS_ERROR = "operation failed due to a previous error during capture"
+
+
+def _capture_ends_refused(body: Any) -> None:
+    """``body`` inside a capture on a side stream: CUDA refuses what it does, and the capture's end says so."""
+    side = torch.cuda.Stream()
+    side.wait_stream(torch.cuda.current_stream())
+    torch.cuda.synchronize()
+    graph = torch.cuda.CUDAGraph()
+    try:
+        with pytest.raises(RuntimeError, match=PREVIOUS_ERROR):
+            with torch.cuda.graph(graph, stream=side):
+                body()
+    finally:
+        end_generator_capture("cuda")  # torch 2.11 leaves it capturing after a refused end
+
+
+def test_a_groups_first_collective_inside_a_capture_is_refused(torch_cuda: str) -> None:
+    # NCCL makes the group's communicator at its first collective, which CUDA refuses inside a capture (H100)
+    with _world() as world:
+        x = torch.ones(4, device="cuda")
+        _capture_ends_refused(lambda: world.all_reduce(x))
+
+
+def test_a_barrier_inside_a_capture_is_refused(torch_cuda: str) -> None:
+    with _world() as world:
+        world.all_reduce(torch.ones(1, device="cuda"))  # the communicator is made
+        _capture_ends_refused(world.barrier)
+
+
+def test_a_gloo_groups_collective_of_device_tensors_inside_a_capture_is_refused(torch_cuda: str) -> None:
+    dist.init_process_group("gloo", store=dist.HashStore(), rank=0, world_size=1)
+    try:
+        x = torch.arange(3.0, device="cuda")
+        dist.all_reduce(x)  # eagerly Gloo takes device tensors
+        assert x.tolist() == [0.0, 1.0, 2.0]
+        _capture_ends_refused(lambda: dist.all_reduce(x))
+    finally:
+        dist.destroy_process_group()
+
+
+def test_a_group_bound_to_the_device_makes_its_communicator_at_once(torch_cuda: str) -> None:
+    dist.init_process_group("nccl", store=dist.HashStore(), rank=0, world_size=1, device_id=torch.device("cuda", 0))
+    try:
+        x = torch.ones(4, device="cuda")
+        graph = _captured(lambda: dist.all_reduce(x))
+        x.fill_(2.0)
+        graph.replay()
+        torch.cuda.synchronize()
+        assert x.tolist() == [2.0] * 4
+    finally:
+        dist.destroy_process_group()
+
+
 def test_leaving_the_emulation_takes_nccl_away_again() -> None:
     before = (dist.is_nccl_available(), hasattr(dist, "ProcessGroupNCCL"))
     with emulate_cuda():
@@ -146,6 +201,7 @@ def test_leaving_the_emulation_takes_nccl_away_again() -> None:
 
 RANK = r'''
 import sys, torch, torch.distributed as dist
+from seam.cuda_backend import end_generator_capture
 from seam.torch_cuda import emulate_cuda
 rank, path = int(sys.argv[1]), sys.argv[2]
 with emulate_cuda():
