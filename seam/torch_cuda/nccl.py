@@ -48,6 +48,18 @@ class Options:
 _MADE: list[Any] = []
 
 
+def _prune() -> None:
+    """Let go of the backends of groups destroyed since (each holds Gloo's threads): those no live group has."""
+    from torch.distributed.distributed_c10d import _world
+    live = set()
+    for group in list(_world.pg_map):
+        try:
+            live.add(id(group._get_backend(torch.device("cuda"))))
+        except RuntimeError:
+            continue
+    _MADE[:] = [backend for backend in _MADE if id(backend) in live]
+
+
 def _gloo() -> Any:
     from torch._C._distributed_c10d import ProcessGroupGloo
     return ProcessGroupGloo
@@ -71,6 +83,7 @@ def _backend_class() -> type:
             #: Whether NCCL would have made its communicator by now: at the first collective outside a capture, or
             #: eagerly (``init_process_group(device_id=...)``); a first collective inside a capture is refused.
             self.connected = False
+            _prune()
             _MADE.append(self)
 
         @property

@@ -192,6 +192,17 @@ def test_a_group_bound_to_the_device_makes_its_communicator_at_once(torch_cuda: 
         dist.destroy_process_group()
 
 
+def test_the_backends_of_destroyed_groups_are_let_go() -> None:
+    from seam.torch_cuda import nccl
+
+    with emulate_cuda():
+        for _ in range(3):  # a suite's cases, each making and destroying its group: Gloo's threads not kept for each
+            with _world() as world:
+                world.all_reduce(torch.ones(1, device="cuda"))
+                held = len(nccl._MADE)
+        assert held == 1
+
+
 def test_leaving_the_emulation_takes_nccl_away_again() -> None:
     before = (dist.is_nccl_available(), hasattr(dist, "ProcessGroupNCCL"))
     with emulate_cuda():
