@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import functools
 import itertools
+import weakref
 from typing import Any, Callable
 
 import torch
@@ -61,6 +62,12 @@ class _Call:
 
     def tensors(self) -> list[torch.Tensor]:
         return [self.leaves[i] for i in self.places]
+
+    def let_go(self) -> None:
+        """Hold none of the tensors of the capture (a replay passes the captured memory): a GPU's graph holds no
+        tensor, and the caching allocator frees their blocks when the program drops them."""
+        for i in self.places:
+            self.leaves[i] = None
 
     def run(self, tensors: list[torch.Tensor]) -> None:
         leaves = list(self.leaves)
@@ -178,8 +185,13 @@ def _c10d_kernel(func: Any, *args: Any, **kwargs: Any) -> Any:
     call = _Call(func, args, kwargs)
     number = next(_NUMBERS)
     _CALLS[number] = call
+    recorded = len(capture.ops)
     _recorded_op()(call.tensors(), number)  # through the device mode: recorded, and run once now
-    return call.last
+    call.let_go()
+    if len(capture.ops) > recorded:  # the call lives as long as the graph's operation that runs it
+        weakref.finalize(capture.ops[-1], _CALLS.pop, number, None)
+    result, call.last = call.last, None
+    return result
 
 
 def _group(name: Any) -> Any:

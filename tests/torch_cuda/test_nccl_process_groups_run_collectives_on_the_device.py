@@ -203,6 +203,23 @@ def test_the_backends_of_destroyed_groups_are_let_go() -> None:
         assert held == 1
 
 
+def test_a_released_graph_lets_its_collectives_and_their_tensors_go() -> None:
+    import gc
+    import weakref
+
+    from seam.torch_cuda import collectives
+
+    with emulate_cuda(), _world() as world:
+        world.all_reduce(torch.ones(1, device="cuda"))  # the communicator is made
+        x = torch.ones(4, device="cuda")
+        graph = _captured(lambda: world.all_reduce(x))
+        held = len(collectives._CALLS)
+        kept = weakref.ref(x.untyped_storage())
+        del graph, x
+        gc.collect()
+        assert (held, len(collectives._CALLS), kept()) == (1, 0, None)
+
+
 def test_leaving_the_emulation_takes_nccl_away_again() -> None:
     before = (dist.is_nccl_available(), hasattr(dist, "ProcessGroupNCCL"))
     with emulate_cuda():
