@@ -183,26 +183,25 @@ def case_capture_after_warmup():
     return {"first": first, "second": box["z"].tolist()}
 
 
-def case_capture_first_collective():
+def _first_collective_captured(**world):
+    """The group's first collective inside a capture, then a replay."""
     import torch
-    dist = _world()
+    dist = _world(**world)
     x = torch.ones(4, device="cuda")
     g = _capture(lambda: dist.all_reduce(x))
     x.fill_(2.0)
     g.replay()
     torch.cuda.synchronize()
     return x.tolist()
+
+
+def case_capture_first_collective():
+    return _first_collective_captured()
 
 
 def case_capture_first_collective_bound_device():
     import torch
-    dist = _world(device_id=torch.device("cuda", 0))
-    x = torch.ones(4, device="cuda")
-    g = _capture(lambda: dist.all_reduce(x))
-    x.fill_(2.0)
-    g.replay()
-    torch.cuda.synchronize()
-    return x.tolist()
+    return _first_collective_captured(device_id=torch.device("cuda", 0))
 
 
 def case_capture_barrier():
