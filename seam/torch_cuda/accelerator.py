@@ -122,6 +122,7 @@ class Graph:
 
 Graph.__module__, Graph.__qualname__ = "torch.accelerator.graphs", "Graph"
 
+
 def _get_accelerator(check: bool = False) -> torch.device:
     """``torch._C._get_accelerator()``: the device type CUDA builds find (``torch.distributed`` picks NCCL for it when
     no backend is named, and makes a barrier's tensor there; FSDP places modules by it)."""
