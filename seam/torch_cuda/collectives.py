@@ -108,18 +108,6 @@ def _group_of(func: Any, args: tuple[Any, ...]) -> Any:
     return dist.ProcessGroup.unbox(args[at])
 
 
-def _nccl_backend(func: Any, args: tuple[Any, ...]) -> Any:
-    """The group's emulated NCCL backend, or None (no group, or its ``cuda`` backend is not one)."""
-    group = _group_of(func, args)
-    if group is None:
-        return None
-    try:
-        backend = group._get_backend(torch.device("cuda"))
-    except RuntimeError:
-        return None
-    return backend if nccl.is_emulated(backend) else None
-
-
 def _on_the_backend(func: Any, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
     """``func``'s CUDA kernel (the group's ``cuda`` backend), waited for; an average as a sum, divided."""
     import torch.distributed as dist
@@ -163,7 +151,7 @@ def _c10d_kernel(func: Any, *args: Any, **kwargs: Any) -> Any:
     from seam.torch_cuda.runtime import runtime
     rt = runtime()
     capture = rt.capture_of(rt.current_stream()._id)
-    backend = _nccl_backend(func, args)
+    backend = nccl.emulated_backend(_group_of(func, args))
     if backend is None:
         if capture is not None:
             # Gloo given device tensors copies them through the host and waits for the device (H100, session 36)
@@ -268,11 +256,7 @@ def _functional_kernel(func: Any, *args: Any, **kwargs: Any) -> Any:
     """A functional collective given device tensors: the emulated NCCL group's through ``_FUNCTIONAL``, another's
     (Gloo's) through its own kernel."""
     group = _group(kwargs["group_name"] if "group_name" in kwargs else args[-1])
-    try:
-        backend = group._get_backend(torch.device("cuda"))
-    except RuntimeError:
-        backend = None
-    if not nccl.is_emulated(backend):
+    if nccl.emulated_backend(group) is None:
         return func.redispatch(_CPU_KEYS, *args, **kwargs)
     return _FUNCTIONAL[func._opname](*args, **kwargs)
 

@@ -48,21 +48,33 @@ class Options:
 _MADE: list[Any] = []
 
 
+def cuda_backend(group: Any) -> Any:
+    """``group``'s backend for the ``cuda`` device, or None where it has none."""
+    try:
+        return group._get_backend(torch.device("cuda"))
+    except RuntimeError:
+        return None
+
+
+def emulated_backend(group: Any) -> Any:
+    """``group``'s emulated NCCL backend, or None (no group, or its ``cuda`` backend is not one)."""
+    backend = cuda_backend(group) if group is not None else None
+    return backend if is_emulated(backend) else None
+
+
 def _prune() -> None:
     """Let go of the backends of groups destroyed since (each holds Gloo's threads): those no live group has."""
     from torch.distributed.distributed_c10d import _world
-    live = set()
-    for group in list(_world.pg_map):
-        try:
-            live.add(id(group._get_backend(torch.device("cuda"))))
-        except RuntimeError:
-            continue
+    live = {id(cuda_backend(group)) for group in list(_world.pg_map)}
     _MADE[:] = [backend for backend in _MADE if id(backend) in live]
 
 
 def _gloo() -> Any:
     from torch._C._distributed_c10d import ProcessGroupGloo
     return ProcessGroupGloo
+
+
+_CLASS: type | None = None
 
 
 def _backend_class() -> type:
@@ -118,9 +130,6 @@ def _backend_class() -> type:
     ProcessGroupNCCL.__qualname__ = "ProcessGroupNCCL"
     _CLASS = ProcessGroupNCCL
     return _CLASS
-
-
-_CLASS: type | None = None
 
 
 def is_emulated(backend: Any) -> bool:
