@@ -73,6 +73,24 @@ def storage_at(address: int, nbytes: int = 0) -> torch.UntypedStorage | None:
     return storage if storage is not None else kinds.storage_at(address)
 
 
+def memory_at(address: int, nbytes: int) -> tuple[torch.UntypedStorage, int] | None:
+    """The live device storage that holds the ``nbytes`` bytes at ``address`` (what ``data_ptr()`` says, of a tensor or
+    a view inside one), with the byte offset of ``address`` in it; None where no device memory holds them all: what a
+    library given a raw device pointer reads and writes (``nccl_library.py``). An allocated block of the model first,
+    then a device storage the model holds no block for (its CPU address)."""
+    alloc = runtime().allocator.read()
+    for block in list(alloc.active.values()):
+        if block.address <= address < block.address + block.size and block.owner is not None:
+            storage = block.owner()
+            if storage is not None and address - block.address + nbytes <= storage.nbytes():
+                return storage, address - block.address
+    for storage in kinds.live_storages():
+        start = real_storage_ptr(storage)
+        if start <= address and address + nbytes <= start + storage.nbytes() and storage_data_ptr(storage) == start:
+            return storage, address - start
+    return None
+
+
 def patches() -> list[tuple[Any, str, Any]]:
     """What ``emulate_cuda()`` puts in place (``install.py``)."""
     return [(torch.Tensor, "data_ptr", tensor_data_ptr), (torch.UntypedStorage, "data_ptr", storage_data_ptr)]

@@ -171,15 +171,23 @@ def _c10d_kernel(func: Any, *args: Any, **kwargs: Any) -> Any:
         why = "a barrier (the host waits for the device) inside a capture"
         raise _refuse(capture, cuda_errors.cuda_error(cuda_errors.NOT_PERMITTED, why), why)
     call = _Call(func, args, kwargs)
+    record(capture, call)
+    result, call.last = call.last, None
+    return result
+
+
+def record(capture: Any, call: Any) -> None:
+    """Run ``call`` once now as one operation that ``capture`` records, which each replay runs again on the captured
+    memory. ``call`` has ``tensors()`` (the memory it reads and writes), ``run(tensors)`` and ``let_go()`` (after
+    which it holds none of the capture's tensors); it lives as long as the graph's operation that runs it. The
+    current stream must be the capture's."""
     number = next(_NUMBERS)
     _CALLS[number] = call
     recorded = len(capture.ops)
     _recorded_op()(call.tensors(), number)  # through the device mode: recorded, and run once now
     call.let_go()
-    if len(capture.ops) > recorded:  # the call lives as long as the graph's operation that runs it
+    if len(capture.ops) > recorded:
         weakref.finalize(capture.ops[-1], _CALLS.pop, number, None)
-    result, call.last = call.last, None
-    return result
 
 
 def _group(name: Any) -> Any:

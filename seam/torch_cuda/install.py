@@ -32,7 +32,7 @@ import torch.cuda.streams
 
 from seam.torch_cuda import (accelerator, addresses, allocator, attention, autocast, backward_streams, capture, compile_time_runs, compiling, ctc,
                               checkpoints, cuda_bindings, cudnn, device, device_factories, device_guard, driver_api, gc_pace, generators, graph_trees, host_cache, in_flight, kinds,
-                              legacy_types, memory_history, mempool, nccl, nvml, on_import, pending, pools, routes, runtime_api, scripting, serialization, shared_libraries, storages,
+                              legacy_types, memory_history, mempool, nccl, nccl_library, nvml, on_import, pending, pools, routes, runtime_api, scripting, serialization, shared_libraries, storages,
                               streams, sync_debug, torch_c, workspaces)
 from seam.torch_cuda.dispatch import DeviceMode, fake_mode_patches
 from seam.torch_cuda.generic import GENERIC_PATCHES
@@ -160,7 +160,8 @@ def _patches() -> list[tuple[Any, str, Any]]:
     out.extend(storages.patches())
     out.extend(backward_streams.patches())
     out.extend(attention.patches())
-    out.extend(shared_libraries.patches(nvml.LIBRARY, driver_api.LIBRARY))  # NVML and the driver through ctypes
+    # NVML, the driver and NCCL's own library through ctypes
+    out.extend(shared_libraries.patches(nvml.LIBRARY, driver_api.LIBRARY, nccl_library.LIBRARY))
     out.extend(nccl.library_patches())
     return out
 
@@ -218,6 +219,7 @@ class _Installation:
     def restore_names(self) -> None:
         on_import.stop()
         nccl.forget()
+        nccl_library.forget()
         for owner, name, value in reversed(self.saved):
             if value is _MISSING:
                 if name in (owner.__dict__ if isinstance(owner, type) else vars(owner)):

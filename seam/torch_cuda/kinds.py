@@ -145,7 +145,8 @@ def storage_at(data_ptr: int) -> torch.UntypedStorage | None:
     return None if ref is None else ref()
 
 
-def _live_storages() -> list[torch.UntypedStorage]:
+def live_storages() -> list[torch.UntypedStorage]:
+    """Every live device storage (a linear walk: for rare look-ups, never the hot path)."""
     return [s for s in (ref() for ref in list(_BY_ADDRESS.values())) if s is not None]
 
 

@@ -1,13 +1,13 @@
-"""NVML and the CUDA driver, loaded through ``ctypes``, are the emulated device's while ``emulate_cuda()`` is on.
+"""NVML, the CUDA driver and NCCL, loaded through ``ctypes``, are the emulated device's while ``emulate_cuda()`` is on.
 
 Code reaches the GPU around ``torch.cuda`` too: vLLM decides that it runs on CUDA by NVML (pynvml's ``nvmlInit`` and
 ``nvmlDeviceGetCount``), torch counts devices through NVML with ``CUDA_VISIBLE_DEVICES`` applied
 (``_device_count_nvml``) and reads temperature, power, clocks and used memory through pynvml, and PyTorch's
 ``test_lazy_init`` asks the driver itself. A CPU machine has neither library, so every such call failed under the
-emulation where a GPU answers. While the emulation is on, ``ctypes.CDLL`` of ``libnvidia-ml.so*`` or ``libcuda.so*``
+emulation where a GPU answers. While the emulation is on, ``ctypes.CDLL`` of ``libnvidia-ml.so*``, ``libcuda.so*`` or ``libnccl.so*``
 (any folder; ``ctypes.cdll.LoadLibrary`` and ``ctypes.util.find_library`` too) gives an ``EmulatedLibrary``: its
 functions are Python, take the ctypes arguments the C functions take (``byref`` targets are written, string buffers
-filled) and return the library's status codes (``nvml.py``, ``driver_api.py``). A function the emulation has no
+filled) and return the library's status codes (``nvml.py``, ``driver_api.py``, ``nccl_library.py``). A function the emulation has no
 answer for returns the library's "not supported"; no binding sees a missing symbol.
 
 A binding may keep the library object for the process (pynvml does), past the block. So each function asks at every
@@ -30,9 +30,10 @@ ACTIVE = False
 _ORIGINAL_INIT = ctypes.CDLL.__init__
 _ORIGINAL_FIND = ctypes.util.find_library
 #: File names of the emulated libraries (a folder before them is allowed) -> the library's key in ``_TABLES``.
-_NAMES = ((re.compile(r"libnvidia-ml\.so(\.\d+)*$"), "nvml"), (re.compile(r"libcuda\.so(\.\d+)*$"), "cuda"))
+_NAMES = ((re.compile(r"libnvidia-ml\.so(\.\d+)*$"), "nvml"), (re.compile(r"libcuda\.so(\.\d+)*$"), "cuda"),
+          (re.compile(r"libnccl\.so(\.\d+)*$"), "nccl"))
 #: What ``ctypes.util.find_library`` answers for them while emulating (on a GPU machine, their sonames).
-_FOUND = {"nvidia-ml": "libnvidia-ml.so.1", "cuda": "libcuda.so.1"}
+_FOUND = {"nvidia-ml": "libnvidia-ml.so.1", "cuda": "libcuda.so.1", "nccl": "libnccl.so.2"}
 
 
 class Library:
