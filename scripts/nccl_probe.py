@@ -1,7 +1,10 @@
 """What ``torch.distributed`` with NCCL does on one device (one rank): collectives, eagerly and in a capture.
 
 One process group of one rank: its collectives eagerly and inside a CUDA graph capture, and what it refuses, in
-which words.
+which words. The ``library_*`` cases call NCCL's own library through ``ctypes`` (``libnccl.so.2``, as vLLM's
+``PyNcclCommunicator`` does): a communicator of one rank, its calls on device pointers, eagerly and in a capture.
+The ``legacy_stream_*`` cases ask the question the library's call on stream 0 asks of any kernel: work on the legacy
+default stream while a capture of each mode is open on a side stream.
 
 Plain torch on a GPU machine (``python3 scripts/nccl_probe.py``), or on the emulated device here
 (``PYTHONPATH=$PWD python scripts/nccl_probe.py --emulated``); one JSON line per case, each case in a child process of
@@ -326,6 +329,131 @@ def case_all_reduce_coalesced_and_complex():
     b = torch.ones(2, dtype=torch.bfloat16, device="cuda")
     dist.all_reduce(b)
     return {"complex": [str(v) for v in c.tolist()], "bf16": b.tolist()}
+
+
+def _library():
+    """``libnccl.so.2`` through ``ctypes`` with the signatures ``nccl.h`` declares, and a communicator of one rank."""
+    import ctypes
+    import torch
+    torch.zeros(1, device="cuda")
+
+    class UniqueId(ctypes.Structure):
+        _fields_ = [("internal", ctypes.c_byte * 128)]
+
+    lib = ctypes.CDLL("libnccl.so.2")
+    p, i, n = ctypes.c_void_p, ctypes.c_int, ctypes.c_size_t
+    for name, args in {"ncclGetVersion": [ctypes.POINTER(i)], "ncclGetUniqueId": [ctypes.POINTER(UniqueId)],
+                       "ncclCommInitRank": [ctypes.POINTER(p), i, UniqueId, i],
+                       "ncclAllReduce": [p, p, n, i, i, p, p]}.items():
+        getattr(lib, name).restype, getattr(lib, name).argtypes = i, args
+    lib.ncclGetErrorString.restype, lib.ncclGetErrorString.argtypes = ctypes.c_char_p, [i]
+
+    def communicator():
+        uid, comm = UniqueId(), p()
+        assert lib.ncclGetUniqueId(ctypes.byref(uid)) == 0
+        code = lib.ncclCommInitRank(ctypes.byref(comm), 1, uid, 0)
+        return comm, code
+    return lib, communicator
+
+
+def case_library_version_and_words():
+    import ctypes
+    lib, _ = _library()
+    version = ctypes.c_int()
+    return {"code": lib.ncclGetVersion(ctypes.byref(version)), "version": version.value,
+            "words": [lib.ncclGetErrorString(code).decode() for code in range(9)]}
+
+
+def _library_all_reduce_captured(warm):
+    import torch
+    lib, communicator = _library()
+    comm, _ = communicator()
+    x = torch.ones(4, device="cuda")
+    codes = []
+
+    def body():
+        codes.append(lib.ncclAllReduce(x.data_ptr(), x.data_ptr(), 4, 7, 0, comm,
+                                       torch.cuda.current_stream().cuda_stream))
+    g = _capture(body, warm=body if warm else None)
+    x.fill_(2.0)
+    g.replay()
+    torch.cuda.synchronize()
+    return {"codes": codes, "x": x.tolist()}
+
+
+def case_library_capture_after_warmup():
+    return _library_all_reduce_captured(True)
+
+
+def case_library_capture_first_call():
+    return _library_all_reduce_captured(False)
+
+
+def case_library_comm_made_in_capture():
+    lib, communicator = _library()
+    made = []
+    _capture(lambda: made.append(communicator()[1]))
+    return {"init": made}
+
+
+def case_library_legacy_stream_in_capture():
+    import torch
+    lib, communicator = _library()
+    comm, _ = communicator()
+    x = torch.ones(4, device="cuda")
+    lib.ncclAllReduce(x.data_ptr(), x.data_ptr(), 4, 7, 0, comm, None)
+    codes = []
+    _capture(lambda: codes.append(lib.ncclAllReduce(x.data_ptr(), x.data_ptr(), 4, 7, 0, comm, None)))
+    return {"codes": codes}
+
+
+def case_library_refused_arguments():
+    import torch
+    lib, communicator = _library()
+    comm, _ = communicator()
+    x = torch.ones(4, device="cuda")
+    s = torch.cuda.current_stream().cuda_stream
+    return {"datatype": lib.ncclAllReduce(x.data_ptr(), x.data_ptr(), 4, 99, 0, comm, s),
+            "op": lib.ncclAllReduce(x.data_ptr(), x.data_ptr(), 4, 7, 99, comm, s)}
+
+
+def case_library_pinned_host_pointer():
+    import torch
+    lib, communicator = _library()
+    comm, _ = communicator()
+    h = torch.ones(4).pin_memory()
+    code = lib.ncclAllReduce(h.data_ptr(), h.data_ptr(), 4, 7, 0, comm, torch.cuda.current_stream().cuda_stream)
+    torch.cuda.synchronize()
+    return {"code": code, "x": h.tolist()}
+
+
+def _legacy_stream_kernel(mode):
+    import torch
+    x = torch.ones(4, device="cuda")
+    torch.cuda.synchronize()
+    g = torch.cuda.CUDAGraph()
+    _phase("capture")
+    with torch.cuda.graph(g, capture_error_mode=mode):
+        y = x * 2
+        with torch.cuda.stream(torch.cuda.default_stream()):
+            x.add_(1)
+    _phase("replay")
+    torch.cuda.synchronize()
+    g.replay()
+    torch.cuda.synchronize()
+    return {"x": x.tolist(), "y": y.tolist()}
+
+
+def case_legacy_stream_kernel_in_a_global_capture():
+    return _legacy_stream_kernel("global")
+
+
+def case_legacy_stream_kernel_in_a_thread_local_capture():
+    return _legacy_stream_kernel("thread_local")
+
+
+def case_legacy_stream_kernel_in_a_relaxed_capture():
+    return _legacy_stream_kernel("relaxed")
 
 
 CASES = {name[len("case_"):]: fn for name, fn in sorted(globals().items()) if name.startswith("case_")}
