@@ -21,3 +21,18 @@ def captured(graph: torch.cuda.CUDAGraph, body: Callable[[], Any], pool: Any = N
             graph.capture_end()
     torch.cuda.current_stream().wait_stream(side)
     return out
+
+
+def warmed_and_captured(body: Callable[[], Any]) -> torch.cuda.CUDAGraph:
+    """A graph of ``body``, run once on a side stream first (as engines warm up before they capture), then captured
+    by ``torch.cuda.graph``."""
+    side = torch.cuda.Stream()
+    side.wait_stream(torch.cuda.current_stream())
+    with torch.cuda.stream(side):
+        body()
+    torch.cuda.current_stream().wait_stream(side)
+    torch.cuda.synchronize()
+    graph = torch.cuda.CUDAGraph()
+    with torch.cuda.graph(graph):
+        body()
+    return graph

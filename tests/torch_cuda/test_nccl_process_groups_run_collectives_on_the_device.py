@@ -20,6 +20,7 @@ import torch
 
 from seam.cuda_backend import end_generator_capture
 from seam.torch_cuda import emulate_cuda
+from tests.torch_cuda.side_capture import warmed_and_captured
 
 dist = pytest.importorskip("torch.distributed")
 if not dist.is_available():
@@ -37,20 +38,6 @@ def _world() -> Iterator[Any]:
         yield dist
     finally:
         dist.destroy_process_group()
-
-
-def _captured(body: Any) -> torch.cuda.CUDAGraph:
-    """``body`` run once on a side stream, then captured."""
-    side = torch.cuda.Stream()
-    side.wait_stream(torch.cuda.current_stream())
-    with torch.cuda.stream(side):
-        body()
-    torch.cuda.current_stream().wait_stream(side)
-    torch.cuda.synchronize()
-    graph = torch.cuda.CUDAGraph()
-    with torch.cuda.graph(graph):
-        body()
-    return graph
 
 
 def test_a_group_of_one_rank_says_nccl_and_its_device_backend_is_ncccls(torch_cuda: str) -> None:
@@ -112,7 +99,7 @@ def test_a_collective_captured_in_a_graph_runs_again_at_every_replay(torch_cuda:
             world.all_reduce(y)
             box["y"] = y
 
-        graph = _captured(body)
+        graph = warmed_and_captured(body)
         for value in (3.0, 5.0):
             x.fill_(value)
             graph.replay()
@@ -131,7 +118,7 @@ def test_a_functional_collective_captured_in_a_graph_runs_again(torch_cuda: str)
         def body() -> None:
             box["y"] = funcol.all_gather_tensor(x * 3, 0, world.group.WORLD) + 0
 
-        graph = _captured(body)
+        graph = warmed_and_captured(body)
         x.fill_(2.0)
         graph.replay()
         torch.cuda.synchronize()
@@ -183,7 +170,7 @@ def test_a_group_bound_to_the_device_makes_its_communicator_at_once(torch_cuda: 
     dist.init_process_group("nccl", store=dist.HashStore(), rank=0, world_size=1, device_id=torch.device("cuda", 0))
     try:
         x = torch.ones(4, device="cuda")
-        graph = _captured(lambda: dist.all_reduce(x))
+        graph = warmed_and_captured(lambda: dist.all_reduce(x))
         x.fill_(2.0)
         graph.replay()
         torch.cuda.synchronize()
@@ -212,7 +199,7 @@ def test_a_released_graph_lets_its_collectives_and_their_tensors_go() -> None:
         world.all_reduce(torch.ones(1, device="cuda"))  # the communicator is made
         x = torch.ones(4, device="cuda")
         before = set(collectives._CALLS)  # (an earlier case's graph may live on: a failed case's traceback holds it)
-        graph = _captured(lambda: world.all_reduce(x))
+        graph = warmed_and_captured(lambda: world.all_reduce(x))
         held = set(collectives._CALLS) - before
         tensors = [leaf for number in held for leaf in collectives._CALLS[number].leaves if isinstance(leaf, torch.Tensor)]
         del graph, x

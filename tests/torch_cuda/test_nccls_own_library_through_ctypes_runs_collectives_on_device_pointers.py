@@ -8,6 +8,7 @@ on both arms; the emulated arm also runs two ranks in two processes.
 
 from __future__ import annotations
 
+import contextlib
 import ctypes
 import gc
 import os
@@ -15,12 +16,12 @@ import subprocess
 import sys
 import tempfile
 from pathlib import Path
-from typing import Any
+from typing import Any, Iterator
 
-import pytest
 import torch
 
 from seam.torch_cuda import emulate_cuda
+from tests.torch_cuda.side_capture import warmed_and_captured
 
 ROOT = Path(__file__).resolve().parents[2]
 FLOAT, INT32 = 7, 2  # ncclFloat32, ncclInt32
@@ -68,6 +69,17 @@ binding: Any = type(sys)("nccl_binding")
 exec(compile(BINDING, "nccl_binding", "exec"), binding.__dict__)
 
 
+@contextlib.contextmanager
+def _one_rank() -> Iterator[tuple[Any, Any]]:
+    """The library and a communicator of one rank, destroyed on the way out."""
+    lib = binding.load()
+    comm = binding.communicator(lib)
+    try:
+        yield lib, comm
+    finally:
+        assert lib.ncclCommDestroy(comm) == 0
+
+
 def _stream() -> int:
     return torch.cuda.current_stream().cuda_stream
 
@@ -89,9 +101,7 @@ def test_the_library_names_the_nccl_torch_carries_and_nccls_words(torch_cuda: st
 
 
 def test_a_communicator_of_one_rank_reduces_gathers_and_broadcasts_device_pointers(torch_cuda: str) -> None:
-    lib = binding.load()
-    comm = binding.communicator(lib)
-    try:
+    with _one_rank() as (lib, comm):
         count, rank = ctypes.c_int(), ctypes.c_int()
         assert (lib.ncclCommCount(comm, ctypes.byref(count)), lib.ncclCommUserRank(comm, ctypes.byref(rank))) == (0, 0)
         x = torch.arange(8.0, device="cuda")
@@ -112,48 +122,27 @@ def test_a_communicator_of_one_rank_reduces_gathers_and_broadcasts_device_pointe
             "sum": [0.0, 1.0, 2.0, 3.0], "view": [4.0, 5.0, 6.0, 7.0], "gather": [2.0, 3.0, 4.0, 5.0],
             "scatter": [0.0, 1.0, 2.0, 3.0], "broadcast": [1.0, 2.0, 3.0, 4.0], "reduce": [3.0, 4.0, 5.0, 6.0]}
         assert y.tolist() == [7, 9]
-    finally:
-        assert lib.ncclCommDestroy(comm) == 0
 
 
 def test_arguments_nccl_checks_are_refused_as_invalid(torch_cuda: str) -> None:
-    lib = binding.load()
-    comm = binding.communicator(lib)
-    try:
+    with _one_rank() as (lib, comm):
         x = torch.ones(4, device="cuda")
         assert [lib.ncclAllReduce(_ptr(x), _ptr(x), 4, 99, SUM, comm, _stream()),  # no such datatype
                 lib.ncclAllReduce(_ptr(x), _ptr(x), 4, FLOAT, 99, comm, _stream()),  # no such reduction
                 lib.ncclBroadcast(_ptr(x), _ptr(x), 4, FLOAT, 1, comm, _stream())] == [INVALID_ARGUMENT] * 3  # root
         torch.cuda.synchronize()
         assert x.tolist() == [1.0] * 4
-    finally:
-        lib.ncclCommDestroy(comm)
-
-
-def _capture(body: Any) -> torch.cuda.CUDAGraph:
-    side = torch.cuda.Stream()
-    side.wait_stream(torch.cuda.current_stream())
-    with torch.cuda.stream(side):
-        body()
-    torch.cuda.current_stream().wait_stream(side)
-    torch.cuda.synchronize()
-    graph = torch.cuda.CUDAGraph()
-    with torch.cuda.graph(graph):
-        body()
-    return graph
 
 
 def test_a_captured_all_reduce_runs_again_at_each_replay_on_the_captured_memory(torch_cuda: str) -> None:
-    lib = binding.load()
-    comm = binding.communicator(lib)
-    try:
+    with _one_rank() as (lib, comm):
         inp, out = torch.ones(4, device="cuda"), torch.zeros(4, device="cuda")
 
         def step() -> None:
             y = inp * 3
             assert lib.ncclAllReduce(_ptr(y), _ptr(out), 4, FLOAT, SUM, comm, _stream()) == 0
 
-        graph = _capture(step)
+        graph = warmed_and_captured(step)
         seen = []
         for value in (2.0, 5.0):
             inp.fill_(value)
@@ -162,14 +151,10 @@ def test_a_captured_all_reduce_runs_again_at_each_replay_on_the_captured_memory(
             torch.cuda.synchronize()
             seen.append(out.tolist())
         assert seen == [[6.0] * 4, [15.0] * 4]
-    finally:
-        lib.ncclCommDestroy(comm)
 
 
 def test_a_group_of_calls_in_a_capture_runs_all_of_them_at_each_replay(torch_cuda: str) -> None:
-    lib = binding.load()
-    comm = binding.communicator(lib)
-    try:
+    with _one_rank() as (lib, comm):
         a, b = torch.ones(2, device="cuda"), torch.ones(3, device="cuda")
         out_a, out_b = torch.zeros(2, device="cuda"), torch.zeros(3, device="cuda")
 
@@ -179,14 +164,12 @@ def test_a_group_of_calls_in_a_capture_runs_all_of_them_at_each_replay(torch_cud
             assert lib.ncclBroadcast(_ptr(b), _ptr(out_b), 3, FLOAT, 0, comm, _stream()) == 0
             assert lib.ncclGroupEnd() == 0
 
-        graph = _capture(step)
+        graph = warmed_and_captured(step)
         a.fill_(4.0)
         b.fill_(6.0)
         graph.replay()
         torch.cuda.synchronize()
         assert (out_a.tolist(), out_b.tolist()) == ([4.0] * 2, [6.0] * 3)
-    finally:
-        lib.ncclCommDestroy(comm)
 
 
 def test_a_released_graph_lets_its_library_calls_go() -> None:
@@ -197,7 +180,7 @@ def test_a_released_graph_lets_its_library_calls_go() -> None:
         comm = binding.communicator(lib)
         x = torch.ones(4, device="cuda")
         before = set(collectives._CALLS)
-        graph = _capture(lambda: lib.ncclAllReduce(_ptr(x), _ptr(x), 4, FLOAT, SUM, comm, _stream()))
+        graph = warmed_and_captured(lambda: lib.ncclAllReduce(_ptr(x), _ptr(x), 4, FLOAT, SUM, comm, _stream()))
         held = set(collectives._CALLS) - before
         tensors = [t for number in held for t in collectives._CALLS[number].tensors()]
         del graph
