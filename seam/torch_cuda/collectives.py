@@ -37,6 +37,8 @@ _CUDA_KEYS = torch._C.DispatchKeySet(torch._C.DispatchKey.CUDA)
 _CPU_KEYS = torch._C.DispatchKeySet(torch._C.DispatchKey.CPU)
 _GROUP_TYPE = "__torch__.torch.classes.c10d.ProcessGroup"
 _OP_TYPE = "__torch__.torch.classes.c10d.ReduceOp"
+#: The operations that write the tensors they read: on one rank NCCL has nothing to do for them.
+_IN_PLACE = {"allreduce_", "allreduce_coalesced_", "broadcast_", "reduce_"}
 #: The operations whose reduction writes their first argument (an average divides what they wrote).
 _REDUCING_INTO_FIRST = {"allreduce_", "allreduce_coalesced_", "_reduce_scatter_base_", "reduce_scatter_",
                         "reduce_scatter_tensor_coalesced_", "reduce_"}
@@ -108,11 +110,24 @@ def _group_of(func: Any, args: tuple[Any, ...]) -> Any:
     return dist.ProcessGroup.unbox(args[at])
 
 
+def _is_average(func: Any, args: tuple[Any, ...]) -> bool:
+    at = _position(func, _OP_TYPE)
+    return at is not None and at < len(args) and args[at].op() == _AVG
+
+
+def _nothing_to_launch(func: Any, args: tuple[Any, ...], backend: Any) -> bool:
+    """NCCL's one-rank path: a collective in place on a group of one rank launches nothing (a floating average scales,
+    a kernel), so a capture of it records nothing (H100, session 37: such a capture is empty)."""
+    if backend.size() != 1 or func._opname not in _IN_PLACE:
+        return False
+    return not (_is_average(func, args) and any(t.is_floating_point() for t in tree_flatten(args[0])[0]))
+
+
 def _on_the_backend(func: Any, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
     """``func``'s CUDA kernel (the group's ``cuda`` backend), waited for; an average as a sum, divided."""
     import torch.distributed as dist
     at = _position(func, _OP_TYPE)
-    average = at is not None and at < len(args) and args[at].op() == _AVG
+    average = _is_average(func, args)
     if average:
         args = (*args[:at], torch.classes.c10d.ReduceOp(), *args[at + 1:])
     # with no dispatch mode on: Gloo's work runs on a thread of its own, which inherits the caller's dispatch keys but
@@ -170,6 +185,8 @@ def _c10d_kernel(func: Any, *args: Any, **kwargs: Any) -> Any:
         # NCCL's barrier is an all-reduce the host then waits for (H100, session 36)
         why = "a barrier (the host waits for the device) inside a capture"
         raise _refuse(capture, cuda_errors.cuda_error(cuda_errors.NOT_PERMITTED, why), why)
+    if _nothing_to_launch(func, args, backend):
+        return _on_the_backend(func, args, kwargs)
     call = _Call(func, args, kwargs)
     record(capture, call)
     result, call.last = call.last, None

@@ -28,9 +28,14 @@ to load NCCL library") and the graph held no collective. While the emulation is 
   queries (``ncclCommCount``, ``ncclCommUserRank``, ``ncclCommCuDevice``, ``ncclCommGetAsyncError``) answer. Any
   other function answers ``ncclInvalidUsage``; no binding sees a missing symbol.
 
+What a capture refuses, as the H100 refused it: ``ncclCommInitRank`` while a global capture, or a thread_local one
+of this thread, is open answers ``ncclUnhandledCudaError`` and invalidates the capture (NCCL allocates and waits).
+A communicator of one rank does nothing for a call in place (``sendbuff == recvbuff``; a floating average aside), as
+NCCL's one-rank path: it reads no memory and a capture records nothing (the H100's capture of it is empty).
+
 Where it differs from a GPU: a pointer that names no device memory answers ``ncclInvalidArgument`` at the call (NCCL
-takes any pointer and faults in its kernel); a communicator made inside a capture and a group's first collective on
-a lazily connected channel are not refused; NCCL's own streams and its asynchronous errors are not modelled.
+takes any pointer: pinned host memory works on a GPU, pageable faults in its kernel); a first collective that
+connects a channel lazily is not refused; NCCL's own streams and its asynchronous errors are not modelled.
 """
 
 from __future__ import annotations
@@ -113,6 +118,13 @@ def _init_rank(out: Any, nranks: Any, unique_id: Any, rank: Any) -> int:
     size, rank = value_of(nranks), value_of(rank)
     if size < 1 or not 0 <= rank < size:
         return INVALID_ARGUMENT
+    refusing = runtime().refusing_captures()
+    if refusing:
+        # NCCL allocates device memory and waits for the device as it makes a communicator: inside a capture CUDA
+        # refuses that and the capture's end says so (H100, session 37)
+        for capture in refusing:
+            capture.invalidate("ncclCommInitRank inside a capture (NCCL allocates device memory and waits)")
+        return UNHANDLED_CUDA_ERROR
     data = bytes(target(unique_id))
     if size == 1:
         store: Any = dist.HashStore()
@@ -343,9 +355,16 @@ def _operation(make: Callable[..., Callable[..., Finish] | None],
         dtype = DTYPES.get(value_of(rest[dtype_at]))
         if dtype is None:
             return INVALID_ARGUMENT
-        start = make(comm, *[value_of(a) for a in rest[dtype_at + 1:]])
+        ints = [value_of(a) for a in rest[dtype_at + 1:]]
+        start = make(comm, *ints)
         if start is None:
             return INVALID_ARGUMENT
+        op_at = getattr(make, "op_at", None)
+        scaled = op_at is not None and ints[op_at] == _AVG and dtype.is_floating_point
+        if comm.size == 1 and len(spans) == 2 and len({address_of(p) for p, _ in spans}) == 1 and not scaled:
+            # NCCL's one-rank path: in place there is nothing to do, and nothing is launched or recorded (a floating
+            # average is a scaling kernel); the memory is never read (H100, session 37: a capture of it is empty)
+            return SUCCESS
         tensors = []
         for pointer, count in spans:
             view = _view(pointer, count, dtype)
@@ -372,6 +391,7 @@ def _checked(make: Callable[..., Callable[..., Finish]], *, op_at: int | None = 
         if root_at is not None and not 0 <= ints[root_at] < comm.size:
             return None
         return make(comm, *ints)
+    checked.op_at = op_at  # type: ignore[attr-defined]
     return checked
 
 

@@ -6,7 +6,13 @@ from __future__ import annotations
 
 from typing import Any, Callable
 
+import pytest
 import torch
+
+from seam.cuda_backend import end_generator_capture
+
+#: The words a capture's end says after CUDA refused something inside it.
+PREVIOUS_ERROR = "operation failed due to a previous error during capture"
 
 
 def captured(graph: torch.cuda.CUDAGraph, body: Callable[[], Any], pool: Any = None) -> Any:
@@ -36,3 +42,17 @@ def warmed_and_captured(body: Callable[[], Any]) -> torch.cuda.CUDAGraph:
     with torch.cuda.graph(graph):
         body()
     return graph
+
+
+def refused_at_its_end(body: Callable[[], Any]) -> None:
+    """``body`` inside a capture on a side stream: CUDA refuses what it does, and the capture's end says so."""
+    side = torch.cuda.Stream()
+    side.wait_stream(torch.cuda.current_stream())
+    torch.cuda.synchronize()
+    graph = torch.cuda.CUDAGraph()
+    try:
+        with pytest.raises(RuntimeError, match=PREVIOUS_ERROR):
+            with torch.cuda.graph(graph, stream=side):
+                body()
+    finally:
+        end_generator_capture("cuda")  # torch 2.11 leaves it capturing after a refused end

@@ -18,10 +18,11 @@ import tempfile
 from pathlib import Path
 from typing import Any, Iterator
 
+import pytest
 import torch
 
 from seam.torch_cuda import emulate_cuda
-from tests.torch_cuda.side_capture import warmed_and_captured
+from tests.torch_cuda.side_capture import refused_at_its_end, warmed_and_captured
 
 ROOT = Path(__file__).resolve().parents[2]
 FLOAT, INT32 = 7, 2  # ncclFloat32, ncclInt32
@@ -172,15 +173,40 @@ def test_a_group_of_calls_in_a_capture_runs_all_of_them_at_each_replay(torch_cud
         assert (out_a.tolist(), out_b.tolist()) == ([4.0] * 2, [6.0] * 3)
 
 
+def test_one_rank_in_place_launches_nothing_and_reads_no_memory(torch_cuda: str) -> None:
+    # NCCL's one-rank path (H100, session 37): in place there is nothing to do, so the pointer is never read (pinned
+    # host memory here) and a capture of the call is empty
+    with _one_rank() as (lib, comm):
+        host = torch.arange(4.0).pin_memory()
+        assert lib.ncclAllReduce(_ptr(host), _ptr(host), 4, FLOAT, SUM, comm, _stream()) == 0
+        x = torch.arange(4.0, device="cuda")
+        torch.cuda.synchronize()
+        graph = torch.cuda.CUDAGraph()
+        with pytest.warns(UserWarning, match="The CUDA Graph is empty"):
+            with torch.cuda.graph(graph):
+                assert lib.ncclAllReduce(_ptr(x), _ptr(x), 4, FLOAT, SUM, comm, _stream()) == 0
+        graph.replay()
+        torch.cuda.synchronize()
+        assert (host.tolist(), x.tolist()) == ([0.0, 1.0, 2.0, 3.0], [0.0, 1.0, 2.0, 3.0])
+
+
+def test_a_communicator_made_inside_a_capture_is_refused(torch_cuda: str) -> None:
+    # NCCL allocates device memory and waits as it makes a communicator: the H100 refused it inside a capture
+    lib = binding.load()
+    unique_id, comm = binding.UniqueId(), ctypes.c_void_p()
+    assert lib.ncclGetUniqueId(ctypes.byref(unique_id)) == 0
+    refused_at_its_end(lambda: lib.ncclCommInitRank(ctypes.byref(comm), 1, unique_id, 0))
+
+
 def test_a_released_graph_lets_its_library_calls_go() -> None:
     from seam.torch_cuda import collectives
 
     with emulate_cuda():
         lib = binding.load()
         comm = binding.communicator(lib)
-        x = torch.ones(4, device="cuda")
+        x, y = torch.ones(4, device="cuda"), torch.empty(4, device="cuda")
         before = set(collectives._CALLS)
-        graph = warmed_and_captured(lambda: lib.ncclAllReduce(_ptr(x), _ptr(x), 4, FLOAT, SUM, comm, _stream()))
+        graph = warmed_and_captured(lambda: lib.ncclAllReduce(_ptr(x), _ptr(y), 4, FLOAT, SUM, comm, _stream()))
         held = set(collectives._CALLS) - before
         tensors = [t for number in held for t in collectives._CALLS[number].tensors()]
         del graph
