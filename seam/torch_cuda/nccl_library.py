@@ -86,8 +86,17 @@ class _Comm:
 _COMMS: dict[int, _Comm] = {}
 #: The store rank 0's ``ncclGetUniqueId`` started (one per process, each id a nonce of its own).
 _SERVER: list[Any] = []
-#: Per thread: how deep in ``ncclGroupStart`` it is, and the operations that wait for the group's end.
-_GROUPS = threading.local()
+
+
+class _GroupState(threading.local):
+    """Per thread: how deep in ``ncclGroupStart`` it is, and the operations that wait for the group's end."""
+
+    def __init__(self) -> None:
+        self.depth = 0
+        self.queued: list[tuple[list[tuple[Callable[..., Finish], list[torch.Tensor]]], Any]] = []
+
+
+_GROUPS = _GroupState()
 
 
 # -- the library's answers ---------------------------------------------------------------------------------------
@@ -182,7 +191,7 @@ def _view(pointer: Any, count: int, dtype: torch.dtype) -> torch.Tensor | None:
     """``count`` elements of ``dtype`` at the device pointer ``pointer``: a tensor over the memory that holds them,
     None where no device memory does."""
     address = address_of(pointer)
-    itemsize = torch.empty(0, dtype=dtype).element_size()
+    itemsize = dtype.itemsize
     found = None if address is None else addresses.memory_at(address, count * itemsize)
     if found is None or found[1] % itemsize:
         return None
@@ -209,14 +218,19 @@ def _averaged(comm: _Comm, op: int, t: torch.Tensor) -> None:
         t.copy_(torch.div(t, comm.size, rounding_mode="trunc"))
 
 
+def _all_reduced(comm: _Comm, op: int, t: torch.Tensor) -> Any:
+    """Gloo's all-reduce of ``t`` in place, started (an average's division comes after its wait: ``_averaged``)."""
+    from torch.distributed import AllreduceOptions
+    options = AllreduceOptions()
+    options.reduceOp = _reduction(op)
+    return comm.backend.allreduce([t], options)
+
+
 def _all_reduce(comm: _Comm, op: int) -> Callable[..., Finish]:
     def start(send: torch.Tensor, recv: torch.Tensor) -> Finish:
-        from torch.distributed import AllreduceOptions
         if addresses.real_tensor_ptr(send) != addresses.real_tensor_ptr(recv):
             recv.copy_(send)
-        options = AllreduceOptions()
-        options.reduceOp = _reduction(op)
-        work = comm.backend.allreduce([recv], options)
+        work = _all_reduced(comm, op, recv)
         return lambda: (work.wait(), _averaged(comm, op, recv))
     return start
 
@@ -259,11 +273,8 @@ def _all_gather(comm: _Comm) -> Callable[..., Finish]:
 
 def _reduce_scatter(comm: _Comm, op: int) -> Callable[..., Finish]:
     def start(send: torch.Tensor, recv: torch.Tensor) -> Finish:
-        from torch.distributed import AllreduceOptions
         held = send.clone()
-        options = AllreduceOptions()
-        options.reduceOp = _reduction(op)
-        work = comm.backend.allreduce([held], options)
+        work = _all_reduced(comm, op, held)
 
         def finish() -> None:
             work.wait()
@@ -310,22 +321,11 @@ class _Steps:
                 finish()
 
 
-def _stream_of(handle: Any) -> Any:
-    from seam.torch_cuda.streams import Stream
-    rt = runtime()
-    address = address_of(handle)
-    if not address:
-        return rt.default_stream
-    known = next((stream_id for stream_id, (cuda_stream, _) in rt.streams_by_id.items() if cuda_stream == address),
-                 address)
-    return Stream._known(known)
-
-
 def _submit(steps: list[tuple[Callable[..., Finish], list[torch.Tensor]]], stream: Any) -> None:
     """Run ``steps`` on ``stream``: now, or recorded by the capture that records the stream."""
-    from seam.torch_cuda.streams import stream as on_stream
+    from seam.torch_cuda.streams import Stream, stream as on_stream
     rt = runtime()
-    s = _stream_of(stream)
+    s = Stream.of_handle(address_of(stream))
     capture = rt.capture_of(s._id)
     unit = _Steps(steps)
     if capture is None:
@@ -335,17 +335,12 @@ def _submit(steps: list[tuple[Callable[..., Finish], list[torch.Tensor]]], strea
         collectives.record(capture, unit)
 
 
-def _pending() -> list[tuple[list[tuple[Callable[..., Finish], list[torch.Tensor]]], Any]]:
-    if not hasattr(_GROUPS, "depth"):
-        _GROUPS.depth, _GROUPS.queued = 0, []
-    return _GROUPS.queued
-
-
-def _operation(make: Callable[..., Callable[..., Finish] | None],
-               buffers: Callable[..., tuple[list[tuple[Any, int]], int]]) -> Callable[..., int]:
+def _operation(make: Callable[..., Callable[..., Finish]], buffers: Callable[..., tuple[list[tuple[Any, int]], int]],
+               *, op_at: int | None = None, rank_at: int | None = None) -> Callable[..., int]:
     """An NCCL collective or point-to-point call, whose last two arguments are the communicator and the stream:
     ``buffers(comm, *args)`` gives the pointers it names with their element counts and the place of its datatype,
-    ``make(comm, *integers after the datatype)`` its start (None: an argument NCCL refuses)."""
+    ``make(comm, *integers after the datatype)`` its start. Of those integers, ``op_at`` is a reduction and
+    ``rank_at`` a root or peer: NCCL refuses an unknown one, or one out of range."""
     def call(*args: Any) -> int:
         *rest, handle, stream = args
         comm = _comm(handle)
@@ -356,10 +351,11 @@ def _operation(make: Callable[..., Callable[..., Finish] | None],
         if dtype is None:
             return INVALID_ARGUMENT
         ints = [value_of(a) for a in rest[dtype_at + 1:]]
-        start = make(comm, *ints)
-        if start is None:
+        if op_at is not None and ints[op_at] not in _REDUCTIONS:
             return INVALID_ARGUMENT
-        op_at = getattr(make, "op_at", None)
+        if rank_at is not None and not 0 <= ints[rank_at] < comm.size:
+            return INVALID_ARGUMENT
+        start = make(comm, *ints)
         scaled = op_at is not None and ints[op_at] == _AVG and dtype.is_floating_point
         if comm.size == 1 and len(spans) == 2 and len({address_of(p) for p, _ in spans}) == 1 and not scaled:
             # NCCL's one-rank path: in place there is nothing to do, and nothing is launched or recorded (a floating
@@ -373,7 +369,6 @@ def _operation(make: Callable[..., Callable[..., Finish] | None],
             tensors.append(view)
         if any(t.numel() == 0 for t in tensors):
             return SUCCESS
-        _pending()
         if _GROUPS.depth:
             _GROUPS.queued.append(([(start, tensors)], stream))
         else:
@@ -382,27 +377,13 @@ def _operation(make: Callable[..., Callable[..., Finish] | None],
     return call
 
 
-def _checked(make: Callable[..., Callable[..., Finish]], *, op_at: int | None = None,
-             root_at: int | None = None) -> Callable[..., Callable[..., Finish] | None]:
-    """``make`` given the call's integers after the datatype, refusing an unknown reduction or a root out of range."""
-    def checked(comm: _Comm, *ints: int) -> Callable[..., Finish] | None:
-        if op_at is not None and ints[op_at] not in _REDUCTIONS:
-            return None
-        if root_at is not None and not 0 <= ints[root_at] < comm.size:
-            return None
-        return make(comm, *ints)
-    checked.op_at = op_at  # type: ignore[attr-defined]
-    return checked
-
-
 def _group_start() -> int:
-    _pending()
     _GROUPS.depth += 1
     return SUCCESS
 
 
 def _group_end() -> int:
-    queued = _pending()
+    queued = _GROUPS.queued
     if not _GROUPS.depth:
         return INVALID_USAGE
     _GROUPS.depth -= 1
@@ -417,6 +398,16 @@ def _group_end() -> int:
     return SUCCESS
 
 
+def _send_and_receive(comm: _Comm, send: Any, recv: Any, count: Any, *_: Any) -> tuple[list[tuple[Any, int]], int]:
+    """(sendbuff, recvbuff, count, datatype, ...): both buffers of ``count`` elements."""
+    return [(send, value_of(count)), (recv, value_of(count))], 3
+
+
+def _one_buffer(comm: _Comm, buffer: Any, count: Any, *_: Any) -> tuple[list[tuple[Any, int]], int]:
+    """(buff, count, datatype, ...): one buffer, sent or received."""
+    return [(buffer, value_of(count))], 2
+
+
 FUNCTIONS: dict[str, Callable[..., Any]] = {
     "ncclGetVersion": _version, "ncclGetErrorString": _error_string, "ncclGetUniqueId": _unique_id,
     "ncclCommInitRank": _init_rank, "ncclCommDestroy": _destroy, "ncclCommAbort": _destroy,
@@ -427,26 +418,23 @@ FUNCTIONS: dict[str, Callable[..., Any]] = {
     "ncclCommWindowRegister": _window_register, "ncclCommWindowDeregister": _window_deregister,
     "ncclGroupStart": _group_start, "ncclGroupEnd": _group_end,
     # (sendbuff, recvbuff, count, datatype, op, comm, stream)
-    "ncclAllReduce": _operation(_checked(_all_reduce, op_at=0),
-                                lambda comm, s, r, n, *_: ([(s, value_of(n)), (r, value_of(n))], 3)),
+    "ncclAllReduce": _operation(_all_reduce, _send_and_receive, op_at=0),
     # (sendbuff, recvbuff, count, datatype, root, comm, stream)
-    "ncclBroadcast": _operation(_checked(_broadcast, root_at=0),
-                                lambda comm, s, r, n, *_: ([(s, value_of(n)), (r, value_of(n))], 3)),
-    # (buff, count, datatype, root, comm, stream)
-    "ncclBcast": _operation(_checked(_broadcast, root_at=0),
-                            lambda comm, b, n, *_: ([(b, value_of(n)), (b, value_of(n))], 2)),
+    "ncclBroadcast": _operation(_broadcast, _send_and_receive, rank_at=0),
+    # (buff, count, datatype, root, comm, stream): in place
+    "ncclBcast": _operation(_broadcast, lambda comm, b, n, *_: ([(b, value_of(n))] * 2, 2), rank_at=0),
     # (sendbuff, recvbuff, count, datatype, op, root, comm, stream): recvbuff matters on the root only
-    "ncclReduce": _operation(_checked(_reduce, op_at=0, root_at=1),
-                             lambda comm, s, r, n, d, op, root: (
-                                 [(s, value_of(n))] + ([(r, value_of(n))] if comm.rank == value_of(root) else []), 3)),
+    "ncclReduce": _operation(_reduce, lambda comm, s, r, n, d, op, root: (
+        [(s, value_of(n))] + ([(r, value_of(n))] if comm.rank == value_of(root) else []), 3), op_at=0, rank_at=1),
     # (sendbuff, recvbuff, sendcount, datatype, comm, stream)
-    "ncclAllGather": _operation(_all_gather, lambda comm, s, r, n, *_: ([(s, value_of(n)), (r, value_of(n) * comm.size)], 3)),
+    "ncclAllGather": _operation(_all_gather, lambda comm, s, r, n, *_: (
+        [(s, value_of(n)), (r, value_of(n) * comm.size)], 3)),
     # (sendbuff, recvbuff, recvcount, datatype, op, comm, stream)
-    "ncclReduceScatter": _operation(_checked(_reduce_scatter, op_at=0),
-                                    lambda comm, s, r, n, *_: ([(s, value_of(n) * comm.size), (r, value_of(n))], 3)),
+    "ncclReduceScatter": _operation(_reduce_scatter, lambda comm, s, r, n, *_: (
+        [(s, value_of(n) * comm.size), (r, value_of(n))], 3), op_at=0),
     # (buff, count, datatype, peer, comm, stream)
-    "ncclSend": _operation(_checked(_send, root_at=0), lambda comm, b, n, *_: ([(b, value_of(n))], 2)),
-    "ncclRecv": _operation(_checked(_recv, root_at=0), lambda comm, b, n, *_: ([(b, value_of(n))], 2)),
+    "ncclSend": _operation(_send, _one_buffer, rank_at=0),
+    "ncclRecv": _operation(_recv, _one_buffer, rank_at=0),
 }
 
 LIBRARY = Library("nccl", FUNCTIONS, not_supported=INVALID_USAGE, not_found=SYSTEM_ERROR)
@@ -454,7 +442,7 @@ LIBRARY = Library("nccl", FUNCTIONS, not_supported=INVALID_USAGE, not_found=SYST
 
 def forget() -> None:
     """Leaving the emulation: the communicators and the store made in it are let go."""
+    global _GROUPS
     _COMMS.clear()
     _SERVER.clear()
-    if hasattr(_GROUPS, "depth"):
-        _GROUPS.depth, _GROUPS.queued = 0, []
+    _GROUPS = _GroupState()

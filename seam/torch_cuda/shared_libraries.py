@@ -2,13 +2,14 @@
 
 Code reaches the GPU around ``torch.cuda`` too: vLLM decides that it runs on CUDA by NVML (pynvml's ``nvmlInit`` and
 ``nvmlDeviceGetCount``), torch counts devices through NVML with ``CUDA_VISIBLE_DEVICES`` applied
-(``_device_count_nvml``) and reads temperature, power, clocks and used memory through pynvml, and PyTorch's
-``test_lazy_init`` asks the driver itself. A CPU machine has neither library, so every such call failed under the
-emulation where a GPU answers. While the emulation is on, ``ctypes.CDLL`` of ``libnvidia-ml.so*``, ``libcuda.so*`` or ``libnccl.so*``
-(any folder; ``ctypes.cdll.LoadLibrary`` and ``ctypes.util.find_library`` too) gives an ``EmulatedLibrary``: its
-functions are Python, take the ctypes arguments the C functions take (``byref`` targets are written, string buffers
-filled) and return the library's status codes (``nvml.py``, ``driver_api.py``, ``nccl_library.py``). A function the emulation has no
-answer for returns the library's "not supported"; no binding sees a missing symbol.
+(``_device_count_nvml``) and reads temperature, power, clocks and used memory through pynvml, PyTorch's
+``test_lazy_init`` asks the driver itself, and vLLM's and SGLang's NCCL communicators call ``libnccl.so.2``. A CPU
+machine has none of these libraries, so every such call failed under the emulation where a GPU answers. While the
+emulation is on, ``ctypes.CDLL`` of ``libnvidia-ml.so*``, ``libcuda.so*`` or ``libnccl.so*`` (any folder;
+``ctypes.cdll.LoadLibrary`` and ``ctypes.util.find_library`` too) gives an ``EmulatedLibrary``: its functions are
+Python, take the ctypes arguments the C functions take (``byref`` targets are written, string buffers filled) and
+return the library's status codes (``nvml.py``, ``driver_api.py``, ``nccl_library.py``). A function the emulation
+has no answer for returns the library's "not supported"; no binding sees a missing symbol.
 
 A binding may keep the library object for the process (pynvml does), past the block. So each function asks at every
 call whether the emulation is on; when it is not, it calls the real library, loaded then with ctypes' own loader, or,

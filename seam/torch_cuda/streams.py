@@ -93,6 +93,16 @@ class Stream(metaclass=_StreamType):
         cuda_stream, priority = runtime().streams_by_id.get(stream_id, (stream_id, 0))
         return cls._make(cuda_stream=cuda_stream, priority=priority, external=cuda_stream == stream_id, made=False)
 
+    @classmethod
+    def of_handle(cls, handle: int | None) -> "Stream":
+        """The stream whose ``cudaStream_t`` is ``handle`` (what a library called through ``ctypes`` is given; 0 or
+        None: the legacy default stream); a handle no stream here made names an external stream."""
+        rt = runtime()
+        if not handle:
+            return rt.default_stream
+        made = handle << 1 | 1  # the id a stream made here has (``_make``)
+        return cls._known(made if made in rt.streams_by_id else handle)
+
     @property
     def native_handle(self) -> int:
         """``torch.Stream.native_handle``: the ``cudaStream_t``."""
