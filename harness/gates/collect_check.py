@@ -24,7 +24,7 @@ import sys
 import tempfile
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Sequence
+from typing import Collection, Sequence
 
 from harness.errors import GateFileError
 from harness.exit_codes import ExitCode
@@ -170,14 +170,16 @@ def nearest(value: str, ids: set[str], n: int = 3) -> list[str]:
     return close or same_file[:n]
 
 
-def check_against_baselines(gates_runs: Sequence[tuple[Gate, str, RunOutcome]], project_root: Path) -> None:
+def check_against_baselines(gates_runs: Sequence[tuple[Gate, str, RunOutcome]], project_root: Path,
+                            flaky: Collection[str] = ()) -> None:
     """Raise ``CollectionProblems`` (``USAGE_ERROR``) for each node id a gate names that its baseline did not collect.
 
     ``seamgate run``'s check, from the baselines it ran anyway (no extra pytest session): for each gate
     and arm, every ``select`` node id and expected red node id (``{arm}`` read as that arm) must be, or
     prefix, a case of the baseline. An id in a file the baseline could not collect (a collection error)
     is left to the run, which reports that error; a baseline that did not complete is left to the
-    baseline-red report.
+    baseline-red report. The baselines' ``flaky`` cases, left out of their outcomes, were collected: a gate
+    naming one is judged (an error that says it is flaky), not told its id does not exist.
     """
     problems: list[str] = []
     located: dict[str, list[Entry]] = {}
@@ -188,7 +190,7 @@ def check_against_baselines(gates_runs: Sequence[tuple[Gate, str, RunOutcome]], 
         path = file if file.is_absolute() else project_root / file
         if str(path) not in located:
             located[str(path)] = located_entries([path], project_root) if path.is_file() else []
-        ids = {c.nodeid for c in run.cases}
+        ids = {c.nodeid for c in run.cases} | set(flaky)
         broken = {c.nodeid.split("::", 1)[0] for c in run.errors}
         for entry in located[str(path)]:
             if entry.gate != gate.id or "::" not in entry.value:

@@ -406,7 +406,8 @@ class Session:
         # A node id the gate file names but the baseline did not collect is the gate file's typo
         # (USAGE_ERROR naming file:line), found before it can read as a broken gate or a red baseline.
         check_against_baselines([(c.gate, c.arm, row.outcome) for c in plan.checks if c.row is not None
-                                 and (row := self.rows.get(c.row.baseline)) is not None and row.ok], self.project)
+                                 and (row := self.rows.get(c.row.baseline)) is not None and row.ok], self.project,
+                                self.flaky)
         red = tuple(run for key in plan.baselines if (run := self.rows[key].outcome) is not None
                     and (red_of_baseline(run) or run.end != "completed"))
         if red:

@@ -204,6 +204,10 @@ FAULT_CASES: tuple[FaultCase, ...] = (
               r" .*\(the baseline's limit: the largest `timeout` of the gates reading it \(2 s\)\)", "baseline_hangs"),
     FaultCase("baseline-flaky", "a test that passes and fails on alternate runs", ExitCode.OK,
               r"^FLAKY baseline case tests/test_coin\.py::test_coin: (passed, then failed|failed, then passed) in two baseline runs; not counted as red", "flaky_baseline"),
+    FaultCase("baseline-flaky-named", "that test named as a gate's expected red (used to end USAGE_ERROR, exit 2, "
+              "saying its id is not a node id pytest collects: the flaky case was left out of the baseline first)",
+              ExitCode.GATE_ERROR, r"^coin-rule \[cpu-emulated\] ERROR: expected red case tests/test_coin\.py::test_coin is "
+              r"flaky in the baseline; it cannot be judged", "flaky_baseline"),
     FaultCase("read-only-checkout", "the project on a read-only bind mount (`mount -o remount,ro,bind`)",
               ExitCode.OK, r"1 PASS -> exit OK", "read_only_checkout"),
     FaultCase("read-only-output", "`--json report.json` inside that read-only checkout", ExitCode.ENVIRONMENT,
@@ -445,15 +449,32 @@ def test_coin():
 '''
 
 
+#: A second gate expecting the coin test red.
+COIN_GATE = GATE_OK_TEXT + """\
+  - id: coin-rule
+    kind: rule
+    title: "mul-adds reds the coin test"
+    source: {mutation: mul-adds}
+    select: [tests]
+    expect:
+      red: {nodeids: [tests/test_coin.py::test_coin]}
+"""
+
+
 def flaky_baseline(workdir: Path) -> list[Observed]:
-    project = write_project(workdir / "project", {"tests/test_coin.py": COIN_TEST})
-    faults = workdir / "faults"
-    faults.mkdir()
-    with _environ(CALC_FAULT_DIR=str(faults)):
-        code, out, err, changes = _run_in_process(project, "run")
-    runs = len(list(faults.glob("coin.*")))
-    proof = [] if runs >= 2 else [f"the coin test ran {runs} time(s) in the baselines; two runs are needed to see it flip"]
-    return [_observed("baseline-flaky", code, first_line(out, err), out + err, changes, proof)]
+    observed = []
+    for name, gates in (("baseline-flaky", GATE_OK_TEXT), ("baseline-flaky-named", COIN_GATE)):
+        project = write_project(workdir / name, {"tests/test_coin.py": COIN_TEST, "gates/g.yaml": gates})
+        faults = workdir / f"{name}-faults"
+        faults.mkdir()
+        with _environ(CALC_FAULT_DIR=str(faults)):
+            code, out, err, changes = _run_in_process(project, "run")
+        runs = len(list(faults.glob("coin.*")))
+        proof = [] if runs >= 2 else [f"the coin test ran {runs} time(s) in the baselines; two runs are needed to see it flip"]
+        line = first_line(out, err) if name == "baseline-flaky" else next(
+            (x for x in (out + err).splitlines() if x.startswith("coin-rule [cpu-emulated] ERROR")), error_line(err, out))
+        observed.append(_observed(name, code, line, out + err, changes, proof))
+    return observed
 
 
 def interrupt_copy(workdir: Path) -> list[Observed]:
