@@ -427,6 +427,26 @@ def case_library_pinned_host_pointer():
     return {"code": code, "x": h.tolist()}
 
 
+def case_library_no_elements_null_pointer():
+    """An all-reduce of an empty tensor (its data_ptr() NULL) into another buffer: the code, and whether a capture of
+    it records anything (the warning "The CUDA Graph is empty" counted)."""
+    import warnings
+    import torch
+    lib, communicator = _library()
+    comm, _ = communicator()
+    empty, out = torch.empty(0, device="cuda"), torch.full((2,), -1.0, device="cuda")
+    s = torch.cuda.current_stream().cuda_stream
+    code = lib.ncclAllReduce(empty.data_ptr(), out.data_ptr(), 0, 7, 0, comm, s)
+    captured = []
+    with warnings.catch_warnings(record=True) as seen:
+        warnings.simplefilter("always")
+        _capture(lambda: captured.append(lib.ncclAllReduce(empty.data_ptr(), out.data_ptr(), 0, 7, 0, comm,
+                                                           torch.cuda.current_stream().cuda_stream)))
+    torch.cuda.synchronize()
+    return {"ptr": empty.data_ptr(), "code": code, "captured": captured, "out": out.tolist(),
+            "empty_graph_warned": any("The CUDA Graph is empty" in str(w.message) for w in seen)}
+
+
 def _legacy_stream_kernel(mode):
     import torch
     x = torch.ones(4, device="cuda")

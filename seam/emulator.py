@@ -103,7 +103,15 @@ class RecordedOp:
             return plain
         overload, names = out
         rewritten = cls(overload, args, {**kwargs, **dict(zip(names, outputs))}, outputs, True)
-        return rewritten if _cost(rewritten) <= _cost(plain) else plain
+        key = _signature(func, args, kwargs)
+        faster = _FASTER.get(key) if key is not None else None
+        if faster is None:
+            faster = "out" if _cost(rewritten) <= _cost(plain) else "functional"
+            if key is not None:
+                if len(_FASTER) >= _FASTER_MOST:
+                    _FASTER.clear()
+                _FASTER[key] = faster
+        return rewritten if faster == "out" else plain
 
 
 class GraphNode:
@@ -124,9 +132,41 @@ class GraphNode:
         raise NotImplementedError(f"{type(self).__name__}.run")
 
 
+#: Which form replays faster ("out" or "functional"), by the operation and what it was called with
+#: (``_signature``): timed once, at the first capture of such a call; a model's layers repeat their calls.
+_FASTER: dict[tuple[Any, ...], str] = {}
+#: Past this many signatures the table starts again (a bound on memory; a decision is only a speed).
+_FASTER_MOST = 4096
+#: A call that takes this long (ns) is timed once after its warm-up: noise is small beside it, and the
+#: samples of a large matmul (seconds each in half precision on a CPU) made a capture cost 16 of them.
+_LONG_NS = 1_000_000
+
+
+def _signature(func: Any, args: tuple[Any, ...], kwargs: dict[str, Any]) -> tuple[Any, ...] | None:
+    """What decides which form of ``func`` is faster: its tensors' shapes, strides and dtypes, and its other
+    arguments' values. ``None`` where an argument cannot be a key (the call is then timed each time)."""
+    parts: list[Any] = [func]
+    for leaf in tree_leaves((args, kwargs)):
+        if isinstance(leaf, torch.Tensor):
+            if leaf.layout != torch.strided:
+                return None
+            parts.append((tuple(leaf.shape), leaf.stride(), leaf.dtype))
+        else:
+            try:
+                hash(leaf)
+            except TypeError:
+                return None
+            parts.append((type(leaf), leaf))
+    return tuple(parts)
+
+
 def _cost(op: RecordedOp, samples: int = 7) -> int:
-    """The fastest of a few single calls: the minimum is what noise from other processes spares."""
+    """The fastest of a few single calls: the minimum is what noise from other processes spares. A long call
+    (``_LONG_NS`` or more at its warm-up) is timed once."""
+    start = time.perf_counter_ns()
     op.run()  # warm
+    if time.perf_counter_ns() - start >= _LONG_NS:
+        samples = 1
     best = None
     for _ in range(samples):
         start = time.perf_counter_ns()

@@ -355,6 +355,9 @@ def _operation(make: Callable[..., Callable[..., Finish]], buffers: Callable[...
             return INVALID_ARGUMENT
         if rank_at is not None and not 0 <= ints[rank_at] < comm.size:
             return INVALID_ARGUMENT
+        if all(count == 0 for _, count in spans):
+            # nothing to move: NCCL returns at once, its pointers unread (an empty tensor's data_ptr() is NULL)
+            return SUCCESS
         start = make(comm, *ints)
         scaled = op_at is not None and ints[op_at] == _AVG and dtype.is_floating_point
         if comm.size == 1 and len(spans) == 2 and len({address_of(p) for p, _ in spans}) == 1 and not scaled:

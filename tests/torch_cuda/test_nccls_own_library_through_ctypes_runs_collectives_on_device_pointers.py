@@ -190,6 +190,18 @@ def test_one_rank_in_place_launches_nothing_and_reads_no_memory(torch_cuda: str)
         assert (host.tolist(), x.tolist()) == ([0.0, 1.0, 2.0, 3.0], [0.0, 1.0, 2.0, 3.0])
 
 
+def test_a_call_of_no_elements_succeeds_with_the_null_pointer_of_an_empty_tensor(torch_cuda: str) -> None:
+    # an engine's all-reduce of an empty batch: an empty device tensor's data_ptr() is NULL, and NCCL moves nothing
+    with _one_rank() as (lib, comm):
+        empty, out = torch.empty(0, device="cuda"), torch.full((2,), -1.0, device="cuda")
+        assert empty.data_ptr() == 0
+        assert [lib.ncclAllReduce(_ptr(empty), _ptr(out), 0, FLOAT, SUM, comm, _stream()),
+                lib.ncclAllGather(_ptr(empty), _ptr(out), 0, FLOAT, comm, _stream()),
+                lib.ncclBroadcast(_ptr(empty), _ptr(out), 0, FLOAT, 0, comm, _stream())] == [0, 0, 0]
+        torch.cuda.synchronize()
+        assert out.tolist() == [-1.0, -1.0]
+
+
 def test_a_communicator_made_inside_a_capture_is_refused(torch_cuda: str) -> None:
     # NCCL allocates device memory and waits as it makes a communicator: the H100 refused it inside a capture
     lib = binding.load()
