@@ -35,6 +35,7 @@ from torch._ops import HigherOrderOperator
 from torch._subclasses.fake_tensor import FakeTensorMode
 
 from seam.capture_guard import COPY_OPS, check_copy
+from seam.emulator import CaptureRecorder
 from seam.errors import CaptureError, PageableCopyError
 from seam.torch_cuda import (allocator, collectives, cuda_errors, cuda_kernels, generators, graph_trees, host_cache, in_flight,
                              kinds, pending, philox, runtime_api, sync_debug, workspaces)
@@ -742,7 +743,7 @@ class DeviceMode(TorchDispatchMode):
             capture.born_kind = "pinned" if target == "pinned" else "device"
             try:
                 if not seeded:
-                    return capture.recorder.__torch_dispatch__(func, types, args, kwargs)
+                    return _RECORD(capture.recorder, func, types, args, kwargs)
                 return self._record_draw(capture, func, types, args, kwargs)
             finally:
                 capture.born_kind = "device"
@@ -756,7 +757,7 @@ class DeviceMode(TorchDispatchMode):
         state, at, context = generators.record_draw(kwargs)
         recorded = len(capture.ops)
         with context:
-            result = capture.recorder.__torch_dispatch__(func, types, args, kwargs)
+            result = _RECORD(capture.recorder, func, types, args, kwargs)
         state.advance(philox.step(func, result))
         if len(capture.ops) > recorded:
             capture.draws[id(capture.ops[-1])] = (state, at)
@@ -796,5 +797,10 @@ def _to_copy_named_by_python() -> bool:
 # on every operation of an emulated session, and nothing in it is traced, so it is called as is.
 DeviceMode.__torch_dispatch__ = getattr(DeviceMode.__torch_dispatch__, "__wrapped__",  # type: ignore[method-assign]
                                         DeviceMode.__torch_dispatch__)
+# The capture's recorder, called by this mode, as written too: its wrapper imported ``torch._dynamo`` at its first call
+# (about 800 modules, a second or more), inside the process's first capture, which stayed open that long where a GPU's
+# is open for microseconds: another thread's synchronize or capture met it (breakable-cuda-graphs'
+# ``TestConcurrentCaptures``, run first in its process, failed so where the H100 passes it).
+_RECORD = getattr(CaptureRecorder.__torch_dispatch__, "__wrapped__", CaptureRecorder.__torch_dispatch__)
 #: The device mode's frames between an operation's caller and ``_placed``.
 _OWN_FRAMES = frozenset({DeviceMode.__torch_dispatch__.__code__, DeviceMode._placed.__code__})
