@@ -145,7 +145,7 @@ _LONG_NS = 1_000_000
 def _signature(func: Any, args: tuple[Any, ...], kwargs: dict[str, Any]) -> tuple[Any, ...] | None:
     """What decides which form of ``func`` is faster: its tensors' shapes, strides and dtypes, and its other
     arguments' values. ``None`` where an argument cannot be a key (the call is then timed each time)."""
-    parts: list[Any] = [func]
+    parts: list[Any] = [func, tuple(kwargs)]
     for leaf in tree_leaves((args, kwargs)):
         if isinstance(leaf, torch.Tensor):
             if leaf.layout != torch.strided:
