@@ -33,13 +33,8 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 from seam import emulator  # noqa: E402
 from seam.torch_cuda import emulate_cuda  # noqa: E402
 
-
-def _model(hidden: int, layers: int) -> torch.nn.Module:
-    torch.manual_seed(0)
-    blocks: list[torch.nn.Module] = []
-    for _ in range(layers):
-        blocks += [torch.nn.Linear(hidden, hidden), torch.nn.LayerNorm(hidden), torch.nn.GELU()]
-    return torch.nn.Sequential(*blocks).to("cuda").eval()
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from bench_torch_cuda import _model  # noqa: E402  (the same stack of layers the eager and replay bench time)
 
 
 def _seconds(fn: Callable[[], object]) -> float:
@@ -76,7 +71,7 @@ def main(argv: list[str] | None = None) -> int:
     torch.set_num_threads(1)
     eager, every, first, next_ = [], [], [], []
     with emulate_cuda(), torch.no_grad():
-        model = _model(args.hidden, args.layers)
+        model = _model(args.hidden, args.layers, "cuda")
         x = torch.randn(args.batch, args.hidden, device="cuda")  # [B, H]
         s = torch.cuda.Stream()
         with torch.cuda.stream(s):

@@ -795,12 +795,16 @@ def _to_copy_named_by_python() -> bool:
 
 # torch wraps a mode's ``__torch_dispatch__`` to keep dynamo out at class creation; this mode runs
 # on every operation of an emulated session, and nothing in it is traced, so it is called as is.
-DeviceMode.__torch_dispatch__ = getattr(DeviceMode.__torch_dispatch__, "__wrapped__",  # type: ignore[method-assign]
-                                        DeviceMode.__torch_dispatch__)
+def _as_written(method: Any) -> Any:
+    """A dispatch mode's ``__torch_dispatch__`` without the wrapper torch puts around it at class creation."""
+    return getattr(method, "__wrapped__", method)
+
+
+DeviceMode.__torch_dispatch__ = _as_written(DeviceMode.__torch_dispatch__)  # type: ignore[method-assign]
 # The capture's recorder, called by this mode, as written too: its wrapper imported ``torch._dynamo`` at its first call
 # (about 800 modules, a second or more), inside the process's first capture, which stayed open that long where a GPU's
 # is open for microseconds: another thread's synchronize or capture met it (breakable-cuda-graphs'
 # ``TestConcurrentCaptures``, run first in its process, failed so where the H100 passes it).
-_RECORD = getattr(CaptureRecorder.__torch_dispatch__, "__wrapped__", CaptureRecorder.__torch_dispatch__)
+_RECORD = _as_written(CaptureRecorder.__torch_dispatch__)
 #: The device mode's frames between an operation's caller and ``_placed``.
 _OWN_FRAMES = frozenset({DeviceMode.__torch_dispatch__.__code__, DeviceMode._placed.__code__})
