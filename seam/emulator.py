@@ -18,7 +18,9 @@ Worked example: ``y = x @ w`` captured, then ``x.copy_(new)`` and ``replay`` -> 
 
 from __future__ import annotations
 
+import contextlib
 import functools
+import operator
 import time
 import weakref
 from dataclasses import dataclass, field
@@ -193,6 +195,23 @@ def out_variant(func: Any) -> tuple[Any, tuple[str, ...]] | None:
     return None
 
 
+#: Every autocast dispatch key (CPU autocast is the emulated device's: ``seam.torch_cuda.autocast``).
+_AUTOCAST_KEYS = functools.reduce(operator.or_, (torch._C.DispatchKeySet(getattr(torch._C.DispatchKey, name))
+                                                 for name in dir(torch._C.DispatchKey) if name.startswith("Autocast")))
+
+
+@contextlib.contextmanager
+def as_launched() -> Iterator[None]:
+    """What a replay's operations run under: a GPU's replay launches the captured kernels, which no mode of the
+    launching thread sees. In inference mode (neither autograd nor inference mode sees a kernel: buffers made in
+    a capture under ``torch.inference_mode()`` are written by a replay issued or settled outside it), with no
+    autocast key (the operations were cast as they were captured: a float32 ``addmm`` recorded outside autocast
+    and replayed as is inside an autocast region ran in float16). The exclusion undoes only what it added, so
+    nested or interleaved replays leave the caller's state as it was."""
+    with torch.inference_mode(), torch._C._ExcludeDispatchKeyGuard(_AUTOCAST_KEYS):
+        yield
+
+
 @dataclass
 class EmulatedGraph(RawGraph):
     """A captured segment: its operations, and the buffers it owns (its memory pool)."""
@@ -208,10 +227,8 @@ class EmulatedGraph(RawGraph):
 
     def steps(self) -> Iterator[None]:
         """The replay, one recorded operation a step (``seam.torch_cuda.in_flight`` runs two graphs' steps in
-        turn, as a GPU runs two replays that nothing orders at once). It runs in inference mode: a GPU's replay
-        launches kernels, which neither autograd nor inference mode sees, so buffers made in a capture under
-        ``torch.inference_mode()`` are written by a replay issued (or settled) outside it, as on a GPU."""
-        with torch.inference_mode():
+        turn, as a GPU runs two replays that nothing orders at once), ``as_launched``."""
+        with as_launched():
             for op in self.ops:
                 op.run()
                 yield

@@ -21,8 +21,9 @@ from __future__ import annotations
 import itertools
 from typing import Any
 
-import torch
 from torch.utils._python_dispatch import _disable_current_modes
+
+from seam.emulator import as_launched
 
 
 class Replay:
@@ -50,10 +51,10 @@ def settle(rt: Any) -> None:
     if not rt.in_flight:
         return
     batch, rt.in_flight = rt.in_flight, []
-    # inference mode (no grad either) around the whole batch: each replay's steps enter it too
+    # ``as_launched`` (inference mode, no autocast) around the whole batch: each replay's steps enter it too
     # (``EmulatedGraph.steps``), and interleaved generators leave it in another order than they entered it; nested
     # in this one, each leaves it on, and this one restores the caller's modes
-    with _disable_current_modes(), torch.inference_mode():
+    with _disable_current_modes(), as_launched():
         if len(batch) == 1:
             batch[0].graph.replay()
             return
