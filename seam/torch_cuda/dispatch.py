@@ -37,8 +37,8 @@ from torch._subclasses.fake_tensor import FakeTensorMode
 from seam.capture_guard import COPY_OPS, check_copy
 from seam.emulator import CaptureRecorder
 from seam.errors import CaptureError, PageableCopyError
-from seam.torch_cuda import (allocator, collectives, cuda_errors, cuda_kernels, generators, graph_trees, host_cache, in_flight,
-                             kinds, pending, philox, runtime_api, sync_debug, workspaces)
+from seam.torch_cuda import (allocator, collectives, cuda_errors, cuda_kernels, generators, graph_trees, half_gemm,
+                             host_cache, in_flight, kinds, pending, philox, runtime_api, sync_debug, workspaces)
 from seam.torch_cuda.allocator import DEFAULT_POOL
 from seam.torch_cuda.allocator_events import ALLOC
 from seam.torch_cuda.device import (TOTAL_MEMORY, host_memory_available, lazy_init, mem_get_info, memory_allocated,
@@ -540,6 +540,8 @@ class DeviceMode(TorchDispatchMode):
                 _refuse_device_memory_for_host(func, args, kwargs)
                 if _BUSY and func in _HOST_READS:
                     pending.wait_for(runtime().current_stream()._id)
+            if info.blas and half_gemm.all_half(values):  # cuBLAS's fp16 GEMM: fp32 products, rounded once
+                return self._made_here(functools.partial(half_gemm.run, func), args, kwargs)
             rt = runtime()
             per_thread = rt.per_thread
             stream = per_thread.current
