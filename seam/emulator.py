@@ -33,6 +33,11 @@ from torch.utils._pytree import tree_leaves, tree_map
 from seam.backend import RawGraph
 from seam.capture_guard import CaptureGuard, MemoryKind
 
+# torch's helper imports modules at its first call (torch 2.13: ``torch._subclasses.schema_check_mode``, about 1 ms): made
+# here, not at the first capture's end, which another thread's synchronize would meet open that much longer.
+with _disable_current_modes():
+    pass
+
 _INT_POISON = -0x5EA5
 #: The sentinel's low byte: a one-byte integer cannot hold the sentinel (``fill_`` refuses it).
 _BYTE_POISON = 0x5B

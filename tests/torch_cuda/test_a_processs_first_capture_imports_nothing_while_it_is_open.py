@@ -7,7 +7,10 @@ synchronized the device or ended its own capture in that second was refused, as 
 is open: breakable- and piecewise-cuda-graphs' ``TestConcurrentCaptures`` (two threads, each capturing and then
 synchronizing), run first in their process, failed emulated in 28 of 40 cases where the H100 passes them; 8 of 40
 since (the race left is the GPU's own, at the pace of emulated operations). The recorder is called as written, as the
-device mode is.
+device mode is. The capture's end counts too (the stream captures until ``cudaStreamEndCapture`` returns): the
+emulator's end undid the capture's writes under ``torch.utils._python_dispatch._disable_current_modes``, whose first
+call imports ``torch._subclasses.schema_check_mode`` (about 1 ms here, session 39); ``seam.emulator`` makes that
+first call as it is imported.
 
 The program runs in a fresh child (on the emulated arm an emulated one), where no capture ran before.
 """
@@ -35,7 +38,7 @@ CHILD = textwrap.dedent("""
         before = set(sys.modules)
         y = torch.nn.functional.gelu(x * 2)
         x.copy_(y)
-        imported = sorted(set(sys.modules) - before)
+    imported = sorted(set(sys.modules) - before)  # the capture's end too: the stream captures until it returns
     g.replay()
     torch.cuda.synchronize()
     print(json.dumps({"imported_while_open": imported[:5], "count": len(imported), "x0": round(x[0].item(), 4)}))
