@@ -1,4 +1,4 @@
-"""Benchmark: an emulated forward under ``torch.autocast("cuda")``, with and without the half-product route.
+"""Benchmark: emulated work under ``torch.autocast("cuda")``, with and without the half-product route.
 
 Under autocast every matrix product runs in float16, and a CPU build's own float16 matrix kernels are, on a
 CPU without fp16 arithmetic, hundreds of times slower than its float32 ones. The emulated device runs a
@@ -8,7 +8,7 @@ float16 product as cuBLAS computes it: the float32 product of float32 copies, ro
 it is), ``cpu_half`` (the route turned off: the CPU's own float16 kernels) and ``host_fp32`` (the same
 forward on plain CPU torch in float32, no emulation: the floor). The emulated two are also replayed from
 a graph captured under autocast (the replay re-issues the products) and timed over a training step (the
-forward and its backward, whose products take the weights' transposes).
+forward and its backward, whose products take the weights' transposes), and a convolution's training step.
 
     python bench/bench_half_products.py [--hidden 1024] [--layers 4] [--batch 512] [--rounds 3] [--json FILE]
 
@@ -56,6 +56,15 @@ def _step(model: torch.nn.Module, x: torch.Tensor) -> None:
     torch.cuda.synchronize()
 
 
+def _conv_step(conv: torch.nn.Module, images: torch.Tensor) -> None:
+    """A convolution's training step under autocast: cuDNN's float16 convolution and its backward."""
+    with torch.enable_grad():
+        with torch.autocast("cuda"):
+            loss = conv(images).float().square().mean()
+        loss.backward()
+    torch.cuda.synchronize()
+
+
 def _graphed(model: torch.nn.Module, x: torch.Tensor) -> torch.cuda.CUDAGraph:
     s = torch.cuda.Stream()
     s.wait_stream(torch.cuda.current_stream())
@@ -96,9 +105,12 @@ def main(argv: list[str] | None = None) -> int:
     host = _model(args.hidden, args.layers, "cpu")
     hx = torch.randn(args.batch, args.hidden)  # [B, H]
     fp32, route, half, route_replay, half_replay, route_step, half_step = [], [], [], [], [], [], []
+    route_conv, half_conv = [], []
     with emulate_cuda(), torch.no_grad():
         model = _model(args.hidden, args.layers, "cuda")
         x = hx.to("cuda")
+        conv = torch.nn.Conv2d(64, 64, 3, padding=1).cuda()
+        images = torch.randn(8, 64, 32, 32, device="cuda")  # [N, C, H, W]
         g_route = _graphed(model, x)
         restore = _route_off()
         try:
@@ -109,16 +121,18 @@ def main(argv: list[str] | None = None) -> int:
             route.append(_seconds(lambda: _forward(model, x)))
             route_replay.append(_seconds(lambda: _replay(g_route)))
             route_step.append(_seconds(lambda: _step(model, x)))
+            route_conv.append(_seconds(lambda: _conv_step(conv, images)))
             restore = _route_off()
             try:
                 half.append(_seconds(lambda: _forward(model, x)))
                 half_replay.append(_seconds(lambda: _replay(g_half)))
                 half_step.append(_seconds(lambda: _step(model, x)))
+                half_conv.append(_seconds(lambda: _conv_step(conv, images)))
             finally:
                 restore()
             fp32.append(_seconds(lambda: host(hx)))
-    f, r, h, rr, hr, rs, hs = (statistics.median(side) for side in (fp32, route, half, route_replay, half_replay,
-                                                                   route_step, half_step))
+    f, r, h, rr, hr, rs, hs, rc, hc = (statistics.median(side) for side in (
+        fp32, route, half, route_replay, half_replay, route_step, half_step, route_conv, half_conv))
     result = {
         "model": f"{args.layers} x (Linear+LayerNorm+GELU), hidden={args.hidden}, batch={args.batch}, "
                  "under torch.autocast('cuda') (float16 products)",
@@ -130,9 +144,13 @@ def main(argv: list[str] | None = None) -> int:
         "cpu_half_replay_ms": round(hr * 1e3, 2),
         "route_training_step_ms": round(rs * 1e3, 2),
         "cpu_half_training_step_ms": round(hs * 1e3, 2),
+        "conv": "Conv2d(64, 64, 3, padding=1) on [8, 64, 32, 32], forward and backward under autocast",
+        "route_conv_step_ms": round(rc * 1e3, 2),
+        "cpu_half_conv_step_ms": round(hc * 1e3, 2),
         "ratio_cpu_half_over_route_forward": round(h / r, 2),
         "ratio_cpu_half_over_route_replay": round(hr / rr, 2),
         "ratio_cpu_half_over_route_training_step": round(hs / rs, 2),
+        "ratio_cpu_half_over_route_conv_step": round(hc / rc, 2),
         "ratio_route_forward_over_host_fp32": round(r / f, 2),
     }
     print(json.dumps(result, indent=1))

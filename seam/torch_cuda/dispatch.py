@@ -104,9 +104,9 @@ def _is_cuda(device: Any) -> bool:
 class _OpInfo(FastCall):
     """What the device mode needs to know of one aten overload, worked out once; ``call`` runs it (``FastCall``)."""
 
-    __slots__ = ("seeded", "blas", "cudnn", "mixed_ok", "fresh", "pointwise", "allocates", "plain", "marks",
-                 "single", "slow", "new_tensors", "cuda_kernel", "sized", "composite", "no_host_scalars", "special",
-                 "python_kernel", "implicit")
+    __slots__ = ("seeded", "blas", "half_math", "cudnn", "mixed_ok", "fresh", "pointwise", "allocates", "plain",
+                 "marks", "single", "slow", "new_tensors", "cuda_kernel", "sized", "composite", "no_host_scalars",
+                 "special", "python_kernel", "implicit")
 
     def __init__(self, func: Any) -> None:
         # ``self.func`` (``FastCall``) is held, so that ``id(func)``, the key of ``_INFO``, names this overload as
@@ -114,6 +114,8 @@ class _OpInfo(FastCall):
         super().__init__(func)
         self.seeded = _SEEDED in func.tags
         self.blas = func in _BLAS
+        #: cuBLAS's or cuDNN's float16 work is computed in fp32, rounded once (``half_gemm.py``).
+        self.half_math = func in half_gemm.OPS
         self.cudnn = func in _CUDNN
         self.mixed_ok = func in _MIXED_OK
         self.pointwise = _POINTWISE in func.tags
@@ -540,7 +542,7 @@ class DeviceMode(TorchDispatchMode):
                 _refuse_device_memory_for_host(func, args, kwargs)
                 if _BUSY and func in _HOST_READS:
                     pending.wait_for(runtime().current_stream()._id)
-            if info.blas and half_gemm.all_half(values):  # cuBLAS's fp16 GEMM: fp32 products, rounded once
+            if info.half_math and half_gemm.all_half(values):  # cuBLAS's and cuDNN's fp16: fp32 math, rounded once
                 return self._made_here(functools.partial(half_gemm.run, func), args, kwargs)
             rt = runtime()
             per_thread = rt.per_thread
