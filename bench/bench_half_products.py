@@ -21,7 +21,6 @@ import argparse
 import json
 import statistics
 import sys
-import time
 from pathlib import Path
 from typing import Callable
 
@@ -32,13 +31,8 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 from seam.torch_cuda import emulate_cuda, half_gemm  # noqa: E402
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
+from bench_capture_cost import _seconds  # noqa: E402
 from bench_torch_cuda import _model  # noqa: E402  (the same stack of layers the eager and replay bench time)
-
-
-def _seconds(fn: Callable[[], object]) -> float:
-    t0 = time.perf_counter()
-    fn()
-    return time.perf_counter() - t0
 
 
 def _forward(model: torch.nn.Module, x: torch.Tensor) -> None:
@@ -48,19 +42,10 @@ def _forward(model: torch.nn.Module, x: torch.Tensor) -> None:
 
 
 def _step(model: torch.nn.Module, x: torch.Tensor) -> None:
-    """A training step's products: the forward under autocast and its backward (weights' and input's gradients)."""
+    """A training step under autocast: the forward's products (or convolutions) and their backward."""
     with torch.enable_grad():
         with torch.autocast("cuda"):
             loss = model(x).float().square().mean()
-        loss.backward()
-    torch.cuda.synchronize()
-
-
-def _conv_step(conv: torch.nn.Module, images: torch.Tensor) -> None:
-    """A convolution's training step under autocast: cuDNN's float16 convolution and its backward."""
-    with torch.enable_grad():
-        with torch.autocast("cuda"):
-            loss = conv(images).float().square().mean()
         loss.backward()
     torch.cuda.synchronize()
 
@@ -121,13 +106,13 @@ def main(argv: list[str] | None = None) -> int:
             route.append(_seconds(lambda: _forward(model, x)))
             route_replay.append(_seconds(lambda: _replay(g_route)))
             route_step.append(_seconds(lambda: _step(model, x)))
-            route_conv.append(_seconds(lambda: _conv_step(conv, images)))
+            route_conv.append(_seconds(lambda: _step(conv, images)))
             restore = _route_off()
             try:
                 half.append(_seconds(lambda: _forward(model, x)))
                 half_replay.append(_seconds(lambda: _replay(g_half)))
                 half_step.append(_seconds(lambda: _step(model, x)))
-                half_conv.append(_seconds(lambda: _conv_step(conv, images)))
+                half_conv.append(_seconds(lambda: _step(conv, images)))
             finally:
                 restore()
             fp32.append(_seconds(lambda: host(hx)))
