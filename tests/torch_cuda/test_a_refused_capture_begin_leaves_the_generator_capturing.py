@@ -12,6 +12,12 @@ H100 (torch 2.11) destroying such a graph aborts the process (its destructor unr
 was never registered with: "Fatal Python error: Aborted", session 24), which the emulator does not do. Each case
 ends the generator's capture whatever it asserted (``seam.cuda_backend.end_generator_capture``), so the process is
 left as it was found.
+
+On the cuda arm its cases run in a process of their own (``own_process``, conftest.py): on the H100 (session 39,
+calls 6 and 8) the first case's first eager draw (``torch.randn(2, device="cuda")``, before any refusal) aborted the
+process ("Fatal Python error: Aborted") after one of the nineteen files run before it in a shard of the suite, and
+with a collection after every test too; alone, and after the five files before it, the file passes. Which earlier
+file leaves the process so is not found yet (docs/torch-cuda.md, known gaps).
 """
 
 from __future__ import annotations
@@ -22,6 +28,9 @@ import pytest
 import torch
 
 from seam.cuda_backend import end_generator_capture
+
+# A GPU process other tests ran in has aborted at this file's first draw: on the cuda arm in a process of its own.
+pytestmark = pytest.mark.own_process
 
 OUTSIDE = "Offset increment outside graph capture encountered unexpectedly"
 
