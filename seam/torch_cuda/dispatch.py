@@ -115,7 +115,7 @@ class _OpInfo(FastCall):
         self.seeded = _SEEDED in func.tags
         self.blas = func in _BLAS
         #: cuBLAS's or cuDNN's float16 work is computed in fp32, rounded once (``half_gemm.py``).
-        self.half_math = func in half_gemm.OPS
+        self.half_math = self.blas or func in half_gemm.CONVOLUTIONS
         self.cudnn = func in _CUDNN
         self.mixed_ok = func in _MIXED_OK
         self.pointwise = _POINTWISE in func.tags

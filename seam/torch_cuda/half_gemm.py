@@ -8,7 +8,7 @@ hundreds of times slower than its fp32 ones (this project's machine, one thread:
 in fp16, 0.12 s in fp32; a [8, 64, 32, 32] x [64, 64, 3, 3] ``conv2d`` 0.59 s, 0.007 s in fp32), and they round
 partial sums (a 256 x 256 x 256 product differed from the fp32 one rounded by up to 0.8 %). Code under
 ``torch.autocast("cuda")``, which runs every matrix product and convolution in fp16, took minutes a step emulated
-(PyTorch's ``test_graph_make_graphed_callables`` with amp). On the device an operation of this kind (``OPS``) whose
+(PyTorch's ``test_graph_make_graphed_callables`` with amp). On the device an operation of this kind whose
 tensors are all float16 runs as the fp32 operation on fp32 copies of them, each tensor of its result rounded to fp16:
 with the device mode on, so the copies, the operation and the rounding are device work (recorded in a capture,
 replayed; the operation notes cuBLAS's or cuDNN's handle as any other).
@@ -21,11 +21,8 @@ from typing import Any
 import torch
 from torch.utils._pytree import tree_map
 
-_aten = torch.ops.aten
-#: The operations cuBLAS runs (``dispatch._BLAS``) and cuDNN's convolution, forward and backward.
-OPS = frozenset(getattr(_aten, n).default for n in ("mm", "addmm", "bmm", "baddbmm", "addmv", "mv", "dot", "vdot",
-                                                    "addbmm", "_addmm_activation", "convolution",
-                                                    "convolution_backward") if hasattr(_aten, n))
+#: cuDNN's convolution, forward and backward: with the operations cuBLAS runs (``dispatch._BLAS``), the route's.
+CONVOLUTIONS = frozenset({torch.ops.aten.convolution.default, torch.ops.aten.convolution_backward.default})
 
 
 def all_half(values: Any) -> bool:

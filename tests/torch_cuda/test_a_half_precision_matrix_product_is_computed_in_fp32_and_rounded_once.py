@@ -24,7 +24,7 @@ from seam.torch_cuda import emulate_cuda
 
 
 def _products(a: torch.Tensor, b: torch.Tensor, v: torch.Tensor, c: torch.Tensor) -> list[torch.Tensor]:
-    """Each operation of the kind on half device tensors: ``a`` (4, 8), ``b`` (8, 3), ``v`` (8,), ``c`` (4, 3)."""
+    """Each operation of the kind: ``a`` (4, 8), ``b`` (8, 3), ``v`` (8,), ``c`` (4, 3)."""
     return [a @ b, torch.addmm(c, a, b, beta=2, alpha=3), torch.bmm(a[None], b[None])[0],
             torch.baddbmm(c[None], a[None], b[None], alpha=2)[0], torch.addbmm(c, a[None].expand(2, 4, 8),
                                                                             b[None].expand(2, 8, 3)),
@@ -42,14 +42,7 @@ def _inputs(scale: float) -> tuple[torch.Tensor, ...]:
 def _expected(a: torch.Tensor, b: torch.Tensor, v: torch.Tensor, c: torch.Tensor) -> list[list]:
     """The same products computed in float64 on the host: exact for these integers."""
     a, b, v, c = (t.cpu().double() for t in (a, b, v, c))
-    return [t.tolist() for t in _products_host(a, b, v, c)]
-
-
-def _products_host(a, b, v, c):  # type: ignore[no-untyped-def]
-    return [a @ b, torch.addmm(c, a, b, beta=2, alpha=3), torch.bmm(a[None], b[None])[0],
-            torch.baddbmm(c[None], a[None], b[None], alpha=2)[0], torch.addbmm(c, a[None].expand(2, 4, 8),
-                                                                            b[None].expand(2, 8, 3)),
-            torch.mv(a, v), torch.addmv(c[:, 0], a, v, beta=-1), torch.dot(v, v), torch.vdot(v, v)]
+    return [t.tolist() for t in _products(a, b, v, c)]
 
 
 def test_every_half_product_gives_exact_half_results_eagerly_and_from_a_replay(torch_cuda: str) -> None:
