@@ -4,7 +4,8 @@
 # pair's log and a summary line (its exit status: 134 is an abort) go to OUT. Written in session 39 for the abort of
 # test_a_refused_capture_begin_leaves_the_generator_capturing.py's first draw after shard 3 of call 6
 # (evidence/h200-device-calls-2026-12-07-session39.txt names the nineteen files).
-# Usage: OUT=... TARGET=tests/x.py FILES="tests/a.py tests/b.py ..." [ARMS=cuda] [LIMIT=250] bash scripts/device_pairs.sh
+# Usage: OUT=... TARGET=tests/x.py FILES="tests/a.py tests/b.py ..." [ARMS=cuda] [LIMIT=250] [PREP='shell command']
+#        bash scripts/device_pairs.sh   (PREP runs in each copy before its pair, e.g. to take a mark off the target)
 set -uo pipefail
 : "${OUT:?set OUT to the output folder}" "${TARGET:?set TARGET to the test file that fails after another}"
 : "${FILES:?set FILES to the files to try before it}"
@@ -17,6 +18,7 @@ i=0
 for f in $FILES; do
   i=$((i+1))
   copy "/tmp/pair$i"
+  [ -n "${PREP:-}" ] && (cd "/tmp/pair$i" && bash -c "$PREP")
   ( cd "/tmp/pair$i" && SEAM_ARMS=$ARMS PYTHONPATH=/tmp/pair$i timeout "$LIMIT" python3 -m pytest -q -p no:cacheprovider \
       "$f" "$TARGET" > "$OUT/pair$i.log" 2>&1
     echo "pair$i rc=$? $f :: $(tail -1 "$OUT/pair$i.log" | cut -c1-100)" >> "$OUT/summary.txt" ) &
