@@ -12,9 +12,9 @@ from typing import Any, Callable, Iterable, Literal
 import torch
 from torch.overrides import TorchFunctionMode
 from torch.utils._python_dispatch import TorchDispatchMode, _disable_current_modes
-from torch.utils._pytree import tree_leaves
 
 from seam import collector
+from seam.op_args import leaves
 from seam.errors import (
     CaptureDependencyError,
     CaptureError,
@@ -76,7 +76,7 @@ class CaptureGuard(TorchDispatchMode):
         self.allow_scalar_mask_fill = False
 
     def _reads_device(self, args: tuple[Any, ...]) -> bool:
-        return any(isinstance(t, torch.Tensor) and self._kind_of(t) == "device" for t in tree_leaves(args))
+        return any(isinstance(t, torch.Tensor) and self._kind_of(t) == "device" for t in leaves(args))
 
     def check_global(self, func: Any, args: tuple[Any, ...]) -> None:
         """Raise if ``func(*args)`` is refused while any capture is open, on whatever queue it runs."""
@@ -109,7 +109,7 @@ class CaptureGuard(TorchDispatchMode):
         """Raise if ``func(*args, **kwargs)`` is refused on a capturing queue."""
         self.check_global(func, args)
         if func in MASK_INDEX_OPS and any(isinstance(t, torch.Tensor) and t.dtype in (torch.bool, torch.uint8)
-                                          for t in tree_leaves(args[1:2])) \
+                                          for t in leaves(args[1:2])) \
                 and not (self.allow_scalar_mask_fill and _scalar_fill(func, args)):
             raise CaptureSyncError(
                 f"{func} with a boolean mask inside graph capture: the result's shape depends on device data "

@@ -28,15 +28,18 @@ from typing import Any, Callable, Iterator
 
 import torch
 from torch.utils._python_dispatch import _disable_current_modes
-from torch.utils._pytree import tree_leaves, tree_map
 
 from seam.backend import RawGraph
 from seam.capture_guard import CaptureGuard, MemoryKind
+from seam.op_args import leaves, map_leaves, tensors
 
 # torch's helper imports modules at its first call (torch 2.13: ``torch._subclasses.schema_check_mode``, about 1 ms): made
 # here, not at the first capture's end, which another thread's synchronize would meet open that much longer.
 with _disable_current_modes():
     pass
+# So does torch's first storage copy (about 0.5 ms here, session 40) and its first ``set_``: a capture's first
+# recorded write saves the storage it writes, and every recorded tensor is re-pointed at its memory (``storage_alias``).
+torch.empty(0).set_(torch.UntypedStorage(4).copy_(torch.UntypedStorage(4)), 0, (1,), (1,))
 
 _INT_POISON = -0x5EA5
 #: The sentinel's low byte: a one-byte integer cannot hold the sentinel (``fill_`` refuses it).
@@ -88,7 +91,7 @@ class RecordedOp:
             return
         # ``outputs`` holds the TENSOR leaves of the captured result: a ``None`` leaf (a gradient
         # ``convolution_backward`` was told not to compute) holds no buffer, and is skipped here too.
-        fresh_tensors = (leaf for leaf in tree_leaves(result) if isinstance(leaf, torch.Tensor))
+        fresh_tensors = tensors(result)
         for fresh, kept in zip(fresh_tensors, self.outputs):
             if fresh is not kept:
                 kept.copy_(fresh)
@@ -153,7 +156,7 @@ def _signature(func: Any, args: tuple[Any, ...], kwargs: dict[str, Any]) -> tupl
     """What decides which form of ``func`` is faster: its tensors' shapes, strides and dtypes, and its other
     arguments' values. ``None`` where an argument cannot be a key (the call is then timed each time)."""
     parts: list[Any] = [func, tuple(kwargs)]
-    for leaf in tree_leaves((args, kwargs)):
+    for leaf in leaves((args, kwargs)):
         if isinstance(leaf, torch.Tensor):
             if leaf.layout != torch.strided:
                 return None
@@ -245,18 +248,22 @@ class EmulatedGraph(RawGraph):
 
 def _mutated_args(func: Any, args: tuple[Any, ...], kwargs: dict[str, Any]) -> list[torch.Tensor]:
     out = [args[i] for i in _UNMARKED_WRITES.get(func, ()) if isinstance(args[i], torch.Tensor)]
-    for i, arg in enumerate(func._schema.arguments):
-        if arg.alias_info is None or not arg.alias_info.is_write:
-            continue
-        value = args[i] if i < len(args) else kwargs.get(arg.name)
-        out.extend(t for t in tree_leaves(value) if isinstance(t, torch.Tensor))
+    for i, name in _written(func):
+        out.extend(tensors(args[i] if i < len(args) else kwargs.get(name)))
     return out
+
+
+@functools.cache
+def _written(func: Any) -> tuple[tuple[int, str], ...]:
+    """The position and name of each argument ``func``'s schema says it writes (read once per operation)."""
+    return tuple((i, arg.name) for i, arg in enumerate(func._schema.arguments)
+                 if arg.alias_info is not None and arg.alias_info.is_write)
 
 
 def _new_memory(outputs: list[torch.Tensor], args: tuple[Any, ...], kwargs: dict[str, Any]) -> list[torch.Tensor]:
     """The outputs that share memory with no argument: the tensors the op allocated (storages are
     compared: some aliasing ops, ``_unsafe_view``, carry no alias annotation)."""
-    inputs = {id(t.untyped_storage()) for t in tree_leaves((args, kwargs)) if isinstance(t, torch.Tensor)}
+    inputs = {id(t.untyped_storage()) for t in tensors((args, kwargs))}
     return [t for t in outputs if id(t.untyped_storage()) not in inputs]
 
 
@@ -303,7 +310,7 @@ def _run_at_capture(func: Any, args: tuple[Any, ...], kwargs: dict[str, Any]) ->
             return meta
 
         try:
-            meta_result = func(*tree_map(shaped, args), **tree_map(shaped, kwargs))
+            meta_result = func(*map_leaves(shaped, args), **map_leaves(shaped, kwargs))
         except Exception:
             raise refused from None
 
@@ -314,9 +321,10 @@ def _run_at_capture(func: Any, args: tuple[Any, ...], kwargs: dict[str, Any]) ->
                 return real[id(value)]
             return torch.empty_strided(value.shape, value.stride(), dtype=value.dtype)
 
-        return tree_map(fresh, meta_result), False
+        return map_leaves(fresh, meta_result), False
 
 
+@functools.cache
 def _is_view(func: Any) -> bool:
     returns = func._schema.returns
     return bool(returns) and all(r.alias_info is not None and not r.alias_info.is_write for r in returns)
@@ -353,7 +361,7 @@ class CaptureRecorder(CaptureGuard):
             self._save(t.untyped_storage())
         result, ran = _run_at_capture(func, args, kwargs)
         self._on_op()
-        outputs = [t for t in tree_leaves(result) if isinstance(t, torch.Tensor)]
+        outputs = tensors(result)
         born = _new_memory(outputs, args, kwargs) if outputs and not _is_view(func) else []
         if born:
             # A functional op's results, or the NEW results of an op that also writes an argument (a
@@ -370,8 +378,8 @@ class CaptureRecorder(CaptureGuard):
 
     def _host_only(self, args: tuple[Any, ...], kwargs: dict[str, Any]) -> bool:
         """An op whose tensors are all host memory (a factory with no tensor argument is not)."""
-        tensors = [t for t in tree_leaves((args, kwargs)) if isinstance(t, torch.Tensor)]
-        return bool(tensors) and all(self._registry.kind_of(t) != "device" for t in tensors)
+        found = tensors((args, kwargs))
+        return bool(found) and all(self._registry.kind_of(t) != "device" for t in found)
 
     def _bake(self, args: tuple[Any, ...], kwargs: dict[str, Any]) -> tuple[tuple[Any, ...], dict[str, Any]]:
         """What the graph reads at replay: device ADDRESSES (storage aliases, not the Python tensor
@@ -383,7 +391,7 @@ class CaptureRecorder(CaptureGuard):
             if value.dim() == 0 and self._registry.kind_of(value) == "pageable":
                 return value.detach().clone()
             return storage_alias(value)
-        return tree_map(one, args), tree_map(one, kwargs)
+        return map_leaves(one, args), map_leaves(one, kwargs)
 
     def _save(self, storage: torch.UntypedStorage) -> None:
         key = id(storage)

@@ -292,9 +292,11 @@ class CUDAGraph:
         if capture.thread != threading.get_ident() and capture.mode != "relaxed":
             capture.ended_elsewhere = True
             raise cuda_errors.cuda_error(cuda_errors.OTHER_THREAD_END, "capture_end from another thread")
-        others = [c for c in rt.captures if c is not capture and c.mode != "relaxed"]
+        others = [c for c in rt.refusing_captures() if c is not capture]
         if others and capture.mode != "relaxed":
-            # H200: with two captures open, the end of one is refused and the other ends invalidated.
+            # H200: with two captures open, the end of one is refused and the other ends invalidated (the end
+            # instantiates the graph, a call the other capture's mode refuses: a global one's from any thread, a
+            # thread_local one's from its own; another thread's thread_local capture leaves this end alone).
             self._close(capture)
             for other in others:
                 other.invalidate("the refused end of another capture")

@@ -24,8 +24,8 @@ import weakref
 from typing import Any, Callable
 
 import torch
-from torch.utils._pytree import tree_leaves
 
+from seam.op_args import tensors
 from seam.torch_cuda import graph_trees, routes
 from seam.torch_cuda.allocator import key_of
 from seam.torch_cuda.kinds import alias_refs, block_ref, model_key, note_allocation
@@ -50,8 +50,8 @@ class Holds(collections.Counter):  # type: ignore[type-arg]
     def add(self, items: Any) -> None:
         """Count the references the tensors among ``items`` (any nesting) hold: one a tensor, however often named."""
         seen: set[int] = set()
-        for leaf in tree_leaves(items):
-            if isinstance(leaf, torch.Tensor) and id(leaf) not in seen:
+        for leaf in tensors(items):
+            if id(leaf) not in seen:
                 seen.add(id(leaf))
                 storage = leaf.untyped_storage()
                 key = id(storage)
