@@ -16,8 +16,10 @@ left as it was found.
 On the cuda arm its cases run in a process of their own (``own_process``, conftest.py): on the H100 (session 39,
 calls 6 and 8) the first case's first eager draw (``torch.randn(2, device="cuda")``, before any refusal) aborted the
 process ("Fatal Python error: Aborted") after one of the nineteen files run before it in a shard of the suite, and
-with a collection after every test too; alone, and after the five files before it, the file passes. Which earlier
-file leaves the process so is not found yet (docs/torch-cuda.md, known gaps).
+with a collection after every test too; alone, and after the five files before it, the file passes. The earlier
+file is the NCCL library's (session 40): after its communicator refused inside a capture, a CUDA graph freed here
+terminates the process (docs/torch-cuda.md, known gaps); that module now runs in a process of its own too, and this
+mark stays until a whole shard run without it says the same.
 """
 
 from __future__ import annotations
