@@ -11,6 +11,7 @@ Plain torch on a GPU machine (``python3 scripts/nccl_probe.py``), or on the emul
 its own (a failed capture can leave a process's CUDA state unusable). Compare two runs with
 ``python scripts/compare_probe_lines.py GPU.jsonl EMULATED.jsonl``.
 """
+import gc
 import json
 import os
 import subprocess
@@ -42,7 +43,7 @@ def _capture(body, warm=None):
     return g
 
 
-PHASE = ["setup"]
+PHASE = ["setup", ""]  # the phase a case reached; [1]: the case a partial line names
 
 
 def _phase(name):
@@ -394,6 +395,66 @@ def case_library_comm_made_in_capture():
     made = []
     _capture(lambda: made.append(communicator()[1]))
     return {"init": made}
+
+
+def _after_a_refused_comm(refuse):
+    """Session 40: after ``ncclCommInitRank`` was refused inside a capture on the H100, a later capture_begin on a
+    fresh stream was refused "operation not permitted when stream is capturing" and a graph freed after it ended the
+    process (``~CUDAGraph``: "The graph should be registered to the state"). Each step's outcome, in order; a line
+    after each step, so a process that dies shows how far it got."""
+    import torch
+    lib, communicator = _library()
+    steps = {}
+
+    def step(name, fn):
+        try:
+            value = fn()
+            steps[name] = "ok" if value is None else value
+        except Exception as e:  # noqa: BLE001 - the probe reports what was raised
+            steps[name] = f"{type(e).__name__}: {str(e).splitlines()[0][:160] if str(e) else ''}"
+        print(json.dumps({"case": PHASE[1], "ok": False, "partial": True, "value": dict(steps)}), flush=True)
+
+    side = torch.cuda.Stream()
+    side.wait_stream(torch.cuda.current_stream())
+    torch.cuda.synchronize()
+    graph = torch.cuda.CUDAGraph()
+
+    def made_in_a_capture():
+        codes = []
+        with torch.cuda.graph(graph, stream=side):
+            codes.append(communicator()[1])
+        return codes
+    if refuse:
+        step("comm_made_in_a_capture", made_in_a_capture)
+
+    def capturing(stream):
+        with torch.cuda.stream(stream):
+            return torch.cuda.is_current_stream_capturing()
+    step("side_stream_capturing", lambda: capturing(side))
+    step("default_stream_capturing", lambda: torch.cuda.is_current_stream_capturing())
+    step("synchronize", torch.cuda.synchronize)
+    step("draw", lambda: torch.randn(2, device="cuda").shape[0])
+
+    def begin(stream, mode):
+        g = torch.cuda.CUDAGraph()
+        with torch.cuda.stream(stream):
+            g.capture_begin(capture_error_mode=mode)
+            g.capture_end()
+        g.reset()
+    step("relaxed_capture_on_a_fresh_stream", lambda: begin(torch.cuda.Stream(), "relaxed"))
+    step("global_capture_on_a_fresh_stream", lambda: begin(torch.cuda.Stream(), "global"))
+    step("free_the_graphs", lambda: gc.collect() and None)
+    return steps
+
+
+def case_library_comm_refused_then_graphs():
+    PHASE[1] = "library_comm_refused_then_graphs"
+    return _after_a_refused_comm(True)
+
+
+def case_library_no_refusal_then_graphs():
+    PHASE[1] = "library_no_refusal_then_graphs"
+    return _after_a_refused_comm(False)
 
 
 def case_library_legacy_stream_in_capture():
