@@ -447,6 +447,81 @@ def _after_a_refused_comm(refuse):
     return steps
 
 
+def _refused_end_then_default_stream_begin(refusal):
+    """The refused-begin test file's first steps after a refused capture end (session 40: on the H100 the process
+    ended after NCCL's refused communicator): a begin refused on the default stream, then a relaxed capture on a fresh
+    stream (``seam.cuda_backend.end_generator_capture``), then the graphs freed; after the refusal, first such a
+    relaxed capture (the test's own ``end_generator_capture``). ``refusal``: "comm" (NCCL's
+    communicator made in a capture), "host_read" (``item()`` in a capture), "side_stream_current" (no refusal; the
+    side stream made current, as ``torch.cuda.graph``'s refused ``__exit__`` leaves it) or None."""
+    import torch
+    steps = {}
+
+    def step(name, fn):
+        try:
+            value = fn()
+            steps[name] = "ok" if value is None else value
+        except Exception as e:  # noqa: BLE001 - the probe reports what was raised
+            steps[name] = f"{type(e).__name__}: {str(e).splitlines()[0][:160] if str(e) else ''}"
+        print(json.dumps({"case": PHASE[1], "ok": False, "partial": True, "value": dict(steps)}), flush=True)
+
+    side = torch.cuda.Stream()
+    side.wait_stream(torch.cuda.current_stream())
+    x = torch.ones(2, device="cuda")
+    torch.cuda.synchronize()
+    graph = torch.cuda.CUDAGraph()
+    body = {"comm": lambda: _library()[1]()[1], "host_read": lambda: x.sum().item()}.get(refusal)
+    if refusal == "side_stream_current":  # what torch.cuda.graph's refused end leaves: its stream current
+        body = None
+        torch.cuda.set_stream(side)
+
+    def refused():
+        with torch.cuda.graph(graph, stream=side):
+            try:
+                body()
+            except RuntimeError:
+                pass
+    def relaxed():
+        g, s = torch.cuda.CUDAGraph(), torch.cuda.Stream()
+        try:
+            with torch.cuda.stream(s):
+                g.capture_begin(capture_error_mode="relaxed")
+                g.capture_end()
+            g.reset()
+        finally:
+            del g
+    if body is not None:
+        step(f"refused_end_after_{refusal}", refused)
+        step("relaxed_capture_ends_the_generators_capture", relaxed)
+    step("draw", lambda: torch.randn(2, device="cuda").shape[0])
+    step("begin_on_the_default_stream", lambda: torch.cuda.CUDAGraph().capture_begin())
+    step("free_the_graphs", lambda: gc.collect() and None)
+    step("relaxed_capture_on_a_fresh_stream", relaxed)
+    step("free_the_graphs_again", lambda: gc.collect() and None)
+    step("draw_again", lambda: torch.randn(2, device="cuda").shape[0])
+    return steps
+
+
+def case_refused_comm_then_default_stream_begin():
+    PHASE[1] = "refused_comm_then_default_stream_begin"
+    return _refused_end_then_default_stream_begin("comm")
+
+
+def case_refused_host_read_then_default_stream_begin():
+    PHASE[1] = "refused_host_read_then_default_stream_begin"
+    return _refused_end_then_default_stream_begin("host_read")
+
+
+def case_side_stream_current_then_default_stream_begin():
+    PHASE[1] = "side_stream_current_then_default_stream_begin"
+    return _refused_end_then_default_stream_begin("side_stream_current")
+
+
+def case_default_stream_begin_alone():
+    PHASE[1] = "default_stream_begin_alone"
+    return _refused_end_then_default_stream_begin(None)
+
+
 def case_library_comm_refused_then_graphs():
     PHASE[1] = "library_comm_refused_then_graphs"
     return _after_a_refused_comm(True)
