@@ -397,6 +397,19 @@ def case_library_comm_made_in_capture():
     return {"init": made}
 
 
+def _stepper(steps):
+    """``step(name, fn)``: ``fn``'s value (or what it raised) into ``steps`` under ``name``, then a partial line, so a
+    process that dies shows how far it got."""
+    def step(name, fn):
+        try:
+            value = fn()
+            steps[name] = "ok" if value is None else value
+        except Exception as e:  # noqa: BLE001 - the probe reports what was raised
+            steps[name] = f"{type(e).__name__}: {str(e).splitlines()[0][:160] if str(e) else ''}"
+        print(json.dumps({"case": PHASE[1], "ok": False, "partial": True, "value": dict(steps)}), flush=True)
+    return step
+
+
 def _after_a_refused_comm(refuse):
     """Session 40: after ``ncclCommInitRank`` was refused inside a capture on the H100, a later capture_begin on a
     fresh stream was refused "operation not permitted when stream is capturing" and a graph freed after it ended the
@@ -405,14 +418,7 @@ def _after_a_refused_comm(refuse):
     import torch
     lib, communicator = _library()
     steps = {}
-
-    def step(name, fn):
-        try:
-            value = fn()
-            steps[name] = "ok" if value is None else value
-        except Exception as e:  # noqa: BLE001 - the probe reports what was raised
-            steps[name] = f"{type(e).__name__}: {str(e).splitlines()[0][:160] if str(e) else ''}"
-        print(json.dumps({"case": PHASE[1], "ok": False, "partial": True, "value": dict(steps)}), flush=True)
+    step = _stepper(steps)
 
     side = torch.cuda.Stream()
     side.wait_stream(torch.cuda.current_stream())
@@ -456,14 +462,7 @@ def _refused_end_then_default_stream_begin(refusal):
     side stream made current, as ``torch.cuda.graph``'s refused ``__exit__`` leaves it) or None."""
     import torch
     steps = {}
-
-    def step(name, fn):
-        try:
-            value = fn()
-            steps[name] = "ok" if value is None else value
-        except Exception as e:  # noqa: BLE001 - the probe reports what was raised
-            steps[name] = f"{type(e).__name__}: {str(e).splitlines()[0][:160] if str(e) else ''}"
-        print(json.dumps({"case": PHASE[1], "ok": False, "partial": True, "value": dict(steps)}), flush=True)
+    step = _stepper(steps)
 
     side = torch.cuda.Stream()
     side.wait_stream(torch.cuda.current_stream())
