@@ -154,7 +154,24 @@ def torch_cuda_for(arm: str) -> Iterator[str]:
         pytest.skip(f"OWED: {reason}")
     with on_arm(arm):
         yield arm
+        _put_the_default_stream_back()
         _end_a_capturing_generator()
+
+
+def _put_the_default_stream_back() -> None:
+    """After a test on ``torch.cuda``: the default stream is current again, as at the test's start.
+
+    ``torch.cuda.graph``'s ``__exit__`` exits its stream context only after ``capture_end`` returns, so a capture CUDA
+    refuses at its end leaves the capture's stream current (torch 2.11 and 2.13, on a GPU and emulated alike), and a
+    test may leave one current itself. On the cuda arm the process keeps it for the tests after, where the emulated
+    arm's device is made fresh for each test: there a later "capture on the default stream" began on that stream
+    instead of being refused (session 40: after the NCCL library's refused-communicator test, the refused-begin file's
+    first case; on the H100 the process then ended in ``~CUDAGraph``)."""
+    import torch
+
+    default = torch.cuda.default_stream()
+    if torch.cuda.current_stream() != default:
+        torch.cuda.set_stream(default)
 
 
 def _end_a_capturing_generator() -> None:
