@@ -14,10 +14,10 @@ import torch
 
 from seam import pytest_plugin
 from seam.cuda_backend import end_generator_capture
-from seam.pytest_plugin import torch_cuda_for
+from seam.pytest_plugin import selected_arms, torch_cuda_for
 
 
-@pytest.mark.parametrize("arm", ["cpu-emulated", "cuda"])
+@pytest.mark.parametrize("arm", selected_arms())  # the arms this run selects, as the torch_cuda fixture's
 def test_a_refused_end_inside_torch_cuda_graph_leaves_the_default_stream_to_the_next_test(
         arm: str, monkeypatch: pytest.MonkeyPatch) -> None:
     seen: list[bool] = []
