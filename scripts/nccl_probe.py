@@ -398,8 +398,8 @@ def case_library_comm_made_in_capture():
 
 
 def _stepper(steps):
-    """``step(name, fn)``: ``fn``'s value (or what it raised) into ``steps`` under ``name``, then a partial line, so a
-    process that dies shows how far it got."""
+    """``step(name, fn)``: ``fn``'s value (or what it raised) into ``steps`` under ``name``, then a partial line (the
+    case ``_one`` runs), so a process that dies shows how far it got."""
     def step(name, fn):
         try:
             value = fn()
@@ -410,20 +410,40 @@ def _stepper(steps):
     return step
 
 
+def _side_stream():
+    """A fresh stream after the current one's work, the device idle."""
+    import torch
+    side = torch.cuda.Stream()
+    side.wait_stream(torch.cuda.current_stream())
+    torch.cuda.synchronize()
+    return side
+
+
+def _capture_nothing(mode):
+    """An empty capture of ``mode`` on a fresh stream, its graph reset (``seam.cuda_backend.end_generator_capture``'s
+    way of ending the default generator's capture)."""
+    import torch
+    g = torch.cuda.CUDAGraph()
+    with torch.cuda.stream(torch.cuda.Stream()):
+        g.capture_begin(capture_error_mode=mode)
+        g.capture_end()
+    g.reset()
+
+
+def _collect():
+    """The graphs no one holds, freed (a graph freed unregistered ended the H100's process: session 40)."""
+    gc.collect()
+
+
 def _after_a_refused_comm(refuse):
     """Session 40: after ``ncclCommInitRank`` was refused inside a capture on the H100, a later capture_begin on a
     fresh stream was refused "operation not permitted when stream is capturing" and a graph freed after it ended the
-    process (``~CUDAGraph``: "The graph should be registered to the state"). Each step's outcome, in order; a line
-    after each step, so a process that dies shows how far it got."""
+    process (``~CUDAGraph``: "The graph should be registered to the state"). Each step's outcome, in order."""
     import torch
     lib, communicator = _library()
     steps = {}
     step = _stepper(steps)
-
-    side = torch.cuda.Stream()
-    side.wait_stream(torch.cuda.current_stream())
-    torch.cuda.synchronize()
-    graph = torch.cuda.CUDAGraph()
+    side, graph = _side_stream(), torch.cuda.CUDAGraph()  # the refused graph lives to the case's end
 
     def made_in_a_capture():
         codes = []
@@ -440,16 +460,9 @@ def _after_a_refused_comm(refuse):
     step("default_stream_capturing", lambda: torch.cuda.is_current_stream_capturing())
     step("synchronize", torch.cuda.synchronize)
     step("draw", lambda: torch.randn(2, device="cuda").shape[0])
-
-    def begin(stream, mode):
-        g = torch.cuda.CUDAGraph()
-        with torch.cuda.stream(stream):
-            g.capture_begin(capture_error_mode=mode)
-            g.capture_end()
-        g.reset()
-    step("relaxed_capture_on_a_fresh_stream", lambda: begin(torch.cuda.Stream(), "relaxed"))
-    step("global_capture_on_a_fresh_stream", lambda: begin(torch.cuda.Stream(), "global"))
-    step("free_the_graphs", lambda: gc.collect() and None)
+    step("relaxed_capture_on_a_fresh_stream", lambda: _capture_nothing("relaxed"))
+    step("global_capture_on_a_fresh_stream", lambda: _capture_nothing("global"))
+    step("free_the_graphs", _collect)
     return steps
 
 
@@ -463,15 +476,10 @@ def _refused_end_then_default_stream_begin(refusal):
     import torch
     steps = {}
     step = _stepper(steps)
-
-    side = torch.cuda.Stream()
-    side.wait_stream(torch.cuda.current_stream())
     x = torch.ones(2, device="cuda")
-    torch.cuda.synchronize()
-    graph = torch.cuda.CUDAGraph()
+    side, graph = _side_stream(), torch.cuda.CUDAGraph()  # the refused graph lives to the case's end
     body = {"comm": lambda: _library()[1]()[1], "host_read": lambda: x.sum().item()}.get(refusal)
     if refusal == "side_stream_current":  # what torch.cuda.graph's refused end leaves: its stream current
-        body = None
         torch.cuda.set_stream(side)
 
     def refused():
@@ -480,54 +488,39 @@ def _refused_end_then_default_stream_begin(refusal):
                 body()
             except RuntimeError:
                 pass
-    def relaxed():
-        g, s = torch.cuda.CUDAGraph(), torch.cuda.Stream()
-        try:
-            with torch.cuda.stream(s):
-                g.capture_begin(capture_error_mode="relaxed")
-                g.capture_end()
-            g.reset()
-        finally:
-            del g
     if body is not None:
         step(f"refused_end_after_{refusal}", refused)
-        step("relaxed_capture_ends_the_generators_capture", relaxed)
+        step("relaxed_capture_ends_the_generators_capture", lambda: _capture_nothing("relaxed"))
     step("draw", lambda: torch.randn(2, device="cuda").shape[0])
     step("begin_on_the_default_stream", lambda: torch.cuda.CUDAGraph().capture_begin())
-    step("free_the_graphs", lambda: gc.collect() and None)
-    step("relaxed_capture_on_a_fresh_stream", relaxed)
-    step("free_the_graphs_again", lambda: gc.collect() and None)
+    step("free_the_graphs", _collect)
+    step("relaxed_capture_on_a_fresh_stream", lambda: _capture_nothing("relaxed"))
+    step("free_the_graphs_again", _collect)
     step("draw_again", lambda: torch.randn(2, device="cuda").shape[0])
     return steps
 
 
 def case_refused_comm_then_default_stream_begin():
-    PHASE[1] = "refused_comm_then_default_stream_begin"
     return _refused_end_then_default_stream_begin("comm")
 
 
 def case_refused_host_read_then_default_stream_begin():
-    PHASE[1] = "refused_host_read_then_default_stream_begin"
     return _refused_end_then_default_stream_begin("host_read")
 
 
 def case_side_stream_current_then_default_stream_begin():
-    PHASE[1] = "side_stream_current_then_default_stream_begin"
     return _refused_end_then_default_stream_begin("side_stream_current")
 
 
 def case_default_stream_begin_alone():
-    PHASE[1] = "default_stream_begin_alone"
     return _refused_end_then_default_stream_begin(None)
 
 
 def case_library_comm_refused_then_graphs():
-    PHASE[1] = "library_comm_refused_then_graphs"
     return _after_a_refused_comm(True)
 
 
 def case_library_no_refusal_then_graphs():
-    PHASE[1] = "library_no_refusal_then_graphs"
     return _after_a_refused_comm(False)
 
 
@@ -615,6 +608,7 @@ CASES = {name[len("case_"):]: fn for name, fn in sorted(globals().items()) if na
 
 
 def _one(name, emulated):
+    PHASE[1] = name
     if emulated:
         from seam.torch_cuda import emulate_cuda
         emulate_cuda().__enter__()

@@ -14,7 +14,7 @@ from torch.overrides import TorchFunctionMode
 from torch.utils._python_dispatch import TorchDispatchMode, _disable_current_modes
 
 from seam import collector
-from seam.op_args import leaves
+from seam.op_args import tensors
 from seam.errors import (
     CaptureDependencyError,
     CaptureError,
@@ -76,7 +76,7 @@ class CaptureGuard(TorchDispatchMode):
         self.allow_scalar_mask_fill = False
 
     def _reads_device(self, args: tuple[Any, ...]) -> bool:
-        return any(isinstance(t, torch.Tensor) and self._kind_of(t) == "device" for t in leaves(args))
+        return any(self._kind_of(t) == "device" for t in tensors(args))
 
     def check_global(self, func: Any, args: tuple[Any, ...]) -> None:
         """Raise if ``func(*args)`` is refused while any capture is open, on whatever queue it runs."""
@@ -108,8 +108,7 @@ class CaptureGuard(TorchDispatchMode):
     def check(self, func: Any, args: tuple[Any, ...], kwargs: dict[str, Any] | None = None) -> None:
         """Raise if ``func(*args, **kwargs)`` is refused on a capturing queue."""
         self.check_global(func, args)
-        if func in MASK_INDEX_OPS and any(isinstance(t, torch.Tensor) and t.dtype in (torch.bool, torch.uint8)
-                                          for t in leaves(args[1:2])) \
+        if func in MASK_INDEX_OPS and any(t.dtype in (torch.bool, torch.uint8) for t in tensors(args[1:2])) \
                 and not (self.allow_scalar_mask_fill and _scalar_fill(func, args)):
             raise CaptureSyncError(
                 f"{func} with a boolean mask inside graph capture: the result's shape depends on device data "

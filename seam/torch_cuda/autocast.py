@@ -29,8 +29,8 @@ import warnings
 from typing import Any
 
 import torch
-from torch.utils._pytree import tree_map
 
+from seam.op_args import map_leaves, tensors
 from seam.torch_cuda.kinds import is_device
 
 #: Ops CUDA's autocast runs in the autocast dtype (``lower_precision_fp``).
@@ -73,12 +73,11 @@ def _cast(value: Any, dtype: torch.dtype) -> Any:
         if isinstance(t, torch.Tensor) and t.dtype in _ELIGIBLE and t.dtype != dtype and is_device(t):
             return t.to(dtype)
         return t
-    return tree_map(one, value)
+    return map_leaves(one, value)
 
 
 def _widest(args: Any, kwargs: Any) -> torch.dtype | None:
-    found = [t.dtype for t in torch.utils._pytree.tree_leaves((args, kwargs))
-             if isinstance(t, torch.Tensor) and t.is_floating_point() and is_device(t)]
+    found = [t.dtype for t in tensors((args, kwargs)) if t.is_floating_point() and is_device(t)]
     return max(found, key=lambda d: torch.finfo(d).bits, default=None)
 
 
@@ -110,7 +109,7 @@ def cuda_autocasts(qualified: str) -> bool:
 def _banned(op: Any, words: str) -> Any:
     def run(*args: Any, **kwargs: Any) -> Any:
         if torch.is_autocast_enabled("cuda") and any(
-                isinstance(t, torch.Tensor) and is_device(t) for t in torch.utils._pytree.tree_leaves((args, kwargs))):
+                is_device(t) for t in tensors((args, kwargs))):
             raise RuntimeError(words)
         with torch._C._ExcludeDispatchKeyGuard(torch._C.DispatchKeySet(_KEY)):
             return op(*args, **kwargs)

@@ -19,7 +19,8 @@ from __future__ import annotations
 from typing import Any
 
 import torch
-from torch.utils._pytree import tree_map
+
+from seam.op_args import map_leaves
 
 #: cuDNN's convolution, forward and backward: with the operations cuBLAS runs (``dispatch._BLAS``), the route's.
 CONVOLUTIONS = frozenset({torch.ops.aten.convolution.default, torch.ops.aten.convolution_backward.default})
@@ -42,4 +43,4 @@ def run(func: Any, *args: Any, **kwargs: Any) -> Any:
     def up(value: Any) -> Any:
         return value.float() if isinstance(value, torch.Tensor) else value
     result = func(*[up(a) for a in args], **{k: up(v) for k, v in kwargs.items()})
-    return tree_map(lambda t: t.half() if isinstance(t, torch.Tensor) else t, result)
+    return map_leaves(lambda t: t.half() if isinstance(t, torch.Tensor) else t, result)
