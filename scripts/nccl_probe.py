@@ -604,6 +604,113 @@ def case_legacy_stream_kernel_in_a_relaxed_capture():
     return _legacy_stream_kernel("relaxed")
 
 
+def _direct_calls():
+    """Each of ``torch.cuda.nccl``'s direct calls on one device's tensors (a list of one, as a process with one GPU
+    gives), into fresh outputs: ``{name: (call, outputs)}``."""
+    import torch
+    import torch.cuda.nccl as nccl
+    x = torch.arange(1.0, 5.0, device="cuda")
+    outs = {"all_reduce": [torch.zeros(4, device="cuda")], "reduce": [torch.zeros(4, device="cuda")],
+            "all_gather": [torch.zeros(4, device="cuda")], "reduce_scatter": [torch.zeros(4, device="cuda")]}
+    calls = {"all_reduce": lambda: nccl.all_reduce([x], outs["all_reduce"]),
+             "reduce": lambda: nccl.reduce([x], outs["reduce"][0], root=0),
+             "all_gather": lambda: nccl.all_gather([x], outs["all_gather"]),
+             "reduce_scatter": lambda: nccl.reduce_scatter([x], outs["reduce_scatter"])}
+    return x, calls, outs
+
+
+def case_direct_calls_eager():
+    """``torch.cuda.nccl``'s direct calls (tensor lists, one per device; what ``torch.nn.parallel`` uses) on one
+    device, eagerly: availability, each call's values, in place and into outputs, a communicator made by hand."""
+    import torch
+    import torch.cuda.nccl as nccl
+    steps = {}
+    step = _stepper(steps)
+    x, calls, outs = _direct_calls()
+    step("is_available", lambda: nccl.is_available([x]))
+    step("is_available_host", lambda: nccl.is_available([x.cpu()]))
+    for name, call in calls.items():
+        step(name, lambda call=call, name=name: (call(), [o.tolist() for o in outs[name]])[1])
+    y = torch.arange(4, device="cuda", dtype=torch.int32)
+    step("all_reduce_in_place_int", lambda: (nccl.all_reduce([y]), y.tolist())[1])
+    step("broadcast", lambda: (nccl.broadcast([y], root=0), y.tolist())[1])
+    step("reduce_max", lambda: (nccl.all_reduce([y], op=2), y.tolist())[1])
+    step("unique_id", lambda: [type(nccl.unique_id()).__name__, len(nccl.unique_id())])
+    step("init_rank", lambda: type(nccl.init_rank(1, nccl.unique_id(), 0)).__name__)
+    step("input_unchanged", lambda: x.tolist())
+    return steps
+
+
+def case_direct_calls_refused():
+    """What the direct calls refuse, and in which words."""
+    import torch
+    import torch.cuda.nccl as nccl
+    steps = {}
+    step = _stepper(steps)
+    x = torch.ones(4, device="cuda")
+    step("host_tensor", lambda: nccl.all_reduce([torch.ones(4)]))
+    step("two_on_one_device", lambda: nccl.all_reduce([x, torch.ones(4, device="cuda")]))
+    step("not_contiguous", lambda: nccl.all_reduce([torch.ones(4, 4, device="cuda").t()]))
+    step("output_size", lambda: nccl.all_reduce([x], [torch.ones(3, device="cuda")]))
+    step("output_dtype", lambda: nccl.all_reduce([x], [torch.ones(4, device="cuda", dtype=torch.float64)]))
+    step("all_gather_size", lambda: nccl.all_gather([x], [torch.ones(3, device="cuda")]))
+    step("empty_list", lambda: nccl.all_reduce([]))
+    step("a_tensor_not_a_list", lambda: nccl.all_reduce(x))
+    step("root_out_of_range", lambda: nccl.broadcast([x], root=1))
+    return steps
+
+
+def case_direct_calls_first_in_capture():
+    """A process's first direct call inside a capture (torch makes the device list's communicators at the first
+    call), then a replay."""
+    import torch
+    import torch.cuda.nccl as nccl
+    x = torch.ones(4, device="cuda")
+    y = torch.zeros(4, device="cuda")
+    g = _capture(lambda: nccl.all_reduce([x], [y]))
+    x.fill_(3.0)
+    g.replay()
+    torch.cuda.synchronize()
+    return y.tolist()
+
+
+def case_direct_calls_captured_after_warmup():
+    """Each direct call warmed up, then captured into fresh outputs; the inputs changed; each graph replayed."""
+    import torch
+    steps = {}
+    step = _stepper(steps)
+    x, calls, outs = _direct_calls()
+    for name, call in calls.items():
+        def captured(name=name, call=call):
+            g = _capture(call, warm=call)
+            x.add_(10.0)
+            for o in outs[name]:
+                o.zero_()
+            g.replay()
+            torch.cuda.synchronize()
+            return [o.tolist() for o in outs[name]]
+        step(name, captured)
+    return steps
+
+
+def case_direct_calls_in_place_captured():
+    """An in-place all-reduce and a broadcast of one device's tensor captured after a warm-up: is anything recorded
+    (the one-rank path may launch nothing), and what a replay leaves."""
+    import torch
+    import torch.cuda.nccl as nccl
+    steps = {}
+    step = _stepper(steps)
+    x = torch.arange(4.0, device="cuda")
+    def in_place():
+        g = _capture(lambda: (nccl.all_reduce([x]), nccl.broadcast([x])), warm=lambda: nccl.all_reduce([x]))
+        x.fill_(7.0)
+        g.replay()
+        torch.cuda.synchronize()
+        return x.tolist()
+    step("in_place", in_place)
+    return steps
+
+
 CASES = {name[len("case_"):]: fn for name, fn in sorted(globals().items()) if name.startswith("case_")}
 
 
