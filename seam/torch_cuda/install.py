@@ -32,7 +32,7 @@ import torch.cuda.streams
 
 from seam.torch_cuda import (accelerator, addresses, allocator, attention, autocast, backward_streams, capture, compile_time_runs, compiling, ctc,
                               checkpoints, cuda_bindings, cudnn, device, device_factories, device_guard, driver_api, gc_pace, generators, graph_trees, host_cache, in_flight, kinds,
-                              legacy_types, memory_history, mempool, nccl, nccl_library, nvml, on_import, pending, pools, routes, runtime_api, scripting, serialization, shared_libraries, storages,
+                              legacy_types, memory_history, mempool, nccl, nccl_direct, nccl_library, nvml, on_import, pending, pools, routes, runtime_api, scripting, serialization, shared_libraries, storages,
                               streams, sync_debug, torch_c, workspaces)
 from seam.torch_cuda.dispatch import DeviceMode, fake_mode_patches
 from seam.torch_cuda.generic import GENERIC_PATCHES
@@ -163,6 +163,7 @@ def _patches() -> list[tuple[Any, str, Any]]:
     # NVML, the driver and NCCL's own library through ctypes
     out.extend(shared_libraries.patches(nvml.LIBRARY, driver_api.LIBRARY, nccl_library.LIBRARY))
     out.extend(nccl.library_patches())
+    out.extend(nccl_direct.patches())  # torch.cuda.nccl's direct calls
     return out
 
 
@@ -220,6 +221,7 @@ class _Installation:
         on_import.stop()
         nccl.forget()
         nccl_library.forget()
+        nccl_direct.forget()
         for owner, name, value in reversed(self.saved):
             if value is _MISSING:
                 if name in (owner.__dict__ if isinstance(owner, type) else vars(owner)):
