@@ -44,6 +44,19 @@ def warmed_and_captured(body: Callable[[], Any]) -> torch.cuda.CUDAGraph:
     return graph
 
 
+def replayed_with(graph: torch.cuda.CUDAGraph, inp: torch.Tensor, out: torch.Tensor, values: Any) -> list[Any]:
+    """``out``'s values after a replay of ``graph`` with ``inp`` filled with each of ``values`` (``out`` zeroed first,
+    so a replay that writes nothing shows)."""
+    seen = []
+    for value in values:
+        inp.fill_(value)
+        out.zero_()
+        graph.replay()
+        torch.cuda.synchronize()
+        seen.append(out.tolist())
+    return seen
+
+
 def refused_at_its_end(body: Callable[[], Any]) -> None:
     """``body`` inside a capture on a side stream: CUDA refuses what it does, and the capture's end says so."""
     side = torch.cuda.Stream()

@@ -22,7 +22,7 @@ import pytest
 import torch
 
 from seam.torch_cuda import emulate_cuda
-from tests.torch_cuda.side_capture import refused_at_its_end, warmed_and_captured
+from tests.torch_cuda.side_capture import refused_at_its_end, replayed_with, warmed_and_captured
 
 ROOT = Path(__file__).resolve().parents[2]
 # On the cuda arm in a process of their own (conftest.py): after NCCL's ncclCommInitRank was refused inside a capture
@@ -149,14 +149,7 @@ def test_a_captured_all_reduce_runs_again_at_each_replay_on_the_captured_memory(
             assert lib.ncclAllReduce(_ptr(y), _ptr(out), 4, FLOAT, SUM, comm, _stream()) == 0
 
         graph = warmed_and_captured(step)
-        seen = []
-        for value in (2.0, 5.0):
-            inp.fill_(value)
-            out.zero_()
-            graph.replay()
-            torch.cuda.synchronize()
-            seen.append(out.tolist())
-        assert seen == [[6.0] * 4, [15.0] * 4]
+        assert replayed_with(graph, inp, out, (2.0, 5.0)) == [[6.0] * 4, [15.0] * 4]
 
 
 def test_a_group_of_calls_in_a_capture_runs_all_of_them_at_each_replay(torch_cuda: str) -> None:

@@ -10,7 +10,7 @@ from __future__ import annotations
 import pytest
 import torch
 
-from tests.torch_cuda.side_capture import refused_at_its_end, warmed_and_captured
+from tests.torch_cuda.side_capture import refused_at_its_end, replayed_with, warmed_and_captured
 
 pytestmark = pytest.mark.own_process
 MAX = 2  # ncclMax
@@ -69,14 +69,7 @@ def test_a_direct_call_captured_after_a_warm_up_runs_again_at_each_replay(torch_
     nccl = _nccl()
     x, y = torch.ones(4, device="cuda"), torch.zeros(4, device="cuda")
     graph = warmed_and_captured(lambda: nccl.all_reduce([x], [y]))
-    seen = []
-    for value in (3.0, 5.0):
-        x.fill_(value)
-        y.zero_()
-        graph.replay()
-        torch.cuda.synchronize()
-        seen.append(y.tolist())
-    assert seen == [[3.0] * 4, [5.0] * 4]
+    assert replayed_with(graph, x, y, (3.0, 5.0)) == [[3.0] * 4, [5.0] * 4]
 
 
 def test_a_processs_first_direct_call_inside_a_capture_is_refused_and_the_next_outside_works(torch_cuda: str) -> None:
