@@ -67,13 +67,16 @@ def to(self: torch.Tensor, *args: Any, **kwargs: Any) -> torch.Tensor:
     if not here and not there:
         return _base_to(self, *args, copy=copy, **kwargs) if args or kwargs else self
     same_dtype = dtype is None or dtype == self.dtype
-    if here == there and same_dtype and not copy and memory_format in (None, torch.preserve_format):
+    # a device index past the one device: the copy's allocation there is refused (``dispatch``'s ``_placed``)
+    elsewhere = there and dev is not None and dev.index not in (None, 0)
+    if here == there and same_dtype and not copy and not elsewhere and memory_format in (None, torch.preserve_format):
         return self
     extra: dict[str, Any] = {} if memory_format is None else {"memory_format": memory_format}
     if here and not there and non_blocking:
         extra["pin_memory"] = True  # torch stages a non-blocking device-to-host copy in pinned memory
     if there:
-        return _to_copy(self, dtype=dtype or self.dtype, device=DEVICE, non_blocking=non_blocking, **extra)
+        return _to_copy(self, dtype=dtype or self.dtype, device=dev if elsewhere else DEVICE, non_blocking=non_blocking,
+                        **extra)
     with host_copy():
         return _to_copy(self, dtype=dtype or self.dtype, device=CPU, non_blocking=non_blocking, **extra)
 
@@ -96,7 +99,9 @@ def type_as(self: torch.Tensor, other: torch.Tensor) -> torch.Tensor:
 
 
 def cuda(self: torch.Tensor, device: Any = None, non_blocking: bool = False, **kwargs: Any) -> torch.Tensor:
-    return to(self, DEVICE, non_blocking=non_blocking, **kwargs)
+    """``Tensor.cuda(device)``: an index (or ``cuda:N``) past the one device is refused as ``to`` refuses it."""
+    target = DEVICE if device is None else torch.device("cuda", device) if isinstance(device, int) else torch.device(device)
+    return to(self, target, non_blocking=non_blocking, **kwargs)
 
 
 def cpu(self: torch.Tensor, memory_format: Any = torch.preserve_format) -> torch.Tensor:
