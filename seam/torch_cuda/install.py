@@ -30,7 +30,7 @@ import torch.cuda.memory
 import torch.cuda.random
 import torch.cuda.streams
 
-from seam.torch_cuda import (accelerator, addresses, allocator, attention, autocast, backward_streams, capture, compile_time_runs, compiling, ctc,
+from seam.torch_cuda import (accelerator, addresses, allocator, attention, autocast, backward_streams, capture, compile_time_runs, compiling, ctc, cuda_comm,
                               checkpoints, cuda_bindings, cudnn, device, device_factories, device_guard, driver_api, gc_pace, generators, graph_trees, host_cache, in_flight, kinds,
                               legacy_types, memory_history, mempool, nccl, nccl_direct, nccl_library, nvml, on_import, pending, pools, routes, runtime_api, scripting, serialization, shared_libraries, storages,
                               streams, sync_debug, torch_c, workspaces)
@@ -164,6 +164,7 @@ def _patches() -> list[tuple[Any, str, Any]]:
     out.extend(shared_libraries.patches(nvml.LIBRARY, driver_api.LIBRARY, nccl_library.LIBRARY))
     out.extend(nccl.library_patches())
     out.extend(nccl_direct.patches())  # torch.cuda.nccl's direct calls
+    out.extend(cuda_comm.patches())  # torch.cuda.comm: DataParallel's scatter and gather
     return out
 
 
