@@ -711,6 +711,40 @@ def case_direct_calls_in_place_captured():
     return steps
 
 
+def case_comm_broadcast_first_in_capture():
+    """``torch.cuda.comm.broadcast`` of a device tensor to its own device, a process's first inside a capture: on a
+    CUDA build with NCCL it is an in-place NCCL broadcast of the tensor alone, whose communicator torch makes at the
+    first call (refused in a capture?), then a second broadcast outside."""
+    import torch
+    import torch.cuda.comm as comm
+    steps = {}
+    step = _stepper(steps)
+    x = torch.ones(4, device="cuda")
+    step("first_in_capture", lambda: _capture(lambda: comm.broadcast(x, [0])) and None)
+    step("then_outside", lambda: comm.broadcast(x, [0])[0] is x)
+    return steps
+
+
+def case_comm_and_data_parallel_one_device():
+    """``torch.cuda.comm`` and ``torch.nn.DataParallel`` on one device, eagerly: what each call gives back."""
+    import torch
+    import torch.cuda.comm as comm
+    steps = {}
+    step = _stepper(steps)
+    x = torch.arange(6.0, device="cuda").reshape(3, 2)
+    step("scatter_is_a_view", lambda: comm.scatter(x, [0])[0].data_ptr() == x.data_ptr())
+    step("scatter_from_host", lambda: [str(t.device) for t in comm.scatter(x.cpu(), [0])])
+    step("scatter_to_device_1", lambda: len(comm.scatter(x, [0, 1])))
+    step("gather", lambda: comm.gather([x, x], 0, 0).tolist())
+    step("gather_host_input", lambda: comm.gather([x.cpu()], 0, 0))
+    step("broadcast_is_the_source", lambda: comm.broadcast(x, [0])[0] is x)
+    step("to_cuda_1", lambda: str(x.to("cuda:1").device))
+    torch.manual_seed(0)
+    model = torch.nn.Linear(2, 2).cuda()
+    step("data_parallel", lambda: torch.equal(torch.nn.DataParallel(model, device_ids=[0])(x), model(x)))
+    return steps
+
+
 CASES = {name[len("case_"):]: fn for name, fn in sorted(globals().items()) if name.startswith("case_")}
 
 
