@@ -23,15 +23,12 @@ from __future__ import annotations
 from typing import Any, Sequence
 
 import torch
+import torch.cuda.nccl
 from torch._utils import _flatten_dense_tensors, _flatten_sparse_tensors, _reorder_tensors_as, _take_tensors
 from torch._utils import _unflatten_dense_tensors, _unflatten_sparse_tensors
 
 from seam.torch_cuda import nccl_direct
-
-
-def _require(ok: bool, words: str) -> None:
-    if not ok:
-        raise RuntimeError(words)
+from seam.torch_cuda.cuda_errors import torch_check as _check
 
 
 def _shape(sizes: Sequence[int]) -> str:
@@ -58,7 +55,7 @@ def _memory_format(t: torch.Tensor) -> torch.memory_format:
 def _broadcast_out_impl(tensor: torch.Tensor, outs: list[torch.Tensor]) -> list[torch.Tensor]:
     """No checks: through NCCL where it takes every tensor (the source first), else a copy into each output."""
     group = [tensor, *outs]
-    if _nccl_takes(group):
+    if torch.cuda.nccl.is_available(group):  # dense contiguous device tensors, one per device
         nccl_direct._nccl_broadcast(group, 0, None, None)
     else:
         for out in outs:
@@ -66,20 +63,14 @@ def _broadcast_out_impl(tensor: torch.Tensor, outs: list[torch.Tensor]) -> list[
     return outs
 
 
-def _nccl_takes(tensors: list[torch.Tensor]) -> bool:
-    """``torch::cuda::nccl::is_available``: dense contiguous device tensors, one per device."""
-    devices = [t.get_device() for t in tensors]
-    return all(t.is_cuda and not t.is_sparse and t.is_contiguous() for t in tensors) and len(set(devices)) == len(devices)
-
-
 def _broadcast_out(tensor: torch.Tensor, out_tensors: Sequence[torch.Tensor]) -> list[torch.Tensor]:
     outs = list(out_tensors)
     for i, out in enumerate(outs):
-        _require(out.is_cuda, "Expected all output tensors to be CUDA tensors, but output tensor at index "
-                              f"{i} has device '{out.device}'")
-        _require(out.shape == tensor.shape, "Expected all output tensors to have same shape as the source tensor "
-                                            f"{_shape(tensor.shape)}, but output tensor at index {i} has shape "
-                                            f"{_shape(out.shape)}")
+        _check(out.is_cuda, "Expected all output tensors to be CUDA tensors, but output tensor at index "
+                            f"{i} has device '{out.device}'")
+        _check(out.shape == tensor.shape, "Expected all output tensors to have same shape as the source tensor "
+                                          f"{_shape(tensor.shape)}, but output tensor at index {i} has shape "
+                                          f"{_shape(out.shape)}")
     return _broadcast_out_impl(tensor, outs)
 
 
@@ -88,7 +79,7 @@ def _broadcast(tensor: torch.Tensor, devices: Sequence[int]) -> list[torch.Tenso
     source = tensor.get_device()
     others = []
     for device in devices:
-        _require(device >= 0, f"Expected non-negative device index, but got {device}")
+        _check(device >= 0, f"Expected non-negative device index, but got {device}")
         if device != source:
             others.append(torch.empty(tensor.shape, dtype=tensor.dtype, device=_on_device(device)))
     _broadcast_out_impl(tensor, others)
@@ -98,7 +89,7 @@ def _broadcast(tensor: torch.Tensor, devices: Sequence[int]) -> list[torch.Tenso
 
 def _broadcast_coalesced(tensors: Sequence[torch.Tensor], devices: Sequence[int], buffer_size: int) -> list[list[Any]]:
     tensors, devices = list(tensors), [int(d) for d in devices]
-    _require(all(t.get_device() == devices[0] for t in tensors), f"All tensors must be on devices[0]: {devices[0]}")
+    _check(all(t.get_device() == devices[0] for t in tensors), f"All tensors must be on devices[0]: {devices[0]}")
     buffer_size = min(buffer_size, 2 ** 31 - 1)  # NCCL's largest count (``nccl::get_max_count``)
     outputs: list[list[Any]] = [list(tensors)] + [[] for _ in devices[1:]]
     kinds = set()
@@ -124,9 +115,9 @@ def _check_stream(streams: Any, i: int, device_index: int) -> Any:
     """The stream given for chunk ``i`` (None where none is), checked against its device."""
     stream = streams[i] if streams is not None and i < len(streams) else None
     if stream is not None:
-        _require(stream.device_index == device_index, f"Expected the device associated with the stream at index {i} "
-                                                       f"(was {stream.device_index}) to match the device supplied at "
-                                                       f"that index (expected {device_index})")
+        _check(stream.device_index == device_index, f"Expected the device associated with the stream at index {i} "
+                                                     f"(was {stream.device_index}) to match the device supplied at "
+                                                     f"that index (expected {device_index})")
     return stream
 
 
@@ -152,11 +143,11 @@ class _StreamGuard:
 def _scatter(tensor: torch.Tensor, devices: Sequence[int], chunk_sizes: Sequence[int] | None, dim: int,
              streams: Any) -> list[torch.Tensor]:
     devices = [int(d) for d in devices]
-    _require(len(devices) > 0, "Expected at least one device to scatter to")
+    _check(len(devices) > 0, "Expected at least one device to scatter to")
     if chunk_sizes is not None:
-        _require(len(chunk_sizes) == len(devices), "Expected devices and chunk_sizes to be of same length, but got "
-                                                   f"len(devices) = {len(devices)} and len(chunk_sizes) = "
-                                                   f"{len(chunk_sizes)}")
+        _check(len(chunk_sizes) == len(devices), "Expected devices and chunk_sizes to be of same length, but got "
+                                                 f"len(devices) = {len(devices)} and len(chunk_sizes) = "
+                                                 f"{len(chunk_sizes)}")
     chunks = list(tensor.split_with_sizes(list(chunk_sizes), dim) if chunk_sizes is not None
                   else tensor.chunk(len(devices), dim))
     with _StreamGuard() as guard:
@@ -167,7 +158,7 @@ def _scatter(tensor: torch.Tensor, devices: Sequence[int], chunk_sizes: Sequence
             stream = _check_stream(streams, i, device_index)
             if stream is not None:
                 guard.reset(stream)
-            _require(device_index >= 0, f"Expected non-negative device index, but got {device_index}")
+            _check(device_index >= 0, f"Expected non-negative device index, but got {device_index}")
             chunks[i] = chunk.to(_on_device(device_index), non_blocking=True, copy=False,
                                  memory_format=torch.preserve_format)
     return chunks
@@ -175,23 +166,23 @@ def _scatter(tensor: torch.Tensor, devices: Sequence[int], chunk_sizes: Sequence
 
 def _scatter_out(tensor: torch.Tensor, out_tensors: Sequence[torch.Tensor], dim: int, streams: Any) -> list[torch.Tensor]:
     outs = list(out_tensors)
-    _require(len(outs) > 0, "Expected at least one output tensor to scatter to")
+    _check(len(outs) > 0, "Expected at least one output tensor to scatter to")
     dim = _wrap(dim, tensor.dim())
     sizes = []
     for i, out in enumerate(outs):
-        _require(out.is_cuda, "Expected all output tensors to be CUDA tensors, but output tensor at index "
-                              f"{i} has device '{out.device}'")
+        _check(out.is_cuda, "Expected all output tensors to be CUDA tensors, but output tensor at index "
+                            f"{i} has device '{out.device}'")
         same_ndim = out.dim() == tensor.dim()
         expected = list(out.shape)
         if same_ndim:
             sizes.append(out.shape[dim])
             expected[dim] = tensor.shape[dim]
-        _require(same_ndim and expected == list(tensor.shape),
-                 f"Output tensor at index {i} has incorrect shape: {_shape(out.shape)}. Expected same shape except "
-                 f"for scatter dim {dim} as the source tensor: {_shape(tensor.shape)}")
-    _require(sum(sizes) == tensor.shape[dim], f"Total size for output tensors along scatter dim {dim} does not match "
-                                              f"the source tensor size at dim {dim}. Expected {tensor.shape[dim]}, "
-                                              f"but got total size {sum(sizes)}")
+        _check(same_ndim and expected == list(tensor.shape),
+               f"Output tensor at index {i} has incorrect shape: {_shape(out.shape)}. Expected same shape except "
+               f"for scatter dim {dim} as the source tensor: {_shape(tensor.shape)}")
+    _check(sum(sizes) == tensor.shape[dim], f"Total size for output tensors along scatter dim {dim} does not match "
+                                            f"the source tensor size at dim {dim}. Expected {tensor.shape[dim]}, "
+                                            f"but got total size {sum(sizes)}")
     chunks = tensor.split_with_sizes(sizes, dim)
     with _StreamGuard() as guard:
         for i, chunk in enumerate(chunks):
@@ -205,17 +196,17 @@ def _scatter_out(tensor: torch.Tensor, out_tensors: Sequence[torch.Tensor], dim:
 # -- gather -------------------------------------------------------------------------------------------------------
 def _gathered_shape(tensors: list[torch.Tensor], dim: int, quoted: bool) -> list[int]:
     """The checks both gathers make; the gathered shape."""
-    _require(len(tensors) > 0, "Expected at least one tensor to gather from")
+    _check(len(tensors) > 0, "Expected at least one tensor to gather from")
     expected = list(tensors[0].shape)
     total = 0
     for i, t in enumerate(tensors):
         where = f"'{t.device}'" if quoted else str(t.device)
-        _require(t.is_cuda, f"Expected all input tensors to be CUDA tensors, but tensor at index {i} has device {where}")
-        _require(t.dim() == len(expected), "Expected all input tensors to have the same number of dimensions, but "
-                                           f"tensor at index {i}has {t.dim()} dimensions, (expected {len(expected)})")
+        _check(t.is_cuda, f"Expected all input tensors to be CUDA tensors, but tensor at index {i} has device {where}")
+        _check(t.dim() == len(expected), "Expected all input tensors to have the same number of dimensions, but "
+                                         f"tensor at index {i}has {t.dim()} dimensions, (expected {len(expected)})")
         expected[dim] = t.shape[dim]
-        _require(list(t.shape) == expected,
-                 f"Input tensor at index {i} has invalid shape {_shape(t.shape)}, but expected {_shape(expected)}")
+        _check(list(t.shape) == expected,
+               f"Input tensor at index {i} has invalid shape {_shape(t.shape)}, but expected {_shape(expected)}")
         total += t.shape[dim]
     expected[dim] = total
     return expected
@@ -229,7 +220,7 @@ def _gather_out_impl(tensors: list[torch.Tensor], out: torch.Tensor, dim: int) -
 
 def _gather(tensors: Sequence[torch.Tensor], dim: int, destination_index: int | None) -> torch.Tensor:
     tensors = list(tensors)
-    _require(len(tensors) > 0, "Expected at least one tensor to gather from")
+    _check(len(tensors) > 0, "Expected at least one tensor to gather from")
     dim = _wrap(dim, tensors[0].dim())
     shape = _gathered_shape(tensors, dim, quoted=False)
     fmt = _memory_format(tensors[0])
@@ -243,11 +234,11 @@ def _gather(tensors: Sequence[torch.Tensor], dim: int, destination_index: int | 
 
 def _gather_out(tensors: Sequence[torch.Tensor], out_tensor: torch.Tensor, dim: int) -> torch.Tensor:
     tensors = list(tensors)
-    _require(len(tensors) > 0, "Expected at least one tensor to gather from")
+    _check(len(tensors) > 0, "Expected at least one tensor to gather from")
     dim = _wrap(dim, tensors[0].dim())
     shape = _gathered_shape(tensors, dim, quoted=True)
-    _require(list(out_tensor.shape) == shape,
-             f"Expected out tensor to have shape {_shape(shape)}, but got {_shape(out_tensor.shape)}")
+    _check(list(out_tensor.shape) == shape,
+           f"Expected out tensor to have shape {_shape(shape)}, but got {_shape(out_tensor.shape)}")
     return _gather_out_impl(tensors, out_tensor, dim)
 
 

@@ -84,6 +84,13 @@ def cuda_error_exactly(first_line: str, symbol: str) -> RuntimeError:
         "Compile with `TORCH_USE_CUDA_DSA` to enable device-side assertions.\n")
 
 
+def torch_check(ok: bool, text: str) -> None:
+    """torch's ``TORCH_CHECK`` as the C++ the emulator writes again says it (``nccl_direct.py``, ``cuda_comm.py``):
+    where ``ok`` is False, a ``RuntimeError`` of torch's whole words, the same on both arms."""
+    if not ok:
+        raise RuntimeError(text)
+
+
 def torch_error(text: str, why: str) -> RuntimeError:
     """One of torch's own ``RuntimeError`` checks, with the emulator's reason on the next line."""
     return RuntimeError(f"{text}\n(seamgate's CUDA emulator: {why})")

@@ -30,6 +30,7 @@ from typing import Any, Callable, Sequence
 import torch
 
 from seam.torch_cuda import nccl_library
+from seam.torch_cuda.cuda_errors import torch_check as _check
 from seam.torch_cuda.nccl_library import FUNCTIONS, SUCCESS
 
 #: ``NCCL_UNIQUE_ID_BYTES``.
@@ -60,11 +61,6 @@ def _checked(result: int) -> None:
         raise RuntimeError(f"NCCL Error {result}: {nccl_library.WORDS.get(result, 'unknown result code')}")
 
 
-def _require(ok: bool, words: str) -> None:
-    if not ok:
-        raise RuntimeError(words)
-
-
 def _tensors(obj: Any) -> list[torch.Tensor]:
     """``extract_tensors``: a sequence of tensors."""
     try:
@@ -78,28 +74,28 @@ def _tensors(obj: Any) -> list[torch.Tensor]:
 
 
 def _check_one(t: torch.Tensor, dtype: torch.dtype) -> None:
-    _require(t.is_cuda and not t.is_sparse, "input and output elements have to be cuda dense Tensors")
-    _require(t.dtype == dtype, "all inputs and outputs must be of the same Tensor dtype")
-    _require(t.is_contiguous(), "all inputs and outputs have to be contiguous")
+    _check(t.is_cuda and not t.is_sparse, "input and output elements have to be cuda dense Tensors")
+    _check(t.dtype == dtype, "all inputs and outputs must be of the same Tensor dtype")
+    _check(t.is_contiguous(), "all inputs and outputs have to be contiguous")
 
 
 def _check_inputs(inputs: list[torch.Tensor], outputs: Sequence[torch.Tensor | None], input_multiplier: int,
                   output_multiplier: int) -> None:
     """``check_inputs``: the tensors NCCL can take, an output of the size the collective writes, one per device."""
-    _require(len(inputs) != 0, "input sequence can't be empty")
-    _require(len(inputs) == len(outputs), "inputs and outputs sequences have to be of the same length, but got "
-                                          f"input of length {len(inputs)} and output of length {len(outputs)}")
+    _check(len(inputs) != 0, "input sequence can't be empty")
+    _check(len(inputs) == len(outputs), "inputs and outputs sequences have to be of the same length, but got "
+                                        f"input of length {len(inputs)} and output of length {len(outputs)}")
     numel, dtype = inputs[0].numel(), inputs[0].dtype
     devices: set[int] = set()
     for t, out in zip(inputs, outputs):
         _check_one(t, dtype)
-        _require(t.numel() == numel, "all inputs must have the same number of elements")
+        _check(t.numel() == numel, "all inputs must have the same number of elements")
         if out is not None:
             _check_one(out, dtype)
-            _require(t.get_device() == out.get_device(), "input and output must be on the same device")
-            _require(out.numel() * output_multiplier == numel * input_multiplier,
-                     "output must be of size input_size * size_multiplier")
-        _require(t.get_device() not in devices, "inputs must be on unique devices")
+            _check(t.get_device() == out.get_device(), "input and output must be on the same device")
+            _check(out.numel() * output_multiplier == numel * input_multiplier,
+                   "output must be of size input_size * size_multiplier")
+        _check(t.get_device() not in devices, "inputs must be on unique devices")
         devices.add(t.get_device())
 
 
@@ -174,7 +170,7 @@ def _nccl_all_reduce(inputs: Any, outputs: Any, op: int, streams: Any, comms: An
 
 def _nccl_reduce(inputs: Any, output: torch.Tensor, root: int, op: int, streams: Any, comms: Any) -> None:
     inputs = _tensors(inputs)
-    _require(0 <= root < len(inputs), "invalid root")
+    _check(0 <= root < len(inputs), "invalid root")
     _check_inputs(inputs, [output if i == root else None for i in range(len(inputs))], 1, 1)
     kind, count = _data_type(inputs[0]), inputs[0].numel()
     _each(inputs, streams, comms, lambda i, comm, stream: FUNCTIONS["ncclReduce"](
@@ -183,7 +179,7 @@ def _nccl_reduce(inputs: Any, output: torch.Tensor, root: int, op: int, streams:
 
 def _nccl_broadcast(inputs: Any, root: int, streams: Any, comms: Any) -> None:
     inputs = _tensors(inputs)
-    _require(0 <= root < len(inputs), "invalid root")
+    _check(0 <= root < len(inputs), "invalid root")
     _check_inputs(inputs, inputs, 1, 1)
     kind, count = _data_type(inputs[0]), inputs[0].numel()
     _each(inputs, streams, comms, lambda i, comm, stream: FUNCTIONS["ncclBcast"](
@@ -213,8 +209,8 @@ def _nccl_unique_id() -> bytes:
 
 
 def _nccl_init_rank(nranks: int, unique_id: bytes, rank: int) -> Any:
-    _require(len(unique_id) == UNIQUE_ID_BYTES,
-             f"invalid unique_id (expected {UNIQUE_ID_BYTES} bytes, got {len(unique_id)})")
+    _check(len(unique_id) == UNIQUE_ID_BYTES,
+           f"invalid unique_id (expected {UNIQUE_ID_BYTES} bytes, got {len(unique_id)})")
     uid = (ctypes.c_char * UNIQUE_ID_BYTES).from_buffer_copy(unique_id)
     comm = ctypes.c_void_p()
     _checked(FUNCTIONS["ncclCommInitRank"](ctypes.byref(comm), int(nranks), uid, int(rank)))
