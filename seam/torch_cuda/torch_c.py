@@ -140,6 +140,7 @@ BINDINGS: dict[str, Any] = {
     "_cuda_resetPeakMemoryStats": accelerator._reset_peak,
     "_cuda_resetAccumulatedMemoryStats": accelerator._reset_accumulated,
     "_cuda_getArchFlags": arch_flags,
+    "_cuda_getCompiledVersion": device.cuda_version_number,  # CUDART_VERSION: 13000 for CUDA 13.0
     "_cuda_canDeviceAccessPeer": can_device_access_peer,
     "_group_tensors_by_device_and_dtype": group_tensors_by_device_and_dtype,
 }

@@ -45,3 +45,9 @@ def test_the_device_queries_and_the_allocators_figures(torch_cuda: str) -> None:
     torch._C._cuda_synchronize()
     torch._C._cuda_emptyCache()
     assert torch.cuda.memory_reserved() == torch._C._cuda_memoryStats(0)["reserved_bytes"]["all"]["current"]
+
+
+def test_the_compiled_cuda_version_is_the_one_torch_version_names(torch_cuda: str) -> None:
+    # PyTorch's torch.testing._internal.jit_utils reads it as it is imported, on any machine where CUDA is available
+    major, minor = torch.version.cuda.split(".")[:2]
+    assert torch._C._cuda_getCompiledVersion() == int(major) * 1000 + int(minor) * 10
