@@ -102,7 +102,8 @@ def _check_inputs(inputs: list[torch.Tensor], outputs: Sequence[torch.Tensor | N
 def _data_type(t: torch.Tensor) -> int:
     kind = _DATA_TYPES.get(t.dtype)
     if kind is None:
-        raise RuntimeError(f"Unconvertible NCCL type {str(t.dtype).removeprefix('torch.').capitalize()}")
+        # c10 prints the ScalarType's name (ComplexFloat), as the tensor's legacy type name holds it
+        raise RuntimeError(f"Unconvertible NCCL type {t.type().rsplit('.', 1)[-1].removesuffix('Tensor')}")
     return kind
 
 

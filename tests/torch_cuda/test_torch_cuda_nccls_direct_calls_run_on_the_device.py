@@ -54,6 +54,8 @@ REFUSALS = {
                         r"output must be of size input_size \* size_multiplier"),
     "empty_list": (lambda n, x: n.all_reduce([]), "input sequence can't be empty"),
     "root_out_of_range": (lambda n, x: n.broadcast([x], root=1), "invalid root"),
+    "complex_dtype": (lambda n, x: n.all_reduce([torch.zeros(4, device="cuda", dtype=torch.complex64)]),
+                      "Unconvertible NCCL type ComplexFloat"),
 }
 
 
