@@ -657,6 +657,7 @@ def case_direct_calls_refused():
     step("empty_list", lambda: nccl.all_reduce([]))
     step("a_tensor_not_a_list", lambda: nccl.all_reduce(x))
     step("root_out_of_range", lambda: nccl.broadcast([x], root=1))
+    step("complex_dtype", lambda: nccl.all_reduce([torch.zeros(4, device="cuda", dtype=torch.complex64)]))
     return steps
 
 
@@ -720,7 +721,10 @@ def case_comm_broadcast_first_in_capture():
     steps = {}
     step = _stepper(steps)
     x = torch.ones(4, device="cuda")
-    step("first_in_capture", lambda: _capture(lambda: comm.broadcast(x, [0])) and None)
+
+    def first_in_capture():
+        _capture(lambda: comm.broadcast(x, [0]))  # the graph is no value for a JSON line
+    step("first_in_capture", first_in_capture)
     step("then_outside", lambda: comm.broadcast(x, [0])[0] is x)
     return steps
 

@@ -24,6 +24,7 @@ from typing import Any, Sequence
 
 import torch
 import torch.cuda.nccl
+from torch._prims_common import suggest_memory_format
 from torch._utils import _flatten_dense_tensors, _flatten_sparse_tensors, _reorder_tensors_as, _take_tensors
 from torch._utils import _unflatten_dense_tensors, _unflatten_sparse_tensors
 
@@ -31,24 +32,9 @@ from seam.torch_cuda import nccl_direct
 from seam.torch_cuda.cuda_errors import torch_check as _check
 
 
-def _shape(sizes: Sequence[int]) -> str:
-    """An ``IntArrayRef`` as c10 prints it: ``[2, 3]``."""
-    return "[" + ", ".join(str(int(s)) for s in sizes) + "]"
-
-
 def _wrap(dim: int, ndim: int) -> int:
     """``at::maybe_wrap_dim`` (the tensor operation that ran first refused a dimension out of range)."""
     return dim + max(ndim, 1) if dim < 0 else dim
-
-
-def _on_device(index: int) -> torch.device:
-    return torch.device("cuda", index)
-
-
-def _memory_format(t: torch.Tensor) -> torch.memory_format:
-    """``suggest_memory_format``."""
-    from torch._prims_common import suggest_memory_format
-    return suggest_memory_format(t)
 
 
 # -- broadcast --------------------------------------------------------------------------------------------------
@@ -69,8 +55,8 @@ def _broadcast_out(tensor: torch.Tensor, out_tensors: Sequence[torch.Tensor]) ->
         _check(out.is_cuda, "Expected all output tensors to be CUDA tensors, but output tensor at index "
                             f"{i} has device '{out.device}'")
         _check(out.shape == tensor.shape, "Expected all output tensors to have same shape as the source tensor "
-                                          f"{_shape(tensor.shape)}, but output tensor at index {i} has shape "
-                                          f"{_shape(out.shape)}")
+                                          f"{list(tensor.shape)}, but output tensor at index {i} has shape "
+                                          f"{list(out.shape)}")
     return _broadcast_out_impl(tensor, outs)
 
 
@@ -81,7 +67,7 @@ def _broadcast(tensor: torch.Tensor, devices: Sequence[int]) -> list[torch.Tenso
     for device in devices:
         _check(device >= 0, f"Expected non-negative device index, but got {device}")
         if device != source:
-            others.append(torch.empty(tensor.shape, dtype=tensor.dtype, device=_on_device(device)))
+            others.append(torch.empty(tensor.shape, dtype=tensor.dtype, device=torch.device("cuda", device)))
     _broadcast_out_impl(tensor, others)
     made = iter(others)
     return [next(made) if device != source else tensor for device in devices]
@@ -159,7 +145,7 @@ def _scatter(tensor: torch.Tensor, devices: Sequence[int], chunk_sizes: Sequence
             if stream is not None:
                 guard.reset(stream)
             _check(device_index >= 0, f"Expected non-negative device index, but got {device_index}")
-            chunks[i] = chunk.to(_on_device(device_index), non_blocking=True, copy=False,
+            chunks[i] = chunk.to(torch.device("cuda", device_index), non_blocking=True, copy=False,
                                  memory_format=torch.preserve_format)
     return chunks
 
@@ -178,8 +164,8 @@ def _scatter_out(tensor: torch.Tensor, out_tensors: Sequence[torch.Tensor], dim:
             sizes.append(out.shape[dim])
             expected[dim] = tensor.shape[dim]
         _check(same_ndim and expected == list(tensor.shape),
-               f"Output tensor at index {i} has incorrect shape: {_shape(out.shape)}. Expected same shape except "
-               f"for scatter dim {dim} as the source tensor: {_shape(tensor.shape)}")
+               f"Output tensor at index {i} has incorrect shape: {list(out.shape)}. Expected same shape except "
+               f"for scatter dim {dim} as the source tensor: {list(tensor.shape)}")
     _check(sum(sizes) == tensor.shape[dim], f"Total size for output tensors along scatter dim {dim} does not match "
                                             f"the source tensor size at dim {dim}. Expected {tensor.shape[dim]}, "
                                             f"but got total size {sum(sizes)}")
@@ -195,8 +181,7 @@ def _scatter_out(tensor: torch.Tensor, out_tensors: Sequence[torch.Tensor], dim:
 
 # -- gather -------------------------------------------------------------------------------------------------------
 def _gathered_shape(tensors: list[torch.Tensor], dim: int, quoted: bool) -> list[int]:
-    """The checks both gathers make; the gathered shape."""
-    _check(len(tensors) > 0, "Expected at least one tensor to gather from")
+    """The checks both gathers make (each checked first that ``tensors`` is not empty); the gathered shape."""
     expected = list(tensors[0].shape)
     total = 0
     for i, t in enumerate(tensors):
@@ -206,7 +191,7 @@ def _gathered_shape(tensors: list[torch.Tensor], dim: int, quoted: bool) -> list
                                          f"tensor at index {i}has {t.dim()} dimensions, (expected {len(expected)})")
         expected[dim] = t.shape[dim]
         _check(list(t.shape) == expected,
-               f"Input tensor at index {i} has invalid shape {_shape(t.shape)}, but expected {_shape(expected)}")
+               f"Input tensor at index {i} has invalid shape {list(t.shape)}, but expected {expected}")
         total += t.shape[dim]
     expected[dim] = total
     return expected
@@ -223,8 +208,8 @@ def _gather(tensors: Sequence[torch.Tensor], dim: int, destination_index: int | 
     _check(len(tensors) > 0, "Expected at least one tensor to gather from")
     dim = _wrap(dim, tensors[0].dim())
     shape = _gathered_shape(tensors, dim, quoted=False)
-    fmt = _memory_format(tensors[0])
-    if fmt != torch.contiguous_format and any(_memory_format(t) != fmt for t in tensors):
+    fmt = suggest_memory_format(tensors[0])
+    if fmt != torch.contiguous_format and any(suggest_memory_format(t) != fmt for t in tensors):
         fmt = torch.contiguous_format
     device = (torch.device("cpu") if destination_index == -1 else
               torch.device("cuda", torch.cuda.current_device() if destination_index is None else destination_index))
@@ -238,7 +223,7 @@ def _gather_out(tensors: Sequence[torch.Tensor], out_tensor: torch.Tensor, dim: 
     dim = _wrap(dim, tensors[0].dim())
     shape = _gathered_shape(tensors, dim, quoted=True)
     _check(list(out_tensor.shape) == shape,
-           f"Expected out tensor to have shape {_shape(shape)}, but got {_shape(out_tensor.shape)}")
+           f"Expected out tensor to have shape {shape}, but got {list(out_tensor.shape)}")
     return _gather_out_impl(tensors, out_tensor, dim)
 
 

@@ -38,12 +38,11 @@ UNIQUE_ID_BYTES = 128
 #: The capsule name torch gives a communicator (``python_nccl.cpp``'s ``COMM_CAPSULE_NAME``); kept alive here, as the
 #: capsule holds its address.
 _CAPSULE_NAME = ctypes.create_string_buffer(b"torch.cuda.nccl.Communicator")
-_capsule_new = ctypes.pythonapi.PyCapsule_New
-_capsule_new.restype = ctypes.py_object
-_capsule_new.argtypes = [ctypes.c_void_p, ctypes.c_void_p, ctypes.c_void_p]
-_capsule_pointer = ctypes.pythonapi.PyCapsule_GetPointer
-_capsule_pointer.restype = ctypes.c_void_p
-_capsule_pointer.argtypes = [ctypes.py_object, ctypes.c_void_p]
+# prototypes of our own: setting ``restype`` on ``ctypes.pythonapi.PyCapsule_New`` would change it for the process
+_capsule_new = ctypes.PYFUNCTYPE(ctypes.py_object, ctypes.c_void_p, ctypes.c_void_p, ctypes.c_void_p)(
+    ("PyCapsule_New", ctypes.pythonapi))
+_capsule_pointer = ctypes.PYFUNCTYPE(ctypes.c_void_p, ctypes.py_object, ctypes.c_void_p)(
+    ("PyCapsule_GetPointer", ctypes.pythonapi))
 
 #: ``to_nccl_data_type``: torch's dtype -> ``ncclDataType_t`` (bool and the float8 types travel as bytes).
 _DATA_TYPES = {torch.int8: 0, torch.uint8: 1, torch.bool: 1, torch.int32: 2, torch.int64: 4, torch.float16: 6,
@@ -123,7 +122,7 @@ def _comms(obj: Any, size: int, inputs: list[torch.Tensor]) -> list[int]:
     if obj is None:
         devices = tuple(t.get_device() for t in inputs)
         if devices not in _COMMUNICATORS:
-            _COMMUNICATORS[devices] = _init_all(len(devices))
+            _COMMUNICATORS[devices] = _init_all(devices)
         return _COMMUNICATORS[devices]
     given = [obj] if type(obj).__name__ == "PyCapsule" else list(obj)
     handles = [_capsule_pointer(c, ctypes.addressof(_CAPSULE_NAME)) for c in given]
@@ -132,17 +131,12 @@ def _comms(obj: Any, size: int, inputs: list[torch.Tensor]) -> list[int]:
     return handles
 
 
-def _init_all(ndevices: int) -> list[int]:
-    """``ncclCommInitAll`` over the devices: one communicator each, of ``ndevices`` ranks."""
-    uid = (ctypes.c_char * UNIQUE_ID_BYTES)()
-    if ndevices > 1:
-        _checked(FUNCTIONS["ncclGetUniqueId"](ctypes.byref(uid)))
-    handles = []
-    for rank in range(ndevices):
-        comm = ctypes.c_void_p()
-        _checked(FUNCTIONS["ncclCommInitRank"](ctypes.byref(comm), ndevices, uid, rank))
-        handles.append(int(comm.value or 0))
-    return handles
+def _init_all(devices: tuple[int, ...]) -> list[int]:
+    """``ncclCommInitAll`` over ``devices``: the emulated machine's one device (``check_inputs`` refused a list of
+    two), so one communicator of one rank."""
+    comm = ctypes.c_void_p()
+    _checked(FUNCTIONS["ncclCommInitRank"](ctypes.byref(comm), len(devices), (ctypes.c_char * UNIQUE_ID_BYTES)(), 0))
+    return [int(comm.value or 0)]
 
 
 def _grouped(calls: Callable[[], None]) -> None:

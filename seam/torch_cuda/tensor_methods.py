@@ -19,6 +19,7 @@ import torch
 from torch.overrides import handle_torch_function, has_torch_function_unary
 
 from seam.torch_cuda import graph_trees, in_flight, sync_debug
+from seam.torch_cuda.device import check_index
 from seam.torch_cuda.kinds import is_device, kind_of, mark
 from seam.torch_cuda.runtime import CPU, DEVICE, runtime
 
@@ -66,17 +67,16 @@ def to(self: torch.Tensor, *args: Any, **kwargs: Any) -> torch.Tensor:
         return _base_to(self, *args, **kwargs)
     if not here and not there:
         return _base_to(self, *args, copy=copy, **kwargs) if args or kwargs else self
+    if there and dev is not None:
+        check_index(dev)  # a device the machine lacks: CUDA's "invalid device ordinal", as every device query says it
     same_dtype = dtype is None or dtype == self.dtype
-    # a device index past the one device: the copy's allocation there is refused (``dispatch``'s ``_placed``)
-    elsewhere = there and dev is not None and dev.index not in (None, 0)
-    if here == there and same_dtype and not copy and not elsewhere and memory_format in (None, torch.preserve_format):
+    if here == there and same_dtype and not copy and memory_format in (None, torch.preserve_format):
         return self
     extra: dict[str, Any] = {} if memory_format is None else {"memory_format": memory_format}
     if here and not there and non_blocking:
         extra["pin_memory"] = True  # torch stages a non-blocking device-to-host copy in pinned memory
     if there:
-        return _to_copy(self, dtype=dtype or self.dtype, device=dev if elsewhere else DEVICE, non_blocking=non_blocking,
-                        **extra)
+        return _to_copy(self, dtype=dtype or self.dtype, device=DEVICE, non_blocking=non_blocking, **extra)
     with host_copy():
         return _to_copy(self, dtype=dtype or self.dtype, device=CPU, non_blocking=non_blocking, **extra)
 
