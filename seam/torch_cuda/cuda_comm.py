@@ -24,17 +24,12 @@ from typing import Any, Sequence
 
 import torch
 import torch.cuda.nccl
-from torch._prims_common import suggest_memory_format
+from torch._prims_common import canonicalize_dim, suggest_memory_format
 from torch._utils import _flatten_dense_tensors, _flatten_sparse_tensors, _reorder_tensors_as, _take_tensors
 from torch._utils import _unflatten_dense_tensors, _unflatten_sparse_tensors
 
 from seam.torch_cuda import nccl_direct
 from seam.torch_cuda.cuda_errors import torch_check as _check
-
-
-def _wrap(dim: int, ndim: int) -> int:
-    """``at::maybe_wrap_dim`` (the tensor operation that ran first refused a dimension out of range)."""
-    return dim + max(ndim, 1) if dim < 0 else dim
 
 
 # -- broadcast --------------------------------------------------------------------------------------------------
@@ -153,7 +148,7 @@ def _scatter(tensor: torch.Tensor, devices: Sequence[int], chunk_sizes: Sequence
 def _scatter_out(tensor: torch.Tensor, out_tensors: Sequence[torch.Tensor], dim: int, streams: Any) -> list[torch.Tensor]:
     outs = list(out_tensors)
     _check(len(outs) > 0, "Expected at least one output tensor to scatter to")
-    dim = _wrap(dim, tensor.dim())
+    dim = canonicalize_dim(tensor.dim(), dim)  # at::maybe_wrap_dim, its IndexError in its words
     sizes = []
     for i, out in enumerate(outs):
         _check(out.is_cuda, "Expected all output tensors to be CUDA tensors, but output tensor at index "
@@ -206,7 +201,7 @@ def _gather_out_impl(tensors: list[torch.Tensor], out: torch.Tensor, dim: int) -
 def _gather(tensors: Sequence[torch.Tensor], dim: int, destination_index: int | None) -> torch.Tensor:
     tensors = list(tensors)
     _check(len(tensors) > 0, "Expected at least one tensor to gather from")
-    dim = _wrap(dim, tensors[0].dim())
+    dim = canonicalize_dim(tensors[0].dim(), dim)
     shape = _gathered_shape(tensors, dim, quoted=False)
     fmt = suggest_memory_format(tensors[0])
     if fmt != torch.contiguous_format and any(suggest_memory_format(t) != fmt for t in tensors):
@@ -220,7 +215,7 @@ def _gather(tensors: Sequence[torch.Tensor], dim: int, destination_index: int | 
 def _gather_out(tensors: Sequence[torch.Tensor], out_tensor: torch.Tensor, dim: int) -> torch.Tensor:
     tensors = list(tensors)
     _check(len(tensors) > 0, "Expected at least one tensor to gather from")
-    dim = _wrap(dim, tensors[0].dim())
+    dim = canonicalize_dim(tensors[0].dim(), dim)
     shape = _gathered_shape(tensors, dim, quoted=True)
     _check(list(out_tensor.shape) == shape,
            f"Expected out tensor to have shape {shape}, but got {list(out_tensor.shape)}")

@@ -123,3 +123,12 @@ def test_a_gather_captured_after_a_warm_up_replays_into_its_memory(torch_cuda: s
     a, b, out = torch.zeros(2, device="cuda"), torch.ones(1, device="cuda"), torch.zeros(3, device="cuda")
     graph = warmed_and_captured(lambda: out.copy_(comm.gather([a, b], 0, 0)))
     assert replayed_with(graph, a, out, (2.0, 3.0)) == [[2.0, 2.0, 1.0], [3.0, 3.0, 1.0]]
+
+
+@pytest.mark.parametrize("call", ["gather", "gather_out", "scatter_out"])
+def test_a_dimension_out_of_range_is_refused_in_torchs_words(torch_cuda: str, call: str) -> None:
+    comm, x = _comm(), torch.ones(3, 2, device="cuda")
+    calls = {"gather": lambda: comm.gather([x], dim=5), "gather_out": lambda: comm.gather([x], dim=5, out=x),
+             "scatter_out": lambda: comm.scatter(x, dim=5, out=[x])}
+    with pytest.raises(IndexError, match=r"Dimension out of range \(expected to be in range of \[-2, 1\], but got 5\)"):
+        calls[call]()
