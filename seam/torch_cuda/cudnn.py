@@ -9,9 +9,12 @@ which such a build answers False. So there the emulation says cuDNN is available
 (``is_available``, ``_init``, ``version``; ``is_acceptable`` follows from them and ``enabled``), with the benchmark
 limit ``torch.backends.cudnn.flags()`` then reads and sets.
 
-A CUDA build on a machine without a GPU has cuDNN compiled in, and there an RNN's C++ picks ``_cudnn_rnn`` for a
-tensor that says ``cuda``, before the device mode sees it: the emulation turns cuDNN off there (torch's own switch,
-set and put back), so it answers as a build without cuDNN.
+A CUDA build on a machine without a GPU has cuDNN compiled in (its ``version()`` is the library's own): there cuDNN
+stays on, as on a GPU, and the one Python path to a cuDNN kernel is closed as a CPU-only build closes it, by
+``torch._use_cudnn_rnn_flatten_weight()`` answering False inside the emulation (an RNN's ``flatten_parameters`` then
+leaves its weights as they are; the build's own ``_cudnn_rnn_flatten_weight`` has no kernel for host memory). Before
+session 42 the emulation turned cuDNN off on such a build, and PyTorch's ``TEST_CUDNN`` cases (14 of ``test_cuda.py``,
+passed on the H100) were skipped there.
 """
 
 from __future__ import annotations
@@ -24,22 +27,6 @@ import torch.backends.cudnn
 #: What ``torch.backends.cudnn.version()`` answers on the emulated device: cuDNN 9.19.0 (torch's encoding), the
 #: H100's (torch 2.11.0+cu130, session 27's device call).
 EMULATED_CUDNN_VERSION = 91900
-
-
-class _CudnnFlag:
-    """torch's cuDNN switch as an attribute the installation can set and put back: its own, in ``torch._C``, which
-    ``torch.backends.cudnn.enabled`` refuses to set after ``disable_global_flags()`` (PyTorch's test base calls it)."""
-
-    @property
-    def enabled(self) -> bool:
-        return torch._C._get_cudnn_enabled()
-
-    @enabled.setter
-    def enabled(self, value: bool) -> None:
-        torch._C._set_cudnn_enabled(value)
-
-
-_CUDNN = _CudnnFlag()
 
 
 class _BenchmarkLimit:
@@ -64,9 +51,14 @@ def _version() -> int:
     return EMULATED_CUDNN_VERSION
 
 
+def _no_flattened_weights() -> bool:
+    """``torch._use_cudnn_rnn_flatten_weight``, as a build without cuDNN answers it."""
+    return False
+
+
 def patches() -> list[tuple[Any, str, Any]]:
     if torch._C._has_cudnn:
-        return [(_CUDNN, "enabled", False)]
+        return [(torch, "_use_cudnn_rnn_flatten_weight", _no_flattened_weights)]
     # the module's own namespace, which ``is_acceptable`` reads: ``torch.backends.cudnn`` is a wrapper around it
     module = getattr(torch.backends.cudnn, "m", torch.backends.cudnn)
     limit = _BenchmarkLimit()

@@ -7,9 +7,10 @@ with the driver's refusal ("Found no NVIDIA driver on your system", ``cudaErrorI
 - a fake CUDA tensor (torch.compile's tracing) initialises a CUDA context: a real one-element tensor on the device;
 - the CUDA graph trees ask ``torch._C``'s allocator about their pool (a segmentation fault on such a build);
 - cuda-python, which such a build installs, was found before the emulator's ``cuda.bindings.runtime``;
-- ``torch.cuda.device(i)`` exchanges the device in C++, and an RNN picks cuDNN in C++ (``_cudnn_rnn``) for a tensor
-  that says "cuda", before the device mode sees it: cuDNN is off inside the emulation on such a build (the emulated
-  device has none, as a CPU-only build has none), and on again after it.
+- ``torch.cuda.device(i)`` exchanges the device in C++, and an RNN's ``flatten_parameters`` calls the build's
+  ``_cudnn_rnn_flatten_weight``, which has no kernel for the host memory under a device tensor. Until session 42 cuDNN
+  was off inside the emulation on such a build (PyTorch's ``TEST_CUDNN`` cases skipped there); now cuDNN stays on, as
+  on a GPU, and ``torch._use_cudnn_rnn_flatten_weight()`` answers False inside, as a CPU-only build answers it.
 
 These cases plant what such a build has where this machine's torch lacks it: each planted function refuses as the
 driver does, so a case is red wherever the emulation lets one be called. (The third has its own case, with an
@@ -71,30 +72,43 @@ def test_a_cuda_graph_tree_records_and_replays_with_the_emulators_allocator_answ
     assert all(getattr(torch._C, name) is _no_driver for name in TREE_FUNCTIONS)
 
 
-def test_the_device_context_and_an_rnn_run_on_the_device_without_cudnn(monkeypatch: pytest.MonkeyPatch) -> None:
+def _cudnn_of_a_cuda_build(monkeypatch: pytest.MonkeyPatch) -> None:
+    """What such a build has: cuDNN compiled in and loadable, its RNN weights flattened by a cuDNN kernel (which host
+    memory cannot reach: planted refusing)."""
+    monkeypatch.setattr(torch._C, "_has_cudnn", True)
+    module = getattr(torch.backends.cudnn, "m", torch.backends.cudnn)  # the namespace ``is_acceptable`` reads
+    monkeypatch.setattr(module, "is_available", lambda: True)
+    monkeypatch.setattr(module, "_init", lambda: True)
+    monkeypatch.setattr(torch, "_use_cudnn_rnn_flatten_weight", lambda: True)
+    monkeypatch.setattr(torch, "_cudnn_rnn_flatten_weight", _no_driver)
+
+
+def test_the_device_context_and_an_rnn_run_on_the_device_with_cudnn_on(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(torch.cuda, "_exchange_device", _no_driver)
     monkeypatch.setattr(torch.cuda, "_maybe_exchange_device", _no_driver)
-    monkeypatch.setattr(torch._C, "_has_cudnn", True)  # such a build ships cuDNN
+    _cudnn_of_a_cuda_build(monkeypatch)
+    planted = torch._use_cudnn_rnn_flatten_weight
     torch.manual_seed(0)
     lstm, x = torch.nn.LSTM(8, 8, 2), torch.randn(3, 2, 8)
     want, _ = lstm(x)
     with emulate_cuda():
-        assert torch.backends.cudnn.enabled is False
+        assert torch.backends.cudnn.enabled is True
+        assert torch.backends.cudnn.is_acceptable(torch.ones(2, device="cuda"))  # PyTorch's TEST_CUDNN
         with torch.cuda.device(0):
             assert torch.cuda.current_device() == 0
         got, _ = lstm.cuda()(x.cuda())
         assert got.device == torch.device("cuda", 0)
         torch.testing.assert_close(got.cpu(), want, rtol=1e-5, atol=1e-6)
     assert torch.backends.cudnn.enabled is True
+    assert torch._use_cudnn_rnn_flatten_weight is planted  # the build's own again after the emulation
 
 
-def test_cudnn_goes_off_and_on_again_where_torchs_flags_are_frozen(monkeypatch: pytest.MonkeyPatch) -> None:
-    """PyTorch's test base freezes the cuDNN flags (``disable_global_flags()``): setting
-    ``torch.backends.cudnn.enabled`` raises then, so the emulation sets torch's switch itself, in and out."""
-    monkeypatch.setattr(torch._C, "_has_cudnn", True)
+def test_cudnn_stays_on_where_torchs_flags_are_frozen(monkeypatch: pytest.MonkeyPatch) -> None:
+    """PyTorch's test base freezes the cuDNN flags (``disable_global_flags()``): the emulation sets none of them."""
+    _cudnn_of_a_cuda_build(monkeypatch)
     # what disable_global_flags() does, undone after the case (the flag is a global of torch.backends' own module)
     monkeypatch.setitem(torch.backends.flags_frozen.__globals__, "__allow_nonbracketed_mutation_flag", False)
     assert torch.backends.flags_frozen()
     with emulate_cuda():
-        assert torch.backends.cudnn.enabled is False
+        assert torch.backends.cudnn.enabled is True
     assert torch.backends.cudnn.enabled is True
