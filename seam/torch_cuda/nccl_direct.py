@@ -25,6 +25,8 @@ rank); inside a capture after a warm-up it is one recorded operation, and each r
 from __future__ import annotations
 
 import ctypes
+import operator
+import sys
 from typing import Any, Callable, Sequence
 
 import torch
@@ -203,7 +205,16 @@ def _nccl_unique_id() -> bytes:
     return bytes(uid)
 
 
+#: torch parses ``_nccl_init_rank``'s arguments with ``"is#i"`` in a file that does not define ``PY_SSIZE_T_CLEAN``,
+#: and Python 3.10 to 3.12 refuse a '#' format then, after the int before it: every call raises SystemError (H100,
+#: torch 2.11.0+cu130, Python 3.12, session 42). Python 3.13 no longer asks for the macro.
+_REFUSES_HASH_FORMATS = (3, 10) <= sys.version_info[:2] < (3, 13)
+
+
 def _nccl_init_rank(nranks: int, unique_id: bytes, rank: int) -> Any:
+    operator.index(nranks)  # the "i" before the "s#"
+    if _REFUSES_HASH_FORMATS:
+        raise SystemError("PY_SSIZE_T_CLEAN macro must be defined for '#' formats")
     _check(len(unique_id) == UNIQUE_ID_BYTES,
            f"invalid unique_id (expected {UNIQUE_ID_BYTES} bytes, got {len(unique_id)})")
     uid = (ctypes.c_char * UNIQUE_ID_BYTES).from_buffer_copy(unique_id)
