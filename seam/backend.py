@@ -11,6 +11,7 @@ from __future__ import annotations
 import collections
 import contextlib
 import itertools
+import sys
 from abc import ABC, abstractmethod
 from dataclasses import dataclass, field
 from typing import Any, Callable, Iterator, Sequence, TypeVar
@@ -125,8 +126,8 @@ class RawGraph:
         collector.release(what, self.native_release())
 
     def __del__(self) -> None:
-        if getattr(self, "release_requested", True) or collector is None:  # interpreter shutdown
-            return
+        if getattr(self, "release_requested", True) or collector is None or sys.is_finalizing():
+            return  # interpreter shutdown: the modules it would call may be gone, and the process's memory goes too
         if not self.destroyed:
             self.release(f"graph {self.id} (collected)")
             return
