@@ -38,7 +38,8 @@ from seam.capture_guard import COPY_OPS, check_copy
 from seam.emulator import CaptureRecorder
 from seam.errors import CaptureError, PageableCopyError
 from seam.torch_cuda import (allocator, collectives, cuda_errors, cuda_kernels, generators, graph_trees, half_gemm,
-                             host_cache, in_flight, kinds, pending, philox, runtime_api, sync_debug, workspaces)
+                             host_cache, in_flight, kernel_limits, kinds, pending, philox, runtime_api, sync_debug,
+                             workspaces)
 from seam.torch_cuda.allocator import DEFAULT_POOL
 from seam.torch_cuda.allocator_events import ALLOC
 from seam.torch_cuda.device import (TOTAL_MEMORY, host_memory_available, lazy_init, mem_get_info, memory_allocated,
@@ -158,9 +159,11 @@ class _OpInfo(FastCall):
         #: tensors, a capture of them recorded nothing) and its handles went unchecked (``linear``'s cuBLAS). The
         #: device mode decomposes it, with itself on, so the operations it makes are device work as on a GPU.
         self.implicit = _has_kernel(name, "CompositeImplicitAutograd")
-        #: A rare kind the common path tests once: a CUDA-only kernel, an argument the GPU wants on the host, or a
-        #: composite operation reached where autograd is off.
-        self.special = (self.cuda_kernel or func in _HOST_ARGUMENTS or func in _HOST_READS or self.implicit)
+        #: A rare kind the common path tests once: a CUDA-only kernel, an argument the GPU wants on the host, a
+        #: composite operation reached where autograd is off, or a CUDA kernel with a limit the CPU's lacks
+        #: (``kernel_limits.py``).
+        self.special = (self.cuda_kernel or func in _HOST_ARGUMENTS or func in _HOST_READS or self.implicit
+                        or func in kernel_limits.CHECKED)
         #: Where the size of its new memory is read before it runs, for ``_past_the_device``: (position, name, whether
         #: the argument is a tensor whose copy it makes rather than a size); None for the others.
         self.sized = _sized(func) if self.allocates else None
@@ -540,6 +543,7 @@ class DeviceMode(TorchDispatchMode):
                     kernel = info.python_kernel or functools.partial(func.redispatch, _CUDA_KEYS)
                     return self._made_here(kernel, args, kwargs)
                 _refuse_device_memory_for_host(func, args, kwargs)
+                kernel_limits.check(func, args, kwargs)
                 if _BUSY and func in _HOST_READS:
                     pending.wait_for(runtime().current_stream()._id)
             if info.half_math and half_gemm.all_half(values):  # cuBLAS's and cuDNN's fp16: fp32 math, rounded once
