@@ -26,21 +26,19 @@ INT32_MAX = 2**31 - 1
 #: ceil mode adds one row and one column), so the meta kernel is not asked.
 _NEAR = INT32_MAX // 4
 
-#: The operations whose CUDA kernel downcasts its output's element count, by overload.
-CHECKED = frozenset(getattr(aten.avg_pool2d, name) for name in ("default", "out") if hasattr(aten.avg_pool2d, name))
-
-
-def _output_numel(func: Any, args: tuple[Any, ...], kwargs: dict[str, Any]) -> int:
-    """The element count the operation's output will have: its meta kernel run on a meta copy of the input."""
-    source = args[0]
-    meta = torch.empty_strided(source.shape, source.stride(), dtype=source.dtype, device="meta")
-    rest = {k: v for k, v in kwargs.items() if k != "out"}
-    return aten.avg_pool2d.default(meta, *args[1:], **rest).numel()
+#: The overloads whose CUDA kernel downcasts its output's element count, each to the functional overload whose meta
+#: kernel gives that output's shape (an ``out=`` form's output is the functional form's).
+CHECKED = {aten.avg_pool2d.default: aten.avg_pool2d.default, aten.avg_pool2d.out: aten.avg_pool2d.default}
 
 
 def check(func: Any, args: tuple[Any, ...], kwargs: dict[str, Any]) -> None:
-    """Refuse, in ATen's words, an operation of ``CHECKED`` whose output count a 32-bit int cannot hold."""
-    if func not in CHECKED or not args or not isinstance(args[0], torch.Tensor) or args[0].numel() < _NEAR:
+    """Refuse, in ATen's words, an operation of ``CHECKED`` whose output count a 32-bit int cannot hold: the
+    functional overload's meta kernel, run on a meta copy of the input, gives the count."""
+    functional = CHECKED.get(func)
+    if functional is None or not args or not isinstance(args[0], torch.Tensor) or args[0].numel() < _NEAR:
         return
-    if _output_numel(func, args, kwargs) > INT32_MAX:
+    source = args[0]
+    meta = torch.empty_strided(source.shape, source.stride(), dtype=source.dtype, device="meta")
+    rest = {k: v for k, v in kwargs.items() if k != "out"}
+    if functional(meta, *args[1:], **rest).numel() > INT32_MAX:
         raise RuntimeError("integer out of range")
